@@ -2,6 +2,9 @@
 # the only place C meets Python is _kernels.pyx.
 
 cdef extern from "cap.h" nogil:
+    int OPF_OK
+    int OPF_EINVAL
+    int OPF_ENOTCAPPED
     Py_ssize_t opf_cap(const double *x, Py_ssize_t n, Py_ssize_t d,
                        int log_domain, double *out, double *work,
                        Py_ssize_t *n_raised)

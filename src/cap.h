@@ -1,0 +1,29 @@
+#ifndef OPF_CAP_H
+#define OPF_CAP_H
+
+#include <stddef.h>
+
+/* Status codes shared by the kernels of src/ (negative: failure). */
+#define OPF_OK 0
+#define OPF_EINVAL -1      /* an argument outside the documented domain */
+#define OPF_ENOTCAPPED -2  /* decompose: input is not in the capped simplex */
+
+/*
+ * Relative-entropy projection onto the capped simplex
+ * {q : sum q = 1, 0 <= q_i <= 1/d}  (Warmuth & Kuzmin 2008, Algorithm 4).
+ *
+ * x          n weights. log_domain == 0: x_i >= 0 finite, need not sum to 1.
+ *            log_domain != 0: log-weights, finite or -inf (zero weight).
+ * out        n outputs (may alias x). Capped entries are exactly 1/d
+ *            (log domain: exactly -log d); the others x_i * c
+ *            (log domain: x_i + c), clamped so none exceeds the cap.
+ * work       2n doubles of workspace.
+ * n_raised   out: how many zero-weight entries were raised to the cap
+ *            because fewer than d entries had positive weight (0 normally).
+ *
+ * Returns the number of entries at the cap (>= 0), or OPF_EINVAL.
+ */
+ptrdiff_t opf_cap(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
+                  double *out, double *work, ptrdiff_t *n_raised);
+
+#endif
