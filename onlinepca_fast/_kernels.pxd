@@ -5,13 +5,15 @@ cdef extern from "cap.h" nogil:
     int OPF_OK
     int OPF_EINVAL
     int OPF_ENOTCAPPED
+    int OPF_ENOSPACE
     Py_ssize_t opf_cap(const double *x, Py_ssize_t n, Py_ssize_t d,
                        int log_domain, double *out, double *work,
                        Py_ssize_t *n_raised)
 
 cdef extern from "decompose.h" nogil:
     Py_ssize_t opf_decompose(const double *w, Py_ssize_t n, Py_ssize_t d,
-                             double select, double *coef,
+                             double select, Py_ssize_t capacity,
+                             double *coef,
                              Py_ssize_t *corners, Py_ssize_t *chosen,
                              double *work, Py_ssize_t *iwork)
 

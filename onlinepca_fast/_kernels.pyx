@@ -29,11 +29,16 @@ def cap(const double[::1] x, Py_ssize_t d, bint log_domain,
 def decompose(const double[::1] w, Py_ssize_t d, double[::1] coef,
               Py_ssize_t[:, ::1] corners, double[::1] work,
               Py_ssize_t[::1] iwork):
-    """Write every corner of Algorithm 2; return their number m."""
+    """Write every corner of Algorithm 2; return their number m.
+
+    Returns -1 if there are more corners than the rows of `corners`.
+    """
     cdef Py_ssize_t m
     with nogil:
-        m = opf_decompose(&w[0], w.shape[0], d, 0.0, &coef[0],
-                          &corners[0, 0], NULL, &work[0], &iwork[0])
+        m = opf_decompose(&w[0], w.shape[0], d, 0.0, corners.shape[0],
+                          &coef[0], &corners[0, 0], NULL, &work[0], &iwork[0])
+    if m == OPF_ENOSPACE:
+        return -1
     if m < 0:
         _raise(m, "decompose")
     return m
@@ -45,7 +50,7 @@ def select_corner(const double[::1] w, Py_ssize_t d, double u,
     """Corner of Algorithm 2 drawn by the uniform u; return its position."""
     cdef Py_ssize_t j
     with nogil:
-        j = opf_decompose(&w[0], w.shape[0], d, u, NULL, NULL, &chosen[0],
+        j = opf_decompose(&w[0], w.shape[0], d, u, 0, NULL, NULL, &chosen[0],
                           &work[0], &iwork[0])
     if j < 0:
         _raise(j, "sample_corner")

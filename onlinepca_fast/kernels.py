@@ -184,12 +184,18 @@ def decompose(w, d):
     """
     w, d = _capped_vector(w, d)
     n = w.shape[0]
-    coef = np.empty(n)
-    corners = np.empty((n, d), dtype=np.intp)
-    m = _kernels.decompose(w, d, coef, corners, np.empty(n),
-                           np.empty(3 * n, dtype=np.intp))
-    corners = np.sort(corners[:m], axis=1)
-    return coef[:m].copy(), corners
+    work, iwork = np.empty(n), np.empty(3 * n, dtype=np.intp)
+    # m <= n corners of d indices each, but usually m << n: start small and
+    # redo with room for all n only if needed, so that memory is O(m d).
+    capacity = min(n, 64)
+    while True:
+        coef = np.empty(capacity)
+        corners = np.empty((capacity, d), dtype=np.intp)
+        m = _kernels.decompose(w, d, coef, corners, work, iwork)
+        if m >= 0:
+            break
+        capacity = min(n, 8 * capacity)
+    return coef[:m].copy(), np.sort(corners[:m], axis=1)
 
 
 _METHODS = ("decomposition", "systematic")

@@ -68,7 +68,8 @@ static void sort_indices(const double *val, ptrdiff_t *idx, ptrdiff_t n,
 }
 
 ptrdiff_t opf_decompose(const double *w, ptrdiff_t n, ptrdiff_t d,
-                        double select, double *coef, ptrdiff_t *corners,
+                        double select, ptrdiff_t capacity,
+                        double *coef, ptrdiff_t *corners,
                         ptrdiff_t *chosen, double *work, ptrdiff_t *iwork)
 {
     double *val = work;
@@ -141,6 +142,8 @@ ptrdiff_t opf_decompose(const double *w, ptrdiff_t n, ptrdiff_t d,
         }
 
         /* Emit corner m: the capped list plus the first `need` free. */
+        if (corners != NULL && m == capacity)
+            return OPF_ENOSPACE;
         {
             ptrdiff_t *dst = corners != NULL ? corners + m * d : chosen;
             memcpy(dst, capped, (size_t)ncap * sizeof(ptrdiff_t));

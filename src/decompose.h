@@ -11,7 +11,8 @@
  * Two modes:
  *  - corners != NULL: every corner is written, corner j as d indices at
  *    corners[j*d .. j*d+d), its coefficient at coef[j]; coef and corners
- *    hold n entries (n*d indices).  Returns m, the number of corners.
+ *    hold `capacity` entries (capacity*d indices).  Returns m, the number
+ *    of corners (m <= n), or OPF_ENOSPACE if m would exceed capacity.
  *  - corners == NULL: stop at the first corner j whose cumulative
  *    coefficient exceeds select * sum(w) (select in [0, 1)), write its d
  *    indices to chosen and return j.  This draws a corner with probability
@@ -23,7 +24,8 @@
  * entries, or a zero sum, OPF_EINVAL on bad sizes.
  */
 ptrdiff_t opf_decompose(const double *w, ptrdiff_t n, ptrdiff_t d,
-                        double select, double *coef, ptrdiff_t *corners,
+                        double select, ptrdiff_t capacity,
+                        double *coef, ptrdiff_t *corners,
                         ptrdiff_t *chosen, double *work, ptrdiff_t *iwork);
 
 #endif
