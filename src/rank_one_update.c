@@ -12,10 +12,12 @@
  *      reversing the eigenvalues ("working order"); the result is reversed
  *      back when it is written.
  *   2. Deflation as dlaed2/dlaed8: components of z below the tolerance are
- *      dropped (their eigenpairs are kept), and each pair of equal or nearly
- *      equal eigenvalues is merged by a Givens rotation that moves z's
- *      weight onto the second of them.  An exact cluster of size c costs
- *      c - 1 rotations, O(n c), applied row by row (cache friendly).
+ *      dropped (their eigenpairs are kept), and each pair of nearly equal
+ *      eigenvalues is merged by a Givens rotation that moves z's weight
+ *      onto the second of them.  A run of c exactly equal eigenvalues (the
+ *      common case: capped learners) is merged at once by one Householder
+ *      reflector, O(n c) with no dependency chain, where c - 1 chained
+ *      rotations would be latency bound.  Both are applied row by row.
  *   3. The m non-deflated roots of 1 + rho sum w_j^2 / (d_j - lambda) by
  *      LAPACK dlaed4, which also returns d_j - lambda accurately.  A root
  *      dlaed4 fails on is found by bisection on its interlacing interval;
@@ -52,11 +54,16 @@ typedef struct {
     double *defval; /* n: deflated eigenvalues, sorted */
     double *rc;     /* n: rotation cosines */
     double *rs;     /* n: rotation sines */
+    double *hv;     /* n: Householder vectors, packed */
+    double *hbeta;  /* n: their 2 / (v^T v) */
     double *syw;    /* 26 n + 1: dsyevr work */
     double *big;    /* 2 n^2: S (m x m), then G, R or the deflated columns */
     int *nd;        /* m: working index of each non-deflated pair */
     int *df;        /* n - m: working index of each deflated pair, sorted */
     int *rp, *rj;   /* rotations act on working columns (rp, rj) */
+    int *hidx;      /* n: working columns of each reflector, packed */
+    int *hoff;      /* n + 1: reflector h spans hidx[hoff[h] .. hoff[h+1]) */
+    int *hfirst;    /* n: its first column if its columns are contiguous */
     int *onew;      /* m: output column of each new eigenvector */
     int *odf;       /* n - m: output column of each deflated eigenvector */
     int *mark;      /* n: flags per working index */
@@ -74,7 +81,7 @@ size_t opf_r1_work_len(ptrdiff_t n)
 size_t opf_r1_iwork_len(ptrdiff_t n)
 {
     size_t u = n > 0 ? (size_t)n : 0;
-    return 20 * u + 10;
+    return 23 * u + 10;
 }
 
 static void r1_layout(ptrdiff_t n, double *work, int *iwork, r1_ws *s)
@@ -91,7 +98,9 @@ static void r1_layout(ptrdiff_t n, double *work, int *iwork, r1_ws *s)
     s->defval = s->tmp + n;
     s->rc = s->defval + n;
     s->rs = s->rc + n;
-    s->syw = s->rs + n;
+    s->hv = s->rs + n;
+    s->hbeta = s->hv + n;
+    s->syw = s->hbeta + n;
     s->big = s->syw + 26 * n + 1;
     s->nd = iwork;
     s->df = s->nd + n;
@@ -101,7 +110,10 @@ static void r1_layout(ptrdiff_t n, double *work, int *iwork, r1_ws *s)
     s->odf = s->onew + n;
     s->mark = s->odf + n;
     s->list = s->mark + n;
-    s->isuppz = s->list + n;
+    s->hidx = s->list + n;
+    s->hoff = s->hidx + n;
+    s->hfirst = s->hoff + n + 1;
+    s->isuppz = s->hfirst + n;
     s->syiw = s->isuppz + 2 * n;
 }
 
@@ -192,24 +204,27 @@ static int bisect_root(int m, int l, const double *dlam, const double *w,
 }
 
 /*
- * Loewner: from the m columns delta_i = dlam - lambda_i (stored in s,
- * column i at s + i m), recompute the weights what_k for which the computed
- * lambdas are exact eigenvalues, and overwrite s with the unit eigenvectors
- * what_k / (dlam_k - lambda_i).  Returns 1 on success.
+ * Loewner (dlaed3/dlaed9): the weights what_k for which the computed
+ * lambdas are the exact eigenvalues are
+ *     what_k^2 = -prod_i (dlam_k - lambda_i) / prod_{i != k} (dlam_k - dlam_i).
+ * loewner_factor multiplies root i's factors into what (started at 1), so
+ * that each column delta_i = dlam - lambda_i is used while it is in cache.
  */
-static int loewner_vectors(int m, const double *dlam, const double *w,
-                           double *s, double *what)
+static void loewner_factor(int m, int i, const double *dlam,
+                           const double *delta, double *what)
 {
-    for (int k = 0; k < m; k++)
-        what[k] = s[(ptrdiff_t)k * m + k];
-    for (int i = 0; i < m; i++) {
-        const double *di = s + (ptrdiff_t)i * m;
-        const double li = dlam[i];
-        for (int k = 0; k < i; k++)
-            what[k] *= di[k] / (dlam[k] - li);
-        for (int k = i + 1; k < m; k++)
-            what[k] *= di[k] / (dlam[k] - li);
-    }
+    const double li = dlam[i];
+    for (int k = 0; k < i; k++)
+        what[k] *= delta[k] / (dlam[k] - li);
+    what[i] *= delta[i];
+    for (int k = i + 1; k < m; k++)
+        what[k] *= delta[k] / (dlam[k] - li);
+}
+
+/* Overwrite the columns delta_i of s with the unit eigenvectors
+ * what_k / (dlam_k - lambda_i), what signed as w.  Returns 1 on success. */
+static int loewner_vectors(int m, const double *w, double *s, double *what)
+{
     for (int k = 0; k < m; k++) {
         if (!(what[k] <= 0.0))
             return 0;
@@ -217,18 +232,28 @@ static int loewner_vectors(int m, const double *dlam, const double *w,
     }
     for (int i = 0; i < m; i++) {
         double *v = s + (ptrdiff_t)i * m;
-        double vmax = 0.0, sum = 0.0;
+        double sum = 0.0;
         for (int k = 0; k < m; k++) {
             v[k] = what[k] / v[k];
-            vmax = fmax(vmax, fabs(v[k]));
+            sum += v[k] * v[k];
         }
-        if (!(vmax > 0.0) || !isfinite(vmax))
-            return 0;
-        for (int k = 0; k < m; k++) {
-            const double t = v[k] / vmax;
-            sum += t * t;
+        if (!(sum > DBL_MIN) || !(sum < DBL_MAX)) { /* rare: rescale */
+            double vmax = 0.0;
+            for (int k = 0; k < m; k++)
+                vmax = fmax(vmax, fabs(v[k]));
+            if (!(vmax > 0.0) || !isfinite(vmax))
+                return 0;
+            sum = 0.0;
+            for (int k = 0; k < m; k++)
+                sum += (v[k] / vmax) * (v[k] / vmax);
+            if (!isfinite(sum)) /* a NaN that fmax skipped */
+                return 0;
+            const double inv = 1.0 / (vmax * sqrt(sum));
+            for (int k = 0; k < m; k++)
+                v[k] *= inv;
+            continue;
         }
-        const double inv = 1.0 / (vmax * sqrt(sum));
+        const double inv = 1.0 / sqrt(sum);
         for (int k = 0; k < m; k++)
             v[k] *= inv;
     }
@@ -286,6 +311,8 @@ static int solve_block(int m, const double *dlam, const double *w, double rho,
          * delta rather than the differences. */
         const int vecmode = m == 2 && !(flags & OPF_R1_FORCE_BISECTION);
         int good = 1;
+        for (int k = 0; k < m; k++)
+            ws->what[k] = 1.0;
         for (int l = 0; l < m && good; l++) {
             double *delta = s + (ptrdiff_t)l * m;
             int ok = 0;
@@ -307,9 +334,11 @@ static int solve_block(int m, const double *dlam, const double *w, double rho,
                 if (ok)
                     info->n_bisection++;
             }
+            if (ok && !vecmode)
+                loewner_factor(m, l, dlam, delta, ws->what);
             good = ok;
         }
-        if (good && (vecmode || loewner_vectors(m, dlam, w, s, ws->what)))
+        if (good && (vecmode || loewner_vectors(m, w, s, ws->what)))
             return 1;
     }
     info->n_eig = 1;
@@ -318,9 +347,52 @@ static int solve_block(int m, const double *dlam, const double *w, double rho,
 
 /* ---- the update --------------------------------------------------------- */
 
-static void apply_rotations(double *t, int nrot, const int *rp, const int *rj,
-                            const double *rc, const double *rs)
+/* t[k] = row[column of working index k] for the nl indices in list
+ * (all n when list is NULL). */
+static void load_row(double *t, const double *row, const int *list, int nl,
+                     int n, int sg)
 {
+    if (list == NULL || nl == n) {
+        if (sg > 0)
+            memcpy(t, row, (size_t)n * sizeof *t);
+        else
+            for (int k = 0; k < n; k++)
+                t[k] = row[n - 1 - k];
+    } else if (sg > 0) {
+        for (int j = 0; j < nl; j++)
+            t[list[j]] = row[list[j]];
+    } else {
+        for (int j = 0; j < nl; j++)
+            t[list[j]] = row[n - 1 - list[j]];
+    }
+}
+
+/* Apply the deflating transformations, reflectors first, to one row t of Q
+ * (in working order): t <- t H_1 ... H_nh G_1 ... G_nrot. */
+static void apply_deflation(double *t, const r1_ws *ws, int nh, int nrot)
+{
+    const int *hidx = ws->hidx, *rp = ws->rp, *rj = ws->rj;
+    const double *rc = ws->rc, *rs = ws->rs;
+    for (int h = 0; h < nh; h++) {
+        const int a = ws->hoff[h], c = ws->hoff[h + 1] - a;
+        const double *v = ws->hv + a;
+        double dot = 0.0;
+        if (ws->hfirst[h] >= 0) { /* the usual case: vectorises */
+            double *tc = t + ws->hfirst[h];
+            for (int j = 0; j < c; j++)
+                dot += tc[j] * v[j];
+            dot *= ws->hbeta[h];
+            for (int j = 0; j < c; j++)
+                tc[j] -= dot * v[j];
+        } else {
+            const int *idx = hidx + a;
+            for (int j = 0; j < c; j++)
+                dot += t[idx[j]] * v[j];
+            dot *= ws->hbeta[h];
+            for (int j = 0; j < c; j++)
+                t[idx[j]] -= dot * v[j];
+        }
+    }
     for (int r = 0; r < nrot; r++) {
         const double a = t[rp[r]], b = t[rj[r]];
         t[rp[r]] = rc[r] * a + rs[r] * b;
@@ -404,6 +476,38 @@ int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
     if (r * (zmax / znrm) <= tol)
         return OPF_R1_OK; /* the whole update is below the tolerance */
 
+    /* 2a. Each run of exactly equal eigenvalues with c >= 2 components
+     * above the tolerance: one reflector H = I - beta v v^T with
+     * H u_C = -sign(u_last) |u_C| e_last.  The other c - 1 components
+     * become 0 and deflate in 2b with their eigenvalues untouched. */
+    int nh = 0, nhv = 0;
+    ws.hoff[0] = 0;
+    for (int a = 0, b; a < ni; a = b) {
+        int c = 0;
+        double ss = 0.0;
+        for (b = a; b < ni && ws.dw[b] == ws.dw[a]; b++)
+            if (r * fabs(ws.u[b]) > tol) {
+                ws.hidx[nhv + c++] = b;
+                ss += ws.u[b] * ws.u[b];
+            }
+        if (c < 2)
+            continue;
+        const int last = ws.hidx[nhv + c - 1];
+        const double tau = copysign(sqrt(ss), ws.u[last]);
+        for (int j = 0; j < c; j++)
+            ws.hv[nhv + j] = ws.u[ws.hidx[nhv + j]];
+        ws.hv[nhv + c - 1] += tau;
+        /* v^T v = ss + 2 tau u_last + tau^2 = 2 tau (tau + u_last) */
+        ws.hbeta[nh] = 1.0 / (tau * ws.hv[nhv + c - 1]);
+        for (int j = 0; j < c - 1; j++)
+            ws.u[ws.hidx[nhv + j]] = 0.0;
+        ws.u[last] = -tau;
+        ws.hfirst[nh] = last - ws.hidx[nhv] == c - 1 ? ws.hidx[nhv] : -1;
+        nhv += c;
+        ws.hoff[++nh] = nhv;
+    }
+
+    /* 2b. Small components and nearly equal pairs. */
     int m = 0, ndf = 0, nrot = 0, prev = -1;
     for (int k = 0; k < ni; k++) {
         if (r * fabs(ws.u[k]) <= tol) {
@@ -441,6 +545,7 @@ int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
     ws.nd[m++] = prev; /* prev >= 0: the largest component is kept */
     info->m = m;
     info->n_rotations = nrot;
+    info->n_reflectors = nh;
 
     /* Deflated eigenvalues ascending.  Rotations move a value within
      * [d_prev, d_k], so the list is nearly sorted: insertion sort. */
@@ -521,24 +626,23 @@ int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
         for (int i = 0; i < ni; i++) {
             const double *row = q + (size_t)i * ldq;
             double *g = G + (size_t)i * m;
-            if (sg > 0)
-                memcpy(g, row, (size_t)ni * sizeof *g);
-            else
-                for (int k = 0; k < ni; k++)
-                    g[k] = row[ni - 1 - k];
+            load_row(g, row, NULL, 0, ni, sg);
         }
         fns->dgemm(&trT, &trN, &mi, &ni, &mi, &one, S, &mi, G, &mi,
                    &zero, q, &ldqi);
     } else if (mm + 2 * nm <= 2 * nn) {
         /* Few survivors: the GEMM writes R (n x m) and only the columns
          * that change are read and written; deflated columns that neither
-         * rotate nor move stay where they are. */
+         * rotate nor move stay where they are. mark: 1 rotated or
+         * reflected, 2 non-deflated, 4 deflated and to be written. */
         double *R = G + nm;
         int *mark = ws.mark, *list = ws.list, *moved = ws.isuppz;
         int nl = 0, nmv = 0;
         memset(mark, 0, (size_t)ni * sizeof *mark);
         for (int t = 0; t < nrot; t++)
             mark[ws.rp[t]] = mark[ws.rj[t]] = 1;
+        for (int t = 0; t < nhv; t++)
+            mark[ws.hidx[t]] = 1;
         for (int l = 0; l < m; l++)
             mark[ws.nd[l]] |= 2;
         for (int k = 0; k < ni; k++)
@@ -547,9 +651,8 @@ int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
         for (int i = 0; i < ni; i++) {
             const double *row = q + (size_t)i * ldq;
             double *g = G + (size_t)i * m;
-            for (int t = 0; t < nl; t++)
-                ws.tmp[list[t]] = row[COL(list[t])];
-            apply_rotations(ws.tmp, nrot, ws.rp, ws.rj, ws.rc, ws.rs);
+            load_row(ws.tmp, row, list, nl, ni, sg);
+            apply_deflation(ws.tmp, &ws, nh, nrot);
             for (int l = 0; l < m; l++)
                 g[l] = ws.tmp[ws.nd[l]];
         }
@@ -570,9 +673,8 @@ int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
         for (int i = 0; i < ni; i++) {
             double *row = q + (size_t)i * ldq;
             const double *rr = R + (size_t)i * m;
-            for (int t = 0; t < nl; t++)
-                ws.tmp[list[t]] = row[COL(list[t])];
-            apply_rotations(ws.tmp, nrot, ws.rp, ws.rj, ws.rc, ws.rs);
+            load_row(ws.tmp, row, list, nl, ni, sg);
+            apply_deflation(ws.tmp, &ws, nh, nrot);
             for (int t = 0; t < nmv; t++)
                 row[ws.odf[moved[t]]] = ws.tmp[ws.df[moved[t]]];
             for (int l = 0; l < m; l++)
@@ -586,9 +688,8 @@ int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
         for (int i = 0; i < ni; i++) {
             const double *row = q + (size_t)i * ldq;
             double *g = G + (size_t)i * m, *dv = D + (size_t)i * ndf;
-            for (int k = 0; k < ni; k++)
-                ws.tmp[k] = row[COL(k)];
-            apply_rotations(ws.tmp, nrot, ws.rp, ws.rj, ws.rc, ws.rs);
+            load_row(ws.tmp, row, NULL, 0, ni, sg);
+            apply_deflation(ws.tmp, &ws, nh, nrot);
             for (int l = 0; l < m; l++)
                 g[l] = ws.tmp[ws.nd[l]];
             for (int j = 0; j < ndf; j++)

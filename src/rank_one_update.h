@@ -34,9 +34,10 @@
 
 /*
  * Deflation tolerance: a component of the unit vector u = Q^T x / |Q^T x| is
- * dropped when r |u_j| <= tol, and two eigenvalues are merged by a Givens
- * rotation when the off-diagonal entry it discards, |(d_j - d_i) c s|, is
- * <= tol, where
+ * dropped when r |u_j| <= tol, exactly equal eigenvalues are always merged
+ * (one Householder reflector per run), and two nearly equal ones by a
+ * Givens rotation when the off-diagonal entry it discards,
+ * |(d_j - d_i) c s|, is <= tol, where
  *
  *     tol = OPF_R1_DEFLATION_FACTOR * eps * max(max_j |d_j|, r),
  *     r   = |rho| |x|^2  (the 2-norm of the update term),
@@ -79,7 +80,8 @@ typedef struct {
 /* What one call did (all zero for a no-op). */
 typedef struct {
     ptrdiff_t m;                 /* order of the secular equation solved */
-    ptrdiff_t n_rotations;       /* Givens rotations of the deflation */
+    ptrdiff_t n_reflectors;      /* Householder reflectors (exact ties) */
+    ptrdiff_t n_rotations;       /* Givens rotations (near ties) */
     ptrdiff_t n_dlaed4_failures; /* roots where dlaed4 failed its checks */
     ptrdiff_t n_bisection;       /* roots solved by bisection instead */
     ptrdiff_t n_eig;             /* 1 if the block was solved by dsyevr */
@@ -87,7 +89,7 @@ typedef struct {
 
 /* Workspace lengths for opf_rank_one_update at order n. */
 size_t opf_r1_work_len(ptrdiff_t n);  /* doubles: 2 n^2 + 40 n + 26 */
-size_t opf_r1_iwork_len(ptrdiff_t n); /* ints:   20 n + 10 */
+size_t opf_r1_iwork_len(ptrdiff_t n); /* ints:   23 n + 10 */
 
 /*
  * Overwrite d (n, ascending) and q (n x n, see Layout) with the eigensystem
