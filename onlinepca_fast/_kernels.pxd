@@ -22,4 +22,53 @@ cdef extern from "systematic.h" nogil:
                               double u, Py_ssize_t *chosen)
 
 # --- rank_one_update declarations (begin) ---
+cdef extern from "rank_one_update.h" nogil:
+    int OPF_R1_OK
+    int OPF_R1_EINVAL
+    int OPF_R1_EEVALS
+    int OPF_R1_ERHO
+    int OPF_R1_EX
+    int OPF_R1_EEVECS
+    int OPF_R1_EOVERFLOW
+    int OPF_R1_EFAILED
+    double OPF_R1_DEFLATION_FACTOR
+    int OPF_R1_FORCE_BISECTION
+    int OPF_R1_FORCE_EIG
+
+    ctypedef void (*opf_r1_dgemm_t)(char *, char *, int *, int *, int *,
+                                    double *, double *, int *, double *,
+                                    int *, double *, double *,
+                                    int *) noexcept nogil
+    ctypedef void (*opf_r1_dgemv_t)(char *, int *, int *, double *,
+                                    double *, int *, double *, int *,
+                                    double *, double *, int *) noexcept nogil
+    ctypedef void (*opf_r1_dlaed4_t)(int *, int *, double *, double *,
+                                     double *, double *, double *,
+                                     int *) noexcept nogil
+    ctypedef void (*opf_r1_dsyevr_t)(char *, char *, char *, int *,
+                                     double *, int *, double *, double *,
+                                     int *, int *, double *, int *,
+                                     double *, double *, int *, int *,
+                                     double *, int *, int *, int *,
+                                     int *) noexcept nogil
+    ctypedef struct opf_r1_lapack:
+        opf_r1_dgemm_t dgemm
+        opf_r1_dgemv_t dgemv
+        opf_r1_dlaed4_t dlaed4
+        opf_r1_dsyevr_t dsyevr
+    ctypedef struct opf_r1_info:
+        Py_ssize_t m
+        Py_ssize_t n_reflectors
+        Py_ssize_t n_rotations
+        Py_ssize_t n_dlaed4_failures
+        Py_ssize_t n_bisection
+        Py_ssize_t n_eig
+
+    size_t opf_r1_work_len(Py_ssize_t n)
+    size_t opf_r1_iwork_len(Py_ssize_t n)
+    int opf_rank_one_update(Py_ssize_t n, double *d, double *q,
+                            Py_ssize_t ldq, double rho, const double *x,
+                            double *work, int *iwork,
+                            const opf_r1_lapack *fns, int flags,
+                            opf_r1_info *info)
 # --- rank_one_update declarations (end) ---

@@ -68,4 +68,162 @@ def sample_systematic(const double[::1] w, Py_ssize_t d, double u,
 
 
 # --- rank_one_update (begin) ---
+# The eigen-update Q diag(d) Q^T + rho x x^T of src/rank_one_update.c.
+# BLAS/LAPACK reach the C code as function pointers taken from scipy's
+# Cython exports, so this extension links no BLAS of its own.
+from scipy.linalg.cython_blas cimport dgemm as _r1_dgemm, dgemv as _r1_dgemv
+from scipy.linalg.cython_lapack cimport dlaed4 as _r1_dlaed4
+from scipy.linalg.cython_lapack cimport dsyevr as _r1_dsyevr
+
+import numpy as _r1_np
+from numpy.linalg import LinAlgError as _R1LinAlgError
+
+#: Deflation tolerance factor: tol = R1_DEFLATION_FACTOR * eps *
+#: max(max|evals|, |rho| |x|^2) (LAPACK dlaed2/dlaed8 use 8).
+R1_DEFLATION_FACTOR = OPF_R1_DEFLATION_FACTOR
+#: Testing switches for RankOneUpdater.update(..., _flags=...).
+R1_FORCE_BISECTION = OPF_R1_FORCE_BISECTION
+R1_FORCE_EIG = OPF_R1_FORCE_EIG
+
+
+cdef int _r1_raise(int status) except -1:
+    if status == OPF_R1_EEVALS:
+        raise ValueError("evals must be finite and in ascending order")
+    if status == OPF_R1_ERHO:
+        raise ValueError("rho must be finite")
+    if status == OPF_R1_EX:
+        raise ValueError("x must be finite")
+    if status == OPF_R1_EEVECS:
+        raise ValueError("evecs must be finite (evecs.T @ x is not)")
+    if status == OPF_R1_EOVERFLOW:
+        raise ValueError("rho * |x|^2 overflows float64; scale rho or x")
+    if status == OPF_R1_EFAILED:
+        raise _R1LinAlgError("rank_one_update: the secular equation could "
+                             "not be solved (dlaed4, bisection and dsyevr "
+                             "all failed)")
+    raise ValueError(f"rank_one_update: invalid argument (status {status})")
+
+
+cdef class RankOneUpdater:
+    """In-place eigen-update ``Q diag(d) Q^T + rho x x^T`` of order n.
+
+    Holds all workspace (``2 n^2 + O(n)`` doubles) so that :meth:`update`
+    allocates nothing; a learner makes one and calls it every trial.
+    Compiled loops call ``update_c(evals_ptr, evecs_ptr, ldq, rho, x_ptr,
+    flags)`` (``noexcept nogil``, returns the C status) directly.  Not safe
+    to share between threads: use one updater per thread.
+
+    Layout: ``evecs`` is C-contiguous (n, n) and its *columns* are the
+    eigenvectors, ``evals`` ascending.  The method is Gu & Eisenstat's
+    (see ``src/rank_one_update.c``); deflation tolerance
+    ``R1_DEFLATION_FACTOR * eps * max(max|evals|, |rho| |x|^2)``.
+
+    Attributes
+    ----------
+    n : int
+    n_updates : int
+        Successful calls.
+    n_dlaed4_failures : int
+        Roots on which dlaed4 reported failure or returned a root outside
+        its interlacing interval.
+    n_bisection_roots : int
+        Roots solved by bisection instead (after a dlaed4 failure, or
+        forced).
+    n_eig_fallbacks : int
+        Calls whose non-deflated block was solved by ``dsyevr`` (after a
+        bisection failure, or forced).
+    """
+    cdef readonly Py_ssize_t n
+    cdef readonly long long n_updates
+    cdef readonly long long n_dlaed4_failures
+    cdef readonly long long n_bisection_roots
+    cdef readonly long long n_eig_fallbacks
+    cdef object _work_arr
+    cdef object _iwork_arr
+    cdef double *_work
+    cdef int *_iwork
+    cdef opf_r1_lapack _fns
+    cdef opf_r1_info _last
+
+    def __init__(self, Py_ssize_t n):
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        cdef double[::1] work = _r1_np.empty(opf_r1_work_len(n))
+        cdef int[::1] iwork = _r1_np.empty(opf_r1_iwork_len(n),
+                                           dtype=_r1_np.intc)
+        self.n = n
+        self._work_arr = work.base
+        self._iwork_arr = iwork.base
+        self._work = &work[0]
+        self._iwork = &iwork[0]
+        self._fns.dgemm = _r1_dgemm
+        self._fns.dgemv = _r1_dgemv
+        self._fns.dlaed4 = _r1_dlaed4
+        self._fns.dsyevr = _r1_dsyevr
+
+    cdef int update_c(self, double *evals, double *evecs, Py_ssize_t ldq,
+                      double rho, const double *x, int flags) noexcept nogil:
+        """Entry for compiled loops: no GIL, no allocation, status code."""
+        cdef int status = opf_rank_one_update(
+            self.n, evals, evecs, ldq, rho, x, self._work, self._iwork,
+            &self._fns, flags, &self._last)
+        if status == OPF_R1_OK:
+            self.n_updates += 1
+            self.n_dlaed4_failures += self._last.n_dlaed4_failures
+            self.n_bisection_roots += self._last.n_bisection
+            self.n_eig_fallbacks += self._last.n_eig
+        return status
+
+    def update(self, double[::1] evals not None, double[:, ::1] evecs not None,
+               double rho, const double[::1] x not None, *, int _flags=0):
+        """Overwrite evals (n,) and evecs (n, n) with the updated eigensystem.
+
+        The arrays must be float64 and C-contiguous; on error they are left
+        unchanged.  ``_flags`` (testing only) forces the fallback paths.
+        """
+        cdef Py_ssize_t n = self.n
+        cdef int status
+        if evals.shape[0] != n:
+            raise ValueError(f"evals must have shape ({n},), got "
+                             f"({evals.shape[0]},)")
+        if evecs.shape[0] != n or evecs.shape[1] != n:
+            raise ValueError(f"evecs must have shape ({n}, {n}), got "
+                             f"({evecs.shape[0]}, {evecs.shape[1]})")
+        if x.shape[0] != n:
+            raise ValueError(f"x must have shape ({n},), got ({x.shape[0]},)")
+        with nogil:
+            status = self.update_c(&evals[0], &evecs[0, 0], n, rho, &x[0],
+                                   _flags)
+        if status != OPF_R1_OK:
+            _r1_raise(status)
+
+    @property
+    def n_fallbacks(self):
+        """Roots solved by bisection plus blocks solved by dsyevr."""
+        return self.n_bisection_roots + self.n_eig_fallbacks
+
+    @property
+    def last_info(self):
+        """What the last call did, as a dict (zeros for a no-op)."""
+        return {"m": self._last.m,
+                "n_reflectors": self._last.n_reflectors,
+                "n_rotations": self._last.n_rotations,
+                "n_dlaed4_failures": self._last.n_dlaed4_failures,
+                "n_bisection": self._last.n_bisection,
+                "n_eig": self._last.n_eig}
+
+    def __reduce__(self):
+        return (_r1_rebuild_updater,
+                (self.n, self.n_updates, self.n_dlaed4_failures,
+                 self.n_bisection_roots, self.n_eig_fallbacks))
+
+
+def _r1_rebuild_updater(n, n_updates, n_dlaed4_failures, n_bisection_roots,
+                        n_eig_fallbacks):
+    cdef RankOneUpdater u = RankOneUpdater(n)
+    u.n_updates = n_updates
+    u.n_dlaed4_failures = n_dlaed4_failures
+    u.n_bisection_roots = n_bisection_roots
+    u.n_eig_fallbacks = n_eig_fallbacks
+    return u
 # --- rank_one_update (end) ---
