@@ -72,3 +72,27 @@ cdef extern from "rank_one_update.h" nogil:
                             const opf_r1_lapack *fns, int flags,
                             opf_r1_info *info)
 # --- rank_one_update declarations (end) ---
+
+cdef extern from "learner.h" nogil:
+    int OPF_KIND_MEG, OPF_KIND_CUMULATIVE, OPF_KIND_EXPERTS, OPF_KIND_SIMPLEX_VAR
+    int OPF_SAMPLER_DECOMPOSITION, OPF_SAMPLER_SYSTEMATIC, OPF_SAMPLER_LEADER
+    int OPF_SHARE_NONE, OPF_SHARE_FIXED, OPF_SHARE_UNIFORM, OPF_SHARE_PAST
+    ctypedef struct opf_learner:
+        Py_ssize_t n, d
+        int kind, sampler, share, centered, matrix_input, with_matrices
+        double eta, alpha, center_lr_inv
+        double *lam
+        double *q
+        double *mean
+        double *wsum
+        Py_ssize_t *t
+        double *work
+        Py_ssize_t *iwork
+        int *r1iwork
+        const opf_r1_lapack *fns
+    size_t opf_learner_work_len(Py_ssize_t n, int with_matrices)
+    size_t opf_learner_iwork_len(Py_ssize_t n)
+    Py_ssize_t opf_learner_trials(const opf_learner *s, const double *X,
+                                  Py_ssize_t T, const double *u,
+                                  double *exp_loss, double *real_loss,
+                                  int *status)

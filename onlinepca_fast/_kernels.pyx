@@ -227,3 +227,89 @@ def _r1_rebuild_updater(n, n_updates, n_dlaed4_failures, n_bisection_roots,
     u.n_eig_fallbacks = n_eig_fallbacks
     return u
 # --- rank_one_update (end) ---
+
+
+# --- learner engine (begin) ---
+import numpy as _np
+
+KIND_MEG = OPF_KIND_MEG
+KIND_CUMULATIVE = OPF_KIND_CUMULATIVE
+KIND_EXPERTS = OPF_KIND_EXPERTS
+KIND_SIMPLEX_VAR = OPF_KIND_SIMPLEX_VAR
+SAMPLER_DECOMPOSITION = OPF_SAMPLER_DECOMPOSITION
+SAMPLER_SYSTEMATIC = OPF_SAMPLER_SYSTEMATIC
+SAMPLER_LEADER = OPF_SAMPLER_LEADER
+SHARE_NONE = OPF_SHARE_NONE
+SHARE_FIXED = OPF_SHARE_FIXED
+SHARE_UNIFORM = OPF_SHARE_UNIFORM
+SHARE_PAST = OPF_SHARE_PAST
+
+# BLAS/LAPACK for the trial loop, from scipy (no BLAS of our own).
+cdef opf_r1_lapack _LAPACK
+_LAPACK.dgemm = _r1_dgemm
+_LAPACK.dgemv = _r1_dgemv
+_LAPACK.dlaed4 = _r1_dlaed4
+_LAPACK.dsyevr = _r1_dsyevr
+
+
+cdef class Engine:
+    """The compiled trial loop of one learner (see ``src/learner.c``).
+
+    It points into the learner's state arrays (which the learner owns and
+    pickles) and owns its workspace, allocated once.  All arguments are
+    validated by the Python learners.
+    """
+    cdef opf_learner s
+    cdef object _keep  # the arrays s points into
+
+    def __init__(self, *, int kind, Py_ssize_t n, Py_ssize_t d, double eta,
+                 double alpha, int share, int sampler, bint centered,
+                 double center_lr_inv, bint matrix_input,
+                 double[::1] lam, double[:, ::1] q, double[::1] mean,
+                 double[::1] wsum, Py_ssize_t[::1] t):
+        cdef bint with_matrices = matrix_input or (
+            kind == OPF_KIND_MEG and share == OPF_SHARE_PAST)
+        if not (lam.shape[0] == n and q.shape[0] == n and q.shape[1] == n
+                and mean.shape[0] == n and t.shape[0] == 1
+                and 1 <= d <= n):
+            raise ValueError("Engine: inconsistent state shapes")
+        work = _np.empty(opf_learner_work_len(n, with_matrices))
+        iwork = _np.empty(opf_learner_iwork_len(n), dtype=_np.intp)
+        r1iwork = _np.empty(opf_r1_iwork_len(n), dtype=_np.intc)
+        cdef double[::1] work_v = work
+        cdef Py_ssize_t[::1] iwork_v = iwork
+        cdef int[::1] r1iwork_v = r1iwork
+        self._keep = (lam, q, mean, wsum, t, work, iwork, r1iwork)
+        self.s.n = n
+        self.s.d = d
+        self.s.kind = kind
+        self.s.sampler = sampler
+        self.s.share = share
+        self.s.centered = centered
+        self.s.matrix_input = matrix_input
+        self.s.with_matrices = with_matrices
+        self.s.eta = eta
+        self.s.alpha = alpha
+        self.s.center_lr_inv = center_lr_inv
+        self.s.lam = &lam[0]
+        self.s.q = &q[0, 0]
+        self.s.mean = &mean[0]
+        self.s.wsum = &wsum[0]
+        self.s.t = &t[0]
+        self.s.work = &work_v[0]
+        self.s.iwork = &iwork_v[0]
+        self.s.r1iwork = &r1iwork_v[0]
+        self.s.fns = &_LAPACK
+
+    def run(self, const double[:, ::1] X, const double[::1] u,
+            double[::1] exp_loss, double[::1] real_loss):
+        """Run one trial per row of X; return (trials done, status)."""
+        cdef Py_ssize_t T = X.shape[0], done
+        cdef int status = 0
+        if T == 0:
+            return 0, 0
+        with nogil:
+            done = opf_learner_trials(&self.s, &X[0, 0], T, &u[0],
+                                      &exp_loss[0], &real_loss[0], &status)
+        return done, status
+# --- learner engine (end) ---

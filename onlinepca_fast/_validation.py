@@ -11,6 +11,10 @@ import operator
 import numpy as np
 
 
+class NotFittedError(ValueError, AttributeError):
+    """Raised when a learner is used before it has seen any data."""
+
+
 def as_float_vector(x, name, *, allow_neg_inf=False, nonnegative=False):
     """Return `x` as a C-contiguous 1-D float64 array, or raise.
 

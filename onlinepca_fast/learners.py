@@ -1,0 +1,1082 @@
+"""The online learners of Warmuth & Kuzmin and Yuan & Lamperski.
+
+Every learner is a thin Python class over one compiled trial loop
+(``src/learner.c``): ``partial_fit(X)`` runs one trial per row of ``X`` in
+compiled code with the GIL released.  Hyper-parameters are set in
+``__init__`` only and validated when data arrives (scikit-learn rules);
+learned state lives in attributes ending in ``_``.
+
+Conventions shared by all learners
+----------------------------------
+- The initial parameter is uniform: ``W^0 = I/n`` (weights ``1/n``).
+- ``random_state`` (None, int or ``numpy.random.Generator``) seeds the
+  learner's generator at every reset (``fit``, or the first
+  ``partial_fit``/``learn_one``).  Each trial draws exactly one uniform
+  number, before its update, to pick the hypothesis.
+- Each trial records the expected loss of the parameter (e.g.
+  ``(n-k) tr(W x x^T)``) and the realized loss of the drawn hypothesis, in
+  ``expected_losses_`` and ``realized_losses_``.
+- A batch is validated as a whole before any state changes: a bad row
+  anywhere rejects the whole batch with a ``ValueError``/``TypeError`` and
+  the learner is left exactly as it was.
+
+References
+----------
+.. [WK] M. K. Warmuth and D. Kuzmin, "Randomized online PCA algorithms with
+   regret bounds that are logarithmic in the dimension", JMLR 9, 2008.
+.. [YL] J. Yuan and A. Lamperski, "Online adaptive principal component
+   analysis and its extensions", ICML 2019.
+"""
+
+import inspect
+import numbers
+
+import numpy as np
+
+from . import _kernels
+from ._validation import as_generator, as_int
+
+__all__ = [
+    "Hedge",
+    "CappedHedge",
+    "OnlinePCA",
+    "OnlineAdaptivePCA",
+    "CenteredOnlinePCA",
+    "FollowTheLeader",
+    "VarianceMinimizer",
+    "SimplexVarianceMinimizer",
+]
+
+_SAMPLERS = {"decomposition": _kernels.SAMPLER_DECOMPOSITION,
+             "systematic": _kernels.SAMPLER_SYSTEMATIC}
+_SHARES = {None: _kernels.SHARE_NONE, "fixed": _kernels.SHARE_FIXED,
+           "uniform": _kernels.SHARE_UNIFORM, "past": _kernels.SHARE_PAST}
+
+
+def _check_eta(eta):
+    if isinstance(eta, (bool, np.bool_)) or not isinstance(eta, numbers.Real):
+        raise TypeError(f"eta must be a real number, got {type(eta).__name__}")
+    if not (np.isfinite(eta) and eta > 0):
+        raise ValueError(f"eta must be a finite number > 0, got {eta!r}")
+    return float(eta)
+
+
+def _check_alpha(alpha):
+    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, numbers.Real):
+        raise TypeError(f"alpha must be a real number, got {type(alpha).__name__}")
+    if not 0.0 <= alpha < 1.0:
+        raise ValueError(f"alpha must satisfy 0 <= alpha < 1, got {alpha!r}")
+    return float(alpha)
+
+
+def _check_choice(value, name, choices):
+    if not any(value is c or (isinstance(value, str) and value == c) for c in choices):
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+    return value
+
+
+class _Learner:
+    """Shared machinery: parameters, validation, the engine, loss records."""
+
+    # set by subclasses
+    _kind = None
+    _instance = "vector"      # "vector", "loss" (in [0, 1]) or "vector_or_matrix"
+    _randomized = True
+
+    # -- scikit-learn parameter protocol ---------------------------------
+    @classmethod
+    def _get_param_names(cls):
+        sig = inspect.signature(cls.__init__)
+        return sorted(p.name for p in sig.parameters.values()
+                      if p.name != "self" and p.kind != p.VAR_KEYWORD)
+
+    def get_params(self, deep=True):
+        """Get the hyper-parameters of this learner (scikit-learn protocol)."""
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        """Set hyper-parameters; they take effect at the next trial."""
+        valid = self._get_param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; "
+                                 f"valid parameters are {valid}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self):
+        defaults = {p.name: p.default for p in
+                    inspect.signature(type(self).__init__).parameters.values()}
+        args = [f"{k}={v!r}" for k, v in self.get_params().items()
+                if not (v is defaults.get(k) or
+                        (isinstance(v, (int, float, str)) and v == defaults.get(k)))]
+        return f"{type(self).__name__}({', '.join(args)})"
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import Tags, TargetTags, TransformerTags, InputTags
+        return Tags(estimator_type=None,
+                    target_tags=TargetTags(required=False),
+                    transformer_tags=TransformerTags() if hasattr(self, "transform") else None,
+                    input_tags=InputTags(allow_nan=False),
+                    non_deterministic=False)
+
+    # -- pickling: the engine holds raw pointers and is rebuilt ------------
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_engine", None)
+        state.pop("_engine_key", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    # -- hyper-parameters as the engine wants them -------------------------
+    def _config(self, n):
+        """Validated engine configuration for dimension n (dict)."""
+        raise NotImplementedError
+
+    def _initial_state(self, n, cfg):
+        """(lam, q, mean) at reset."""
+        lam = np.full(n, -np.log(n))
+        q = np.eye(n)
+        return lam, q, np.zeros(n)
+
+    # -- validation --------------------------------------------------------
+    def _validate_rows(self, X, name, single):
+        arr = np.asarray(X)
+        kind = arr.dtype.kind
+        if kind not in "iuf":
+            if kind == "c":
+                raise TypeError(f"{name} must be real, got complex dtype {arr.dtype}")
+            raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
+        n = getattr(self, "n_features_in_", None)
+        if self._instance == "vector_or_matrix":
+            ok_ndim = (1, 2) if single else (2, 3)
+        else:
+            ok_ndim = (1,) if single else (2,)
+        if arr.ndim not in ok_ndim:
+            raise ValueError(f"{name} must have {' or '.join(map(str, ok_ndim))} dimensions, "
+                             f"got an array of shape {arr.shape}")
+        matrix = arr.ndim == ok_ndim[-1] and len(ok_ndim) == 2
+        if single:
+            arr = arr[np.newaxis]
+        if arr.shape[0] == 0:
+            raise ValueError(f"{name} must contain at least one row, got shape {arr.shape}")
+        width = arr.shape[1]
+        if width == 0:
+            raise ValueError(f"{name} must have at least one feature, got shape {arr.shape}")
+        if matrix and arr.shape[2] != width:
+            raise ValueError(f"{name} must hold square n x n matrices, got shape {arr.shape}")
+        if n is not None and width != n:
+            raise ValueError(f"{name} has {width} features, but {type(self).__name__} "
+                             f"was fitted with {n} features")
+        arr = np.ascontiguousarray(arr, dtype=np.float64)
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} contains NaN or infinity")
+        self._check_values(arr, name, matrix)
+        return arr, matrix
+
+    def _check_values(self, X, name, matrix):
+        """Hook for algorithm-specific domains (loss vectors in [0, 1] ...)."""
+
+    # -- state ------------------------------------------------------------
+    def _reset(self, n):
+        cfg = self._config(n)
+        lam, q, mean = self._initial_state(n, cfg)
+        self.n_features_in_ = n
+        self._lam = lam
+        self._q = q
+        self._mean = mean
+        wsum_shape = (n,) if self._kind == _kernels.KIND_EXPERTS else (n, n)
+        self._wsum = np.zeros(wsum_shape)
+        self._t = np.zeros(1, dtype=np.intp)
+        self._losses = np.empty((2, 0))
+        self._n_recorded = 0
+        self._rng = as_generator(self.random_state) if self._randomized else None
+        self._engine = None
+        self._engine_key = None
+
+    def _get_engine(self, matrix):
+        n = self.n_features_in_
+        cfg = self._config(n)
+        cfg["matrix_input"] = bool(matrix)
+        key = tuple(sorted(cfg.items()))
+        if getattr(self, "_engine", None) is None or self._engine_key != key:
+            self._engine = _kernels.Engine(
+                lam=self._lam, q=self._q, mean=self._mean,
+                wsum=self._wsum.reshape(-1), t=self._t, **cfg)
+            self._engine_key = key
+        return self._engine
+
+    def _run(self, X, matrix):
+        T = X.shape[0]
+        engine = self._get_engine(matrix)  # validates hyper-parameters
+        if self._randomized:
+            saved = self._rng.bit_generator.state
+            u = self._rng.random(T)
+        else:
+            u = np.zeros(T)
+        losses = np.empty((2, T))
+        done, status = engine.run(X.reshape(T, -1), u, losses[0], losses[1])
+        self._record(losses[:, :done])
+        if done < T:
+            if self._randomized:  # consume exactly one uniform per trial done
+                self._rng.bit_generator.state = saved
+                self._rng.random(done)
+            raise RuntimeError(f"trial {done} of the batch failed in the compiled "
+                               f"kernel (status {status}); the {done} rows before it "
+                               f"were processed")
+        return self
+
+    def _record(self, losses):
+        if not getattr(self, "record_losses", True) or losses.shape[1] == 0:
+            return
+        old = self._losses
+        n_old = self._n_recorded
+        need = n_old + losses.shape[1]
+        if need > old.shape[1]:
+            grown = np.empty((2, max(need, 2 * old.shape[1], 16)))
+            grown[:, :n_old] = old[:, :n_old]
+            self._losses = old = grown
+        old[:, n_old:need] = losses
+        self._n_recorded = need
+
+    # -- public API -------------------------------------------------------
+    def partial_fit(self, X, y=None):
+        """Run one trial per row of X, in order.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_trials, n_features)
+            The instances.  The whole batch is validated first: on error
+            nothing changes.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        X, matrix = self._validate_rows(X, "X", single=False)
+        if not hasattr(self, "n_features_in_"):
+            self._config(X.shape[1])  # validate before creating any state
+            self._reset(X.shape[1])
+        return self._run(X, matrix)
+
+    def fit(self, X, y=None):
+        """Reset the learner, then :meth:`partial_fit` on X."""
+        X, matrix = self._validate_rows_fresh(X)
+        self._reset(X.shape[1])
+        return self._run(X, matrix)
+
+    def _validate_rows_fresh(self, X):
+        # validate as if unfitted (fit may change the number of features),
+        # without touching the current state if X is bad
+        had = self.__dict__.pop("n_features_in_", None)
+        try:
+            X, matrix = self._validate_rows(X, "X", single=False)
+            self._config(X.shape[1])
+        finally:
+            if had is not None:
+                self.n_features_in_ = had
+        return X, matrix
+
+    def learn_one(self, x):
+        """Run one trial on the single instance x (a 1-D row)."""
+        X, matrix = self._validate_rows(x, "x", single=True)
+        if not hasattr(self, "n_features_in_"):
+            self._config(X.shape[1])
+            self._reset(X.shape[1])
+        return self._run(X, matrix)
+
+    def _check_fitted(self):
+        if not hasattr(self, "n_features_in_"):
+            from ._validation import NotFittedError
+            raise NotFittedError(f"This {type(self).__name__} instance has seen no data "
+                                 "yet; call fit, partial_fit or learn_one first")
+
+    @property
+    def n_trials_(self):
+        """Number of trials since the last reset."""
+        self._check_fitted()
+        return int(self._t[0])
+
+    def _loss_view(self, row):
+        self._check_fitted()
+        n = self._n_recorded
+        view = self._losses[row, :n]
+        view.flags.writeable = False
+        return view
+
+    @property
+    def expected_losses_(self):
+        """Expected loss of each trial since the last reset (read-only view)."""
+        return self._loss_view(0)
+
+    @property
+    def realized_losses_(self):
+        """Realized loss of each trial since the last reset (read-only view)."""
+        return self._loss_view(1)
+
+
+class _CappedMixin:
+    """Weights, drawing and mixing shared by the capped learners."""
+
+    def _d(self, n):
+        raise NotImplementedError
+
+    def _weights(self):
+        """The probability weights omega of the current parameter."""
+        return np.exp(self._lam)
+
+    def _draw(self, random_state):
+        rng = self._rng if random_state is None else as_generator(random_state)
+        d = self._d(self.n_features_in_)
+        from .kernels import sample_corner
+        return sample_corner(self._weights(), d, rng, method=self.sampler)
+
+
+class _PCALearner(_CappedMixin, _Learner):
+    """Projection API shared by the PCA learners."""
+
+    def _d(self, n):
+        return n - self.n_components
+
+    def _check_k(self, n):
+        if n < 2:
+            raise ValueError(f"online PCA needs at least 2 features, got {n}")
+        return as_int(self.n_components, "n_components", 1, n - 1)
+
+    @property
+    def components_(self):
+        """The k leading directions (rows): top-k of E[P] = I - (n-k) W."""
+        self._check_fitted()
+        return self._q[:, :self.n_components].T.copy()
+
+    @property
+    def mean_(self):
+        """The center subtracted before projecting (zeros when uncentered)."""
+        self._check_fitted()
+        return self._mean.copy()
+
+    @property
+    def eigenvalues_(self):
+        """Ascending eigenvalues of the maintained matrix (see the class doc)."""
+        self._check_fitted()
+        return self._lam.copy()
+
+    @property
+    def eigenvectors_(self):
+        """Orthonormal eigenvectors (columns) matching ``eigenvalues_``."""
+        self._check_fitted()
+        return self._q.copy()
+
+    @property
+    def density_(self):
+        """The density matrix W of the current parameter, formed on request."""
+        self._check_fitted()
+        return (self._q * self._weights()) @ self._q.T
+
+    def transform(self, X):
+        """Project X on ``components_`` (after subtracting ``mean_``)."""
+        self._check_fitted()
+        X, _ = self._validate_rows(X, "X", single=False)
+        return (X - self._mean) @ self._q[:, :self.n_components]
+
+    def inverse_transform(self, Y):
+        """Map coordinates back: ``Y @ components_ + mean_``."""
+        self._check_fitted()
+        Y = np.asarray(Y, dtype=np.float64)
+        if Y.ndim != 2 or Y.shape[1] != self.n_components:
+            raise ValueError(f"Y must have shape (n_samples, {self.n_components}), "
+                             f"got {Y.shape}")
+        if not np.isfinite(Y).all():
+            raise ValueError("Y contains NaN or infinity")
+        return Y @ self._q[:, :self.n_components].T + self._mean
+
+    def sample_projection(self, random_state=None):
+        """Draw a rank-k projection matrix P from the current parameter.
+
+        P = I - (n-k) R for a matrix corner R drawn so that E[R] = W (WK
+        Alg. 5), i.e. ``P = Q_k Q_k^T`` over the directions outside the
+        drawn corner.
+
+        Parameters
+        ----------
+        random_state : None, int or Generator, default=None
+            None uses (and advances) the learner's own generator.
+
+        Returns
+        -------
+        P : ndarray of shape (n, n)
+        """
+        self._check_fitted()
+        corner = self._draw(random_state)
+        keep = np.setdiff1d(np.arange(self.n_features_in_), corner)
+        V = self._q[:, keep]
+        return V @ V.T
+
+
+class OnlinePCA(_PCALearner):
+    """Uncentered randomized online PCA (WK Algorithm 5).
+
+    At each trial a rank-k projection ``P`` is drawn with ``E[P] = I -
+    (n-k) W``, the instance ``x`` costs ``||x - P x||^2``, and the density
+    matrix is updated by the matrix exponentiated gradient step followed by
+    capping::
+
+        W <- cap_{n-k}( exp(log W - eta x x^T) / tr(...) )
+
+    The eigensystem of ``log W`` is maintained by one rank-one update per
+    trial (Gu & Eisenstat), with log-eigenvalues kept exactly (no weight
+    ever underflows to 0), and capped with :func:`~onlinepca_fast.kernels.cap_log`.
+
+    Parameters
+    ----------
+    n_components : int
+        Rank k of the projection, ``1 <= k < n_features``.
+    eta : float, default=1.0
+        Learning rate (> 0).  The tuned value of WK eq. (3) is
+        :func:`onlinepca_fast.metrics.tuned_learning_rate`.
+    share : {None, "fixed", "uniform", "past"}, default=None
+        Mixing step for shifting data:
+
+        - ``"fixed"``: fixed share of YL Algorithm 4, eq. (11b), applied
+          *before* capping: ``w <- alpha/n + (1-alpha) w`` on the
+          normalised eigenvalues.
+        - ``"uniform"``: WK Section 8, *after* capping, at the end of the
+          trial: ``W <- (1-alpha) W + alpha I/n``.
+        - ``"past"``: WK eq. (20), after capping: ``W <- (1-alpha) W +
+          alpha (W^0 + ... + W^{t-1})/t`` ("long-term memory").  This
+          changes the eigenbasis, so each trial costs a full O(n^3)
+          eigendecomposition.
+    alpha : float, default=0.0
+        Mixing rate, ``0 <= alpha < 1``; 0 disables mixing.
+    sampler : {"decomposition", "systematic"}, default="decomposition"
+        How the projection is drawn, see
+        :func:`onlinepca_fast.kernels.sample_corner`.
+    random_state : None, int or numpy.random.Generator, default=None
+        Seeds the draws.
+    record_losses : bool, default=True
+        Keep the per-trial losses; turn off for unbounded streams.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (k, n)
+        Orthonormal rows: the k eigenvectors of W with the smallest
+        eigenvalues, i.e. the top-k directions of ``E[P]``.
+    eigenvalues_ : ndarray of shape (n,)
+        Ascending eigenvalues of ``log W`` (normalised and capped: the
+        capped ones are exactly ``-log(n-k)``).
+    eigenvectors_ : ndarray of shape (n, n)
+        Orthonormal columns matching ``eigenvalues_``.
+    density_ : ndarray of shape (n, n)
+        The density matrix W (formed on request).
+    mean_ : ndarray of shape (n,)
+        Zeros (uncentered).
+    expected_losses_, realized_losses_ : ndarray of shape (n_trials,)
+        ``(n-k) tr(W^{t-1} x x^T)`` and ``||x - P x||^2`` per trial.
+    n_features_in_ : int
+    n_trials_ : int
+
+    Notes
+    -----
+    The mathematics is exact: after a few hundred trials along one subspace
+    its weight in W is like ``exp(-250)``; it is kept as such (a linear-
+    domain implementation rounds it to 0 or clamps it, which silently acts
+    as a fixed share).  Faster recovery after a shift is what ``share`` and
+    ``alpha`` are for.
+
+    References
+    ----------
+    WK Algorithm 5, Theorem 6; Section 8 and eq. (20) for mixing; YL
+    Algorithm 4 for ``share="fixed"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onlinepca_fast import OnlinePCA
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(500, 2)) @ rng.normal(size=(2, 10)) / 10
+    >>> pca = OnlinePCA(n_components=2, eta=1.0, random_state=0).fit(X)
+    >>> pca.components_.shape
+    (2, 10)
+    >>> bool(pca.expected_losses_[-100:].mean() < pca.expected_losses_[:100].mean())
+    True
+    """
+
+    _kind = _kernels.KIND_MEG
+    _allowed_shares = (None, "fixed", "uniform", "past")
+
+    def __init__(self, n_components, *, eta=1.0, share=None, alpha=0.0,
+                 sampler="decomposition", random_state=None, record_losses=True):
+        self.n_components = n_components
+        self.eta = eta
+        self.share = share
+        self.alpha = alpha
+        self.sampler = sampler
+        self.random_state = random_state
+        self.record_losses = record_losses
+
+    def _config(self, n):
+        k = self._check_k(n)
+        share = _check_choice(self.share, "share", self._allowed_shares)
+        return dict(kind=self._kind, n=n, d=n - k, eta=_check_eta(self.eta),
+                    alpha=_check_alpha(self.alpha), share=_SHARES[share],
+                    sampler=_SAMPLERS[_check_choice(self.sampler, "sampler", _SAMPLERS)],
+                    centered=False, center_lr_inv=0.0)
+
+    def _initial_state(self, n, cfg):
+        lam, q, mean = super()._initial_state(n, cfg)
+        # I/n is already capped (1/n <= 1/(n-k)) and normalised
+        return lam, q, mean
+
+
+class OnlineAdaptivePCA(OnlinePCA):
+    """Online adaptive PCA (YL Algorithm 4): :class:`OnlinePCA` with fixed share.
+
+    The fixed-share step ``w <- alpha/n + (1-alpha) w`` on the eigenvalues of
+    W, applied before capping (YL eq. 11b), bounds the regret on every
+    interval (adaptive regret, YL eq. 3 and Theorem 3).
+
+    Parameters
+    ----------
+    n_components : int
+        Rank k, ``1 <= k < n_features``.
+    eta : float, default=1.0
+        Learning rate; YL Theorem 3 tunes it with
+        :func:`onlinepca_fast.metrics.adaptive_parameters`.
+    alpha : float, default=1e-5
+        Fixed-share rate, ``0 <= alpha < 1`` (YL Sec. 6.1 uses 1e-5).
+    sampler, random_state, record_losses
+        As for :class:`OnlinePCA`.
+
+    Attributes
+    ----------
+    See :class:`OnlinePCA`.
+
+    References
+    ----------
+    YL Algorithm 4, eq. (11a-c), Theorem 3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onlinepca_fast import OnlineAdaptivePCA
+    >>> X = np.random.default_rng(0).normal(size=(200, 8)) / 4
+    >>> OnlineAdaptivePCA(n_components=2, random_state=0).fit(X).n_trials_
+    200
+    """
+
+    def __init__(self, n_components, *, eta=1.0, alpha=1e-5,
+                 sampler="decomposition", random_state=None, record_losses=True):
+        self.n_components = n_components
+        self.eta = eta
+        self.alpha = alpha
+        self.sampler = sampler
+        self.random_state = random_state
+        self.record_losses = record_losses
+
+    share = "fixed"
+
+
+class CenteredOnlinePCA(_PCALearner):
+    """Centered randomized online PCA (WK Algorithm 6).
+
+    Learns a center ``m`` and a density matrix ``W`` together.  With
+    ``y = x - m^{t-1}`` the trial costs ``||y - P y||^2``, then::
+
+        m^t = m^{t-1} - (m^{t-1} - x) / (c + t)                       (15)
+        C^t = C^{t-1} + (c + t - 1)/(c + t) y y^T                     (16)
+        W^t = cap_{n-k}( exp(log W^0 - eta C^t) / tr(...) )           (14)
+
+    with ``c = center_lr_inv``.  The eigensystem of ``log W^0 - eta C^t``
+    is kept by one rank-one update per trial; capping is applied to its
+    eigenvalues each trial (W is never stored).
+
+    Parameters
+    ----------
+    n_components : int
+        Rank k, ``1 <= k < n_features``.
+    eta : float, default=1.0
+        Learning rate (> 0).
+    center_lr_inv : float, default=0.0
+        ``eta~^{-1} >= 0``, the inverse learning rate of the center; 0 makes
+        ``m^t`` the empirical mean of ``x^1..x^t`` (WK Corollary 9).
+    mean_init : array_like of shape (n,) or None, default=None
+        The initial center ``m^0`` (zeros if None).
+    centered : bool, default=True
+        False gives "the uncentered version of Algorithm 6" (WK Sec. 6.2,
+        Fig. 4): step (15) is skipped, the center stays ``mean_init``
+        (zeros by default) and (16) uses factor 1: ``C^t = sum y y^T``.
+    sampler, random_state, record_losses
+        As for :class:`OnlinePCA`.
+
+    Attributes
+    ----------
+    mean_ : ndarray of shape (n,)
+        The center ``m^t``.
+    eigenvalues_, eigenvectors_ : ndarray
+        Eigensystem of ``log W^0 - eta C^t = -log(n) I - eta C^t``
+        (ascending; not capped).
+    components_, density_, expected_losses_, realized_losses_, n_trials_
+        As for :class:`OnlinePCA` (W is ``cap(exp(eigenvalues_))``).
+
+    References
+    ----------
+    WK Algorithm 6, eqs. (14)-(16), Theorem 8, Corollary 9.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onlinepca_fast import CenteredOnlinePCA
+    >>> rng = np.random.default_rng(0)
+    >>> X = 5.0 + rng.normal(size=(300, 1)) @ rng.normal(size=(1, 6)) / 6
+    >>> pca = CenteredOnlinePCA(n_components=1, random_state=0).fit(X)
+    >>> bool(np.allclose(pca.mean_, X.mean(axis=0)))
+    True
+    """
+
+    _kind = _kernels.KIND_CUMULATIVE
+
+    def __init__(self, n_components, *, eta=1.0, center_lr_inv=0.0, mean_init=None,
+                 centered=True, sampler="decomposition", random_state=None,
+                 record_losses=True):
+        self.n_components = n_components
+        self.eta = eta
+        self.center_lr_inv = center_lr_inv
+        self.mean_init = mean_init
+        self.centered = centered
+        self.sampler = sampler
+        self.random_state = random_state
+        self.record_losses = record_losses
+
+    def _config(self, n):
+        k = self._check_k(n)
+        c = self.center_lr_inv
+        if isinstance(c, (bool, np.bool_)) or not isinstance(c, numbers.Real):
+            raise TypeError(f"center_lr_inv must be a real number, got {type(c).__name__}")
+        if not (np.isfinite(c) and c >= 0):
+            raise ValueError(f"center_lr_inv must be finite and >= 0, got {c!r}")
+        if not isinstance(self.centered, (bool, np.bool_)):
+            raise TypeError(f"centered must be a bool, got {type(self.centered).__name__}")
+        self._mean_init(n)
+        return dict(kind=self._kind, n=n, d=n - k, eta=_check_eta(self.eta), alpha=0.0,
+                    share=_kernels.SHARE_NONE,
+                    sampler=_SAMPLERS[_check_choice(self.sampler, "sampler", _SAMPLERS)],
+                    centered=bool(self.centered), center_lr_inv=float(c))
+
+    def _mean_init(self, n):
+        if self.mean_init is None:
+            return np.zeros(n)
+        from ._validation import as_float_vector
+        m0 = as_float_vector(self.mean_init, "mean_init")
+        if m0.shape[0] != n:
+            raise ValueError(f"mean_init must have {n} entries, got {m0.shape[0]}")
+        return m0.copy()
+
+    def _initial_state(self, n, cfg):
+        return np.full(n, -np.log(n)), np.eye(n), self._mean_init(n)
+
+    def _weights(self):
+        from .kernels import cap_log
+        return np.exp(cap_log(self._lam, self.n_features_in_ - self.n_components))
+
+
+class FollowTheLeader(_PCALearner):
+    """Follow the Leader: the top-k subspace of the covariance so far (WK Sec. 7).
+
+    Deterministic baseline: at trial t it projects onto the k leading
+    eigenvectors of ``C^{t-1}`` (``sum x x^T``, or the scatter around the
+    running mean when ``centered``), ties broken by the order of the
+    maintained eigensystem.  It is the limit ``eta -> inf`` of WK
+    Algorithm 6 and uses the same rank-one machinery.  Expected and
+    realized losses are equal.
+
+    Parameters
+    ----------
+    n_components : int
+        Rank k, ``1 <= k < n_features``.
+    centered : bool, default=False
+        Center by the running mean (``m^0 = 0``; WK eq. 15 with
+        ``center_lr_inv = 0``).
+    record_losses : bool, default=True
+
+    Attributes
+    ----------
+    eigenvalues_, eigenvectors_ : ndarray
+        Eigensystem of ``-C^t`` (ascending, so the leading directions of
+        ``C^t`` come first).
+    components_, mean_, expected_losses_, realized_losses_, n_trials_
+        As for :class:`OnlinePCA`.
+
+    References
+    ----------
+    WK Section 7 (lower bounds for FL) and Section 8, Fig. 4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onlinepca_fast import FollowTheLeader
+    >>> X = np.random.default_rng(0).normal(size=(100, 3)) * [3.0, 1.0, 0.1]
+    >>> ftl = FollowTheLeader(n_components=1).fit(X)
+    >>> np.round(np.abs(ftl.components_), 2)
+    array([[1., 0., 0.]])
+    """
+
+    _kind = _kernels.KIND_CUMULATIVE
+    _randomized = False
+
+    def __init__(self, n_components, *, centered=False, record_losses=True):
+        self.n_components = n_components
+        self.centered = centered
+        self.record_losses = record_losses
+
+    random_state = None  # deterministic
+    sampler = "leader"
+
+    def _config(self, n):
+        k = self._check_k(n)
+        if not isinstance(self.centered, (bool, np.bool_)):
+            raise TypeError(f"centered must be a bool, got {type(self.centered).__name__}")
+        return dict(kind=self._kind, n=n, d=n - k, eta=1.0, alpha=0.0,
+                    share=_kernels.SHARE_NONE, sampler=_kernels.SAMPLER_LEADER,
+                    centered=bool(self.centered), center_lr_inv=0.0)
+
+    def _initial_state(self, n, cfg):
+        return np.zeros(n), np.eye(n), np.zeros(n)
+
+    def _weights(self):
+        n, k = self.n_features_in_, self.n_components
+        w = np.zeros(n)
+        w[k:] = 1.0 / (n - k)
+        return w
+
+    def sample_projection(self, random_state=None):
+        """The projection onto ``components_`` (deterministic)."""
+        self._check_fitted()
+        V = self._q[:, :self.n_components]
+        return V @ V.T
+
+
+class CappedHedge(_CappedMixin, _Learner):
+    """Capped Hedge: learning as well as the best subset of experts (WK Alg. 3).
+
+    Keeps a weight vector ``w`` in the capped simplex (entries at most
+    ``1/(n-k)``).  Each trial draws a corner: a set of ``d = n - k`` experts
+    whose losses are incurred (equivalently, the k experts outside it are
+    "compressed"), with inclusion probabilities ``d w_i``; then::
+
+        w <- cap_{n-k}( w * exp(-eta l) / sum_j w_j exp(-eta l_j) )
+
+    (WK and YL print the normaliser as ``sum_j exp(-eta l_j)``; that is a
+    typo -- it must make the result a distribution, as the text says.)
+
+    Parameters
+    ----------
+    n_components : int
+        k, the number of experts left out of the corner, ``1 <= k < n``;
+        the learner competes with the best set of ``n - k`` experts.
+    eta : float, default=1.0
+        Learning rate (> 0).
+    share : {None, "fixed", "uniform", "past"}, default=None
+        ``"fixed"``: YL Algorithm 1, eq. (4b), before capping;
+        ``"uniform"`` / ``"past"``: WK Section 8 mixing of the uniform vector
+        / the average of past weight vectors, after capping.
+    alpha : float, default=0.0
+        Mixing rate, ``0 <= alpha < 1``.
+    sampler : {"decomposition", "systematic"}, default="decomposition"
+    random_state : None, int or numpy.random.Generator, default=None
+    record_losses : bool, default=True
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (n,)
+        The capped weight vector.
+    expected_losses_, realized_losses_ : ndarray of shape (n_trials,)
+        ``(n-k) w.l`` and the summed loss of the drawn corner.
+    n_features_in_, n_trials_ : int
+
+    References
+    ----------
+    WK Algorithm 3, Theorem 3; YL Algorithm 1 and Theorem 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onlinepca_fast import CappedHedge
+    >>> L = np.tile([0.9, 0.1, 0.5, 0.2], (200, 1))
+    >>> h = CappedHedge(n_components=2, random_state=0).fit(L)
+    >>> np.round(h.weights_, 3)
+    array([0. , 0.5, 0. , 0.5])
+    """
+
+    _kind = _kernels.KIND_EXPERTS
+    _instance = "loss"
+    _allowed_shares = (None, "fixed", "uniform", "past")
+
+    def __init__(self, n_components, *, eta=1.0, share=None, alpha=0.0,
+                 sampler="decomposition", random_state=None, record_losses=True):
+        self.n_components = n_components
+        self.eta = eta
+        self.share = share
+        self.alpha = alpha
+        self.sampler = sampler
+        self.random_state = random_state
+        self.record_losses = record_losses
+
+    def _d(self, n):
+        return n - self.n_components
+
+    def _k(self, n):
+        if n < 2:
+            raise ValueError(f"CappedHedge needs at least 2 experts, got {n}")
+        return as_int(self.n_components, "n_components", 1, n - 1)
+
+    def _config(self, n):
+        k = self._k(n)
+        share = _check_choice(self.share, "share", self._allowed_shares)
+        return dict(kind=self._kind, n=n, d=n - k, eta=_check_eta(self.eta),
+                    alpha=_check_alpha(self.alpha), share=_SHARES[share],
+                    sampler=_SAMPLERS[_check_choice(self.sampler, "sampler", _SAMPLERS)],
+                    centered=False, center_lr_inv=0.0)
+
+    def _check_values(self, X, name, matrix):
+        if (X < 0).any() or (X > 1).any():
+            raise ValueError(f"{name} must hold loss vectors in [0, 1], got values in "
+                             f"[{X.min()!r}, {X.max()!r}]")
+
+    @property
+    def weights_(self):
+        """The current weight vector (sums to one, capped at 1/(n-k))."""
+        self._check_fitted()
+        return self._weights()
+
+    def sample_corner(self, random_state=None):
+        """Draw the set of ``n - k`` experts of a trial (sorted indices).
+
+        None uses (and advances) the learner's generator.
+        """
+        self._check_fitted()
+        return self._draw(random_state)
+
+
+class Hedge(CappedHedge):
+    """Hedge: the randomized weighted majority over n experts (WK Algorithm 1).
+
+    :class:`CappedHedge` with ``k = n - 1``: one expert is drawn with
+    probability ``w_i`` and ``w <- w exp(-eta l) / normaliser``.
+
+    Parameters
+    ----------
+    eta : float, default=1.0
+    share : {None, "fixed", "uniform", "past"}, default=None
+        ``"fixed"`` is the fixed-share algorithm (Herbster & Warmuth; YL
+        Alg. 1 with k = n - 1).
+    alpha : float, default=0.0
+    sampler : {"decomposition", "systematic"}, default="decomposition"
+    random_state : None, int or numpy.random.Generator, default=None
+    record_losses : bool, default=True
+
+    Attributes
+    ----------
+    weights_, expected_losses_, realized_losses_, n_features_in_, n_trials_
+
+    References
+    ----------
+    WK Algorithm 1, Theorem 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onlinepca_fast import Hedge
+    >>> L = np.tile([0.9, 0.1, 0.5], (50, 1))
+    >>> int(np.argmax(Hedge(random_state=0).fit(L).weights_))
+    1
+    """
+
+    def __init__(self, *, eta=1.0, share=None, alpha=0.0, sampler="decomposition",
+                 random_state=None, record_losses=True):
+        self.eta = eta
+        self.share = share
+        self.alpha = alpha
+        self.sampler = sampler
+        self.random_state = random_state
+        self.record_losses = record_losses
+
+    @property
+    def n_components(self):
+        n = getattr(self, "n_features_in_", None)
+        return None if n is None else n - 1
+
+    def _d(self, n):
+        return 1
+
+    def _k(self, n):
+        if n < 1:
+            raise ValueError("Hedge needs at least one expert")
+        return n - 1
+
+
+class VarianceMinimizer(_CappedMixin, _Learner):
+    """Online variance minimisation over the unit sphere (YL Alg. 5, WK 2006).
+
+    Keeps a density matrix Y; each trial draws an eigenvector ``y`` of Y
+    with probability its eigenvalue, receives a covariance matrix ``C``
+    (``0 <= C <= I``; a vector ``x`` means ``C = x x^T`` with ``||x|| <= 1``)
+    and incurs ``y^T C y`` (expected ``tr(Y C)``); then::
+
+        Y <- exp(log Y - eta C) / tr(...)        (YL eq. 22a)
+
+    optionally followed by the fixed share ``sigma <- alpha/n + (1-alpha)
+    sigma`` on its eigenvalues (22b).  This is the k = n - 1 case of
+    :class:`OnlinePCA` without capping.  Vectors cost one rank-one update;
+    a matrix ``C`` costs an O(n^3) eigendecomposition.
+
+    Parameters
+    ----------
+    eta : float, default=1.0
+    share : {None, "fixed"}, default=None
+    alpha : float, default=0.0
+    random_state : None, int or numpy.random.Generator, default=None
+    record_losses : bool, default=True
+
+    Attributes
+    ----------
+    eigenvalues_, eigenvectors_ : ndarray
+        Eigensystem of ``log Y`` (ascending).
+    density_ : ndarray of shape (n, n)
+    expected_losses_, realized_losses_, n_features_in_, n_trials_
+
+    References
+    ----------
+    YL Algorithm 5, Theorems 4 and 5; M. K. Warmuth and D. Kuzmin, "Online
+    variance minimization", COLT 2006.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onlinepca_fast import VarianceMinimizer
+    >>> X = np.random.default_rng(0).normal(size=(300, 3)) * [0.5, 0.3, 0.01]
+    >>> vm = VarianceMinimizer(random_state=0).fit(X)
+    >>> int(np.argmax(np.abs(vm.eigenvectors_[:, -1])))
+    2
+    """
+
+    _kind = _kernels.KIND_MEG
+    _instance = "vector_or_matrix"
+
+    def __init__(self, *, eta=1.0, share=None, alpha=0.0, random_state=None,
+                 record_losses=True):
+        self.eta = eta
+        self.share = share
+        self.alpha = alpha
+        self.random_state = random_state
+        self.record_losses = record_losses
+
+    sampler = "decomposition"
+
+    def _d(self, n):
+        return 1
+
+    def _config(self, n):
+        share = _check_choice(self.share, "share", (None, "fixed"))
+        return dict(kind=self._kind, n=n, d=1, eta=_check_eta(self.eta),
+                    alpha=_check_alpha(self.alpha), share=_SHARES[share],
+                    sampler=_kernels.SAMPLER_DECOMPOSITION, centered=False,
+                    center_lr_inv=0.0)
+
+    def _check_values(self, X, name, matrix):
+        _check_covariances(X, name, matrix)
+
+    eigenvalues_ = _PCALearner.eigenvalues_
+    eigenvectors_ = _PCALearner.eigenvectors_
+    density_ = _PCALearner.density_
+
+    def sample_direction(self, random_state=None):
+        """Draw a unit vector: eigenvector i of Y with probability sigma_i."""
+        self._check_fitted()
+        (i,) = self._draw(random_state)
+        return self._q[:, i].copy()
+
+
+def _check_covariances(X, name, matrix, tol=1e-10):
+    """Instances with 0 <= C <= I (vectors: ||x|| <= 1)."""
+    if matrix:
+        if not np.allclose(X, np.swapaxes(X, 1, 2), rtol=0, atol=tol):
+            raise ValueError(f"{name} must hold symmetric matrices")
+        ev = np.linalg.eigvalsh(X)
+        if ev.min() < -tol or ev.max() > 1 + tol:
+            raise ValueError(f"{name} must hold matrices with eigenvalues in [0, 1] "
+                             f"(0 <= C <= I), got eigenvalues in [{ev.min():.3g}, "
+                             f"{ev.max():.3g}]")
+    else:
+        norms = np.einsum("ij,ij->i", X, X)
+        if norms.max() > 1 + tol:
+            raise ValueError(f"{name} must hold vectors of norm at most 1 (C = x x^T "
+                             f"<= I), got a norm of {np.sqrt(norms.max()):.6g}")
+
+
+class SimplexVarianceMinimizer(_Learner):
+    """Online variance minimisation over the simplex (YL Algorithm 6).
+
+    Deterministic: keeps a probability vector ``y`` (a portfolio), incurs
+    ``y^T C y`` for the revealed ``C`` (``0 <= C <= I``; a vector ``x``
+    means ``C = x x^T``), and updates by exponentiated gradient plus fixed
+    share::
+
+        v_i = y_i exp(-eta (C y)_i) / sum_j y_j exp(-eta (C y)_j)   (29a)
+        y_i = alpha/n + (1-alpha) v_i                               (29b)
+
+    Parameters
+    ----------
+    eta : float, default=1.0
+    alpha : float, default=0.0
+    record_losses : bool, default=True
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (n,)
+        The current ``y``.
+    expected_losses_, realized_losses_ : ndarray
+        Both ``y^T C y`` (no randomisation).
+    n_features_in_, n_trials_ : int
+
+    References
+    ----------
+    YL Algorithm 6, Theorem 6.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onlinepca_fast import SimplexVarianceMinimizer
+    >>> X = np.random.default_rng(0).normal(size=(500, 3)) * [0.5, 0.5, 0.05]
+    >>> y = SimplexVarianceMinimizer(eta=2.0).fit(X).weights_
+    >>> int(np.argmax(y))
+    2
+    """
+
+    _kind = _kernels.KIND_SIMPLEX_VAR
+    _instance = "vector_or_matrix"
+    _randomized = False
+
+    def __init__(self, *, eta=1.0, alpha=0.0, record_losses=True):
+        self.eta = eta
+        self.alpha = alpha
+        self.record_losses = record_losses
+
+    random_state = None
+
+    def _config(self, n):
+        return dict(kind=self._kind, n=n, d=1, eta=_check_eta(self.eta),
+                    alpha=_check_alpha(self.alpha), share=_kernels.SHARE_FIXED,
+                    sampler=_kernels.SAMPLER_DECOMPOSITION, centered=False,
+                    center_lr_inv=0.0)
+
+    def _check_values(self, X, name, matrix):
+        _check_covariances(X, name, matrix)
+
+    @property
+    def weights_(self):
+        """The current probability vector y."""
+        self._check_fitted()
+        return np.exp(self._lam)

@@ -1,0 +1,398 @@
+/*
+ * learner.c -- the trial loop shared by every learner of the family.
+ *
+ * A trial: (1) the weights omega of the current parameter (eigenvalues of
+ * the density matrix W, or expert weights), (2) a corner drawn from them
+ * with one uniform number, (3) the expected loss of the parameter and the
+ * realized loss of the drawn corner, (4) the update.  The matrix learners
+ * never form W or take a matrix exp/log: they keep the eigensystem of log W
+ * (WK Alg. 5) or of log W0 - eta C (WK Alg. 6) and change it by one rank-one
+ * update per vector instance (rank_one_update.c), so a trial costs O(n^2)
+ * plus the GEMM of the non-deflated block.  Exceptions, by their nature
+ * O(n^3) per trial: matrix instances (VarianceMinimizer with C given) and
+ * mixing in the past average (WK eq. 20), which change the eigenbasis.
+ *
+ * Everything is in the log domain: weights are exp(lam) with lam kept
+ * exactly, so a direction suppressed for thousands of trials keeps its
+ * (tiny) weight instead of underflowing to 0, and capping is cap_log.
+ *
+ * A trial either completes or changes nothing (so a failing trial leaves the
+ * learner as it was).  No allocation: the caller provides the workspace.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cap.h"
+#include "decompose.h"
+#include "learner.h"
+#include "rank_one_update.h"
+#include "systematic.h"
+
+/* Workspace (doubles): omega, z, y, lam2, lamsave (n each), cap 2n,
+ * decompose n, dsyevr 26n, the rank-one update's own, and five n x n
+ * matrices only when the eigenbasis is recomputed (matrix instances or
+ * mixing in the past average). */
+size_t opf_learner_work_len(ptrdiff_t n, int with_matrices)
+{
+    size_t nn = (size_t)n;
+    return 34 * nn + opf_r1_work_len(n) + (with_matrices ? 5 * nn * nn : 0);
+}
+
+/* Workspace (indices): corner n, decompose 3n. */
+size_t opf_learner_iwork_len(ptrdiff_t n)
+{
+    return 4 * (size_t)n;
+}
+
+typedef struct {
+    double *omega, *z, *y, *lam2, *lamsave, *capw, *decw, *evw, *r1w;
+    double *m1, *m2, *m3, *wprev, *qsave; /* NULL without matrices */
+    ptrdiff_t *corner, *deciw;
+} workspace;
+
+static workspace split(const opf_learner *s)
+{
+    workspace w;
+    const ptrdiff_t n = s->n;
+    w.omega = s->work;
+    w.z = w.omega + n;
+    w.y = w.z + n;
+    w.lam2 = w.y + n;
+    w.lamsave = w.lam2 + n;
+    w.capw = w.lamsave + n;
+    w.decw = w.capw + 2 * n;
+    w.evw = w.decw + n;
+    w.r1w = w.evw + 26 * n;
+    if (s->with_matrices) {
+        w.m1 = w.r1w + opf_r1_work_len(n);
+        w.m2 = w.m1 + n * n;
+        w.m3 = w.m2 + n * n;
+        w.wprev = w.m3 + n * n;
+        w.qsave = w.wprev + n * n;
+    } else {
+        w.m1 = w.m2 = w.m3 = w.wprev = w.qsave = NULL;
+    }
+    w.corner = s->iwork;
+    w.deciw = w.corner + n;
+    return w;
+}
+
+static inline double logaddexp(double a, double b)
+{
+    double m = a > b ? a : b;
+    if (m == -INFINITY)
+        return -INFINITY;
+    return m + log1p(exp(-fabs(a - b)));
+}
+
+/* lam -= logsumexp(lam) */
+static void normalize_log(double *lam, ptrdiff_t n)
+{
+    double m = -INFINITY, sum = 0.0, c;
+    ptrdiff_t i;
+    for (i = 0; i < n; i++)
+        m = lam[i] > m ? lam[i] : m;
+    for (i = 0; i < n; i++)
+        sum += exp(lam[i] - m);
+    c = m + log(sum);
+    for (i = 0; i < n; i++)
+        lam[i] -= c;
+}
+
+/* Mix the normalised log-weights with the uniform distribution:
+ * w <- alpha/n + (1 - alpha) w, in the log domain (order preserving). */
+static void mix_uniform_log(double *lam, ptrdiff_t n, double alpha)
+{
+    const double la = log(alpha / (double)n), l1a = log1p(-alpha);
+    ptrdiff_t i;
+    for (i = 0; i < n; i++)
+        lam[i] = logaddexp(la, l1a + lam[i]);
+}
+
+/* Draw the corner of trial t from omega (n, sum 1) into w->corner (d). */
+static int draw(const opf_learner *s, const workspace *w, double u)
+{
+    const ptrdiff_t n = s->n, d = s->d;
+    ptrdiff_t i, r;
+    switch (s->sampler) {
+    case OPF_SAMPLER_SYSTEMATIC:
+        return opf_sample_systematic(w->omega, n, d, u, w->corner);
+    case OPF_SAMPLER_LEADER:
+        for (i = 0; i < d; i++)
+            w->corner[i] = n - d + i;
+        return OPF_OK;
+    default:
+        r = opf_decompose(w->omega, n, d, u, 0, NULL, NULL, w->corner,
+                          w->decw, w->deciw);
+        return r < 0 ? (int)r : OPF_OK;
+    }
+}
+
+/* Expected loss d * sum omega_i v_i and realized loss sum_{corner} v_i,
+ * where v_i is the loss of direction (or expert) i. */
+static void losses(const opf_learner *s, const workspace *w, const double *v,
+                   int use_omega, double *el, double *rl)
+{
+    double e = 0.0, r = 0.0;
+    ptrdiff_t i;
+    if (use_omega) {
+        for (i = 0; i < s->n; i++)
+            e += w->omega[i] * v[i];
+        e *= (double)s->d;
+    }
+    for (i = 0; i < s->d; i++)
+        r += v[w->corner[i]];
+    *el = use_omega ? e : r;
+    *rl = r;
+}
+
+/* m1 <- Q diag(v) Q^T (symmetric; column-major = row-major). */
+static void form(const opf_learner *s, const workspace *w, const double *v,
+                 double *out)
+{
+    int n = (int)s->n;
+    double one = 1.0, zero = 0.0;
+    ptrdiff_t i, j;
+    char tr = 'T', nt = 'N';
+    /* m3 = Q diag(v) in row-major; as column-major it is (Q diag v)^T. */
+    for (i = 0; i < s->n; i++)
+        for (j = 0; j < s->n; j++)
+            w->m3[i * s->n + j] = s->q[i * s->n + j] * v[j];
+    /* out = (Q diag v) Q^T = (m3^T)^T (q^T) in column-major terms */
+    s->fns->dgemm(&tr, &nt, &n, &n, &n, &one, w->m3, &n, s->q, &n, &zero,
+                  out, &n);
+}
+
+/* Eigensystem of the symmetric matrix in m1 (destroyed): eigenvalues to
+ * lam2, eigenvectors to m2 in our row-major layout.  Returns 0 or
+ * OPF_EFAIL_EIG. */
+static int eig(const opf_learner *s, const workspace *w)
+{
+    int n = (int)s->n, il = 0, iu = 0, m = 0, lwork = 26 * n,
+        liwork = 10 * n, info = 0;
+    double vl = 0.0, vu = 0.0, abstol = 0.0;
+    char jobz = 'V', range = 'A', uplo = 'L';
+    ptrdiff_t i, j;
+    int *isuppz = s->r1iwork, *iw = s->r1iwork + 2 * s->n;
+    /* dsyevr writes Z column-major into m3, then transpose into m2 */
+    s->fns->dsyevr(&jobz, &range, &uplo, &n, w->m1, &n, &vl, &vu, &il, &iu,
+                   &abstol, &m, w->lam2, w->m3, &n, isuppz, w->evw, &lwork,
+                   iw, &liwork, &info);
+    if (info != 0 || m != n)
+        return OPF_EFAIL_EIG;
+    for (i = 0; i < s->n; i++)
+        for (j = 0; j < s->n; j++)
+            w->m2[i * s->n + j] = w->m3[j * s->n + i];
+    return OPF_OK;
+}
+
+/* z = Q^T x */
+static void project(const opf_learner *s, const double *x, double *z)
+{
+    int n = (int)s->n, inc = 1;
+    double one = 1.0, zero = 0.0;
+    char nt = 'N';
+    /* row-major q is Q^T in column-major terms */
+    s->fns->dgemv(&nt, &n, &n, &one, s->q, &n, (double *)x, &inc, &zero, z,
+                  &inc);
+}
+
+/* The mixing and capping that follow the loss update of MEG and EXPERTS:
+ * lam holds the updated, unnormalised log-weights. */
+static int finish_meg(const opf_learner *s, const workspace *w, ptrdiff_t t)
+{
+    const ptrdiff_t n = s->n;
+    ptrdiff_t i, n_raised;
+    int st;
+    if (s->share == OPF_SHARE_FIXED && s->alpha > 0.0) {
+        normalize_log(s->lam, n); /* YL: v is a distribution before (11b) */
+        mix_uniform_log(s->lam, n, s->alpha);
+    }
+    if (opf_cap(s->lam, n, s->d, 1, s->lam, w->capw, &n_raised) < 0)
+        return OPF_EINVAL;
+    if (s->alpha <= 0.0)
+        return OPF_OK;
+    if (s->share == OPF_SHARE_UNIFORM) {
+        mix_uniform_log(s->lam, n, s->alpha);
+    } else if (s->share == OPF_SHARE_PAST) {
+        /* W <- (1-a) W + a (W^0 + ... + W^{t-1}) / t, wsum already holds
+         * the sum up to W^{t-1}. */
+        const double la = log1p(-s->alpha);
+        if (s->kind == OPF_KIND_EXPERTS) {
+            for (i = 0; i < n; i++)
+                s->lam[i] = logaddexp(la + s->lam[i],
+                                      log(s->alpha * s->wsum[i] / (double)t));
+        } else {
+            /* wprev = W^{t-1}; it joins wsum only if this succeeds */
+            const double a = s->alpha / (double)t;
+            for (i = 0; i < n; i++)
+                w->lam2[i] = (1.0 - s->alpha) * exp(s->lam[i]);
+            form(s, w, w->lam2, w->m1);
+            for (i = 0; i < n * n; i++)
+                w->m1[i] += a * (s->wsum[i] + w->wprev[i]);
+            st = eig(s, w);
+            if (st != OPF_OK) {
+                memcpy(s->lam, w->lamsave, (size_t)n * sizeof(double));
+                memcpy(s->q, w->qsave, (size_t)(n * n) * sizeof(double));
+                return st;
+            }
+            for (i = 0; i < n * n; i++)
+                s->wsum[i] += w->wprev[i];
+            /* the mixture's eigenvalues are >= a/n > 0; clamp only rounding */
+            for (i = 0; i < n; i++)
+                s->lam[i] = log(w->lam2[i] > 1e-300 ? w->lam2[i] : 1e-300);
+            memcpy(s->q, w->m2, (size_t)(n * n) * sizeof(double));
+        }
+    }
+    return OPF_OK;
+}
+
+static int trial(const opf_learner *s, const workspace *w, const double *x,
+                 double u, double *el, double *rl)
+{
+    const ptrdiff_t n = s->n, t = *s->t + 1; /* 1-based number of this trial */
+    ptrdiff_t i, n_raised;
+    int st;
+    opf_r1_info info;
+
+    switch (s->kind) {
+
+    case OPF_KIND_EXPERTS:
+        for (i = 0; i < n; i++)
+            w->omega[i] = exp(s->lam[i]);
+        if ((st = draw(s, w, u)) != OPF_OK)
+            return st;
+        losses(s, w, x, 1, el, rl);
+        if (s->share == OPF_SHARE_PAST)
+            for (i = 0; i < n; i++)
+                s->wsum[i] += w->omega[i];
+        for (i = 0; i < n; i++)
+            s->lam[i] -= s->eta * x[i];
+        return finish_meg(s, w, t);
+
+    case OPF_KIND_SIMPLEX_VAR: {
+        double loss = 0.0;
+        for (i = 0; i < n; i++)
+            w->omega[i] = exp(s->lam[i]);
+        if (s->matrix_input) {
+            int nn = (int)n, inc = 1;
+            double one = 1.0, zero = 0.0;
+            char nt = 'N';
+            s->fns->dgemv(&nt, &nn, &nn, &one, (double *)x, &nn, w->omega,
+                          &inc, &zero, w->y, &inc);
+        } else {
+            double xy = 0.0;
+            for (i = 0; i < n; i++)
+                xy += x[i] * w->omega[i];
+            for (i = 0; i < n; i++)
+                w->y[i] = x[i] * xy;
+        }
+        for (i = 0; i < n; i++)
+            loss += w->omega[i] * w->y[i];
+        *el = *rl = loss;
+        for (i = 0; i < n; i++)
+            s->lam[i] -= s->eta * w->y[i]; /* (29a) */
+        normalize_log(s->lam, n);
+        if (s->share == OPF_SHARE_FIXED && s->alpha > 0.0)
+            mix_uniform_log(s->lam, n, s->alpha); /* (29b) */
+        return OPF_OK;
+    }
+
+    case OPF_KIND_MEG:
+        for (i = 0; i < n; i++)
+            w->omega[i] = exp(s->lam[i]);
+        if ((st = draw(s, w, u)) != OPF_OK)
+            return st;
+        if (s->share == OPF_SHARE_PAST && s->alpha > 0.0) {
+            /* keep W^{t-1} and the state aside until the trial succeeds */
+            form(s, w, w->omega, w->wprev);
+            memcpy(w->lamsave, s->lam, (size_t)n * sizeof(double));
+            memcpy(w->qsave, s->q, (size_t)(n * n) * sizeof(double));
+        }
+        if (s->matrix_input) {
+            /* v_i = q_i^T C q_i; update by an eigendecomposition of
+             * Q diag(lam) Q^T - eta C */
+            int nn = (int)n;
+            double one = 1.0, zero = 0.0;
+            char nt = 'N';
+            s->fns->dgemm(&nt, &nt, &nn, &nn, &nn, &one, s->q, &nn,
+                          (double *)x, &nn, &zero, w->m2, &nn);
+            for (i = 0; i < n; i++)
+                w->z[i] = 0.0;
+            for (i = 0; i < n * n; i++)
+                w->z[i % n] += s->q[i] * w->m2[i];
+            losses(s, w, w->z, 1, el, rl);
+            form(s, w, s->lam, w->m1);
+            for (i = 0; i < n * n; i++)
+                w->m1[i] -= s->eta * x[i];
+            if ((st = eig(s, w)) != OPF_OK)
+                return st;
+            memcpy(s->lam, w->lam2, (size_t)n * sizeof(double));
+            memcpy(s->q, w->m2, (size_t)(n * n) * sizeof(double));
+        } else {
+            project(s, x, w->z);
+            for (i = 0; i < n; i++)
+                w->y[i] = w->z[i] * w->z[i];
+            losses(s, w, w->y, 1, el, rl);
+            st = opf_rank_one_update(n, s->lam, s->q, n, -s->eta, x, w->r1w,
+                                     s->r1iwork, s->fns, 0, &info);
+            if (st != OPF_OK)
+                return st;
+        }
+        return finish_meg(s, w, t);
+
+    case OPF_KIND_CUMULATIVE: {
+        double f = 1.0;
+        for (i = 0; i < n; i++)
+            w->y[i] = x[i] - s->mean[i];
+        project(s, w->y, w->z);
+        for (i = 0; i < n; i++)
+            w->lam2[i] = w->z[i] * w->z[i];
+        if (s->sampler != OPF_SAMPLER_LEADER) {
+            if (opf_cap(s->lam, n, s->d, 1, w->omega, w->capw, &n_raised) < 0)
+                return OPF_EINVAL;
+            for (i = 0; i < n; i++)
+                w->omega[i] = exp(w->omega[i]);
+        }
+        if ((st = draw(s, w, u)) != OPF_OK)
+            return st;
+        losses(s, w, w->lam2, s->sampler != OPF_SAMPLER_LEADER, el, rl);
+        if (s->centered)
+            f = (s->center_lr_inv + (double)(t - 1))
+                / (s->center_lr_inv + (double)t); /* eq. (16) */
+        if (f > 0.0) {
+            st = opf_rank_one_update(n, s->lam, s->q, n, -s->eta * f, w->y,
+                                     w->r1w, s->r1iwork, s->fns, 0, &info);
+            if (st != OPF_OK)
+                return st;
+        }
+        if (s->centered) {
+            const double g = 1.0 / (s->center_lr_inv + (double)t); /* eq. (15) */
+            for (i = 0; i < n; i++)
+                s->mean[i] -= g * (s->mean[i] - x[i]);
+        }
+        return OPF_OK;
+    }
+    }
+    return OPF_EINVAL;
+}
+
+ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
+                             ptrdiff_t T, const double *u, double *exp_loss,
+                             double *real_loss, int *status)
+{
+    workspace w = split(s);
+    const ptrdiff_t stride = s->matrix_input ? s->n * s->n : s->n;
+    ptrdiff_t i;
+    *status = OPF_OK;
+    for (i = 0; i < T; i++) {
+        int st = trial(s, &w, X + i * stride, u[i], exp_loss + i,
+                       real_loss + i);
+        if (st != OPF_OK) {
+            *status = st;
+            return i;
+        }
+        (*s->t)++;
+    }
+    return i;
+}

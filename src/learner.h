@@ -1,0 +1,83 @@
+#ifndef OPF_LEARNER_H
+#define OPF_LEARNER_H
+
+#include <stddef.h>
+
+#include "rank_one_update.h"
+
+/*
+ * One trial loop for the whole family of learners (see learner.c).  The
+ * state lives in caller-owned arrays (so that the Python learners can pickle
+ * it); this struct only points at them.  Variants are parameters:
+ *
+ * kind   OPF_KIND_MEG         lam = log-eigenvalues of W, Q its eigenvectors;
+ *                             W <- cap(exp(log W - eta S))  (WK Alg. 5,
+ *                             YL Alg. 4 and 5).
+ *        OPF_KIND_CUMULATIVE  lam, Q = eigensystem of A = log W0 - eta C^t;
+ *                             W = cap(exp(A))  (WK Alg. 6, and Follow the
+ *                             Leader with sampler OPF_SAMPLER_LEADER).
+ *        OPF_KIND_EXPERTS     lam = log-weights of n experts, no basis
+ *                             (WK Alg. 1 and 3, YL Alg. 1).
+ *        OPF_KIND_SIMPLEX_VAR lam = log y on the simplex, exponentiated
+ *                             gradient on y^T C y (YL Alg. 6).
+ */
+enum {
+    OPF_KIND_MEG = 0,
+    OPF_KIND_CUMULATIVE = 1,
+    OPF_KIND_EXPERTS = 2,
+    OPF_KIND_SIMPLEX_VAR = 3
+};
+
+enum {
+    OPF_SAMPLER_DECOMPOSITION = 0, /* WK Alg. 2, corner drawn by its coefficient */
+    OPF_SAMPLER_SYSTEMATIC = 1,    /* Madow, inclusion probabilities d w_i */
+    OPF_SAMPLER_LEADER = 2         /* deterministic: positions k..n-1 */
+};
+
+enum {
+    OPF_SHARE_NONE = 0,
+    OPF_SHARE_FIXED = 1,   /* YL eq. (4b)/(11b)/(22b)/(29b): before capping */
+    OPF_SHARE_UNIFORM = 2, /* WK Sec. 8: (1-a) W + a I/n after capping */
+    OPF_SHARE_PAST = 3     /* WK eq. (20): (1-a) W + a mean(W^0..W^{t-1}) */
+};
+
+#define OPF_EFAIL_EIG -20 /* dsyevr failed */
+
+typedef struct {
+    /* parameters */
+    ptrdiff_t n, d;          /* dimension, corner size d = n - k */
+    int kind, sampler, share;
+    int centered;            /* CUMULATIVE: learn the center (eq. 15) */
+    int matrix_input;        /* instances are n x n matrices, not vectors */
+    int with_matrices;       /* workspace has the n x n matrices: required
+                                for matrix_input and OPF_SHARE_PAST (MEG) */
+    double eta, alpha;
+    double center_lr_inv;    /* eta~^{-1} >= 0 of WK Alg. 6 */
+    /* state (caller-owned) */
+    double *lam;             /* n */
+    double *q;               /* n x n row-major, columns = eigenvectors */
+    double *mean;            /* n: center m^t (CUMULATIVE) */
+    double *wsum;            /* n x n (or n for EXPERTS): sum of past W */
+    ptrdiff_t *t;            /* trials so far */
+    /* workspace: opf_learner_work_len / opf_learner_iwork_len */
+    double *work;
+    ptrdiff_t *iwork;
+    int *r1iwork;            /* opf_r1_iwork_len(n) ints */
+    const opf_r1_lapack *fns;
+} opf_learner;
+
+size_t opf_learner_work_len(ptrdiff_t n, int with_matrices);
+size_t opf_learner_iwork_len(ptrdiff_t n);
+
+/*
+ * Run T trials on the instances X (T x n row-major vectors, or T x n x n
+ * matrices), with the uniforms u[0..T) for the draws.  Writes the expected
+ * and realized loss of each trial.  Returns the number of trials done; if it
+ * is less than T, *status says why and the state is that after the trials
+ * done (a failing trial changes nothing).
+ */
+ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
+                             ptrdiff_t T, const double *u, double *exp_loss,
+                             double *real_loss, int *status);
+
+#endif
