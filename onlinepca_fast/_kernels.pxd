@@ -7,7 +7,8 @@ cdef extern from "cap.h" nogil:
     int OPF_ENOTCAPPED
     int OPF_ENOSPACE
     Py_ssize_t opf_cap(const double *x, Py_ssize_t n, Py_ssize_t d,
-                       int log_domain, double *out, double *work,
+                       int log_domain, double *out, double *out_lin,
+                       double *work,
                        Py_ssize_t *n_raised)
 
 cdef extern from "decompose.h" nogil:
@@ -82,6 +83,7 @@ cdef extern from "learner.h" nogil:
         int kind, sampler, share, centered, matrix_input, with_matrices
         double eta, alpha, center_lr_inv
         double *lam
+        double *omega
         double *q
         double *mean
         double *wsum
@@ -90,7 +92,7 @@ cdef extern from "learner.h" nogil:
         Py_ssize_t *iwork
         int *r1iwork
         const opf_r1_lapack *fns
-    size_t opf_learner_work_len(Py_ssize_t n, int with_matrices)
+    size_t opf_learner_work_len(Py_ssize_t n, int kind, int with_matrices)
     size_t opf_learner_iwork_len(Py_ssize_t n)
     Py_ssize_t opf_learner_trials(const opf_learner *s, const double *X,
                                   Py_ssize_t T, const double *u,

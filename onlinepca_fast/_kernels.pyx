@@ -19,7 +19,7 @@ def cap(const double[::1] x, Py_ssize_t d, bint log_domain,
     """Project x onto the capped simplex into out; return (n_capped, n_raised)."""
     cdef Py_ssize_t r, n_raised = 0
     with nogil:
-        r = opf_cap(&x[0], x.shape[0], d, log_domain, &out[0], &work[0],
+        r = opf_cap(&x[0], x.shape[0], d, log_domain, &out[0], NULL, &work[0],
                     &n_raised)
     if r < 0:
         _raise(r, "cap")
@@ -265,21 +265,24 @@ cdef class Engine:
     def __init__(self, *, int kind, Py_ssize_t n, Py_ssize_t d, double eta,
                  double alpha, int share, int sampler, bint centered,
                  double center_lr_inv, bint matrix_input,
-                 double[::1] lam, double[:, ::1] q, double[::1] mean,
+                 double[::1] lam, double[::1] omega, double[:, ::1] q,
+                 double[::1] mean,
                  double[::1] wsum, Py_ssize_t[::1] t):
         cdef bint with_matrices = matrix_input or (
             kind == OPF_KIND_MEG and share == OPF_SHARE_PAST)
-        if not (lam.shape[0] == n and q.shape[0] == n and q.shape[1] == n
-                and mean.shape[0] == n and t.shape[0] == 1
-                and 1 <= d <= n):
+        cdef bint basis = kind == OPF_KIND_MEG or kind == OPF_KIND_CUMULATIVE
+        if not (lam.shape[0] == n and omega.shape[0] == n and mean.shape[0] == n and t.shape[0] == 1
+                and 1 <= d <= n and q.shape[0] >= 1 and q.shape[1] >= 1
+                and (not basis or (q.shape[0] == n and q.shape[1] == n))
+                and wsum.shape[0] >= 1):
             raise ValueError("Engine: inconsistent state shapes")
-        work = _np.empty(opf_learner_work_len(n, with_matrices))
+        work = _np.empty(opf_learner_work_len(n, kind, with_matrices))
         iwork = _np.empty(opf_learner_iwork_len(n), dtype=_np.intp)
-        r1iwork = _np.empty(opf_r1_iwork_len(n), dtype=_np.intc)
+        r1iwork = _np.empty(opf_r1_iwork_len(n) if basis else 1, dtype=_np.intc)
         cdef double[::1] work_v = work
         cdef Py_ssize_t[::1] iwork_v = iwork
         cdef int[::1] r1iwork_v = r1iwork
-        self._keep = (lam, q, mean, wsum, t, work, iwork, r1iwork)
+        self._keep = (lam, omega, q, mean, wsum, t, work, iwork, r1iwork)
         self.s.n = n
         self.s.d = d
         self.s.kind = kind
@@ -292,6 +295,7 @@ cdef class Engine:
         self.s.alpha = alpha
         self.s.center_lr_inv = center_lr_inv
         self.s.lam = &lam[0]
+        self.s.omega = &omega[0]
         self.s.q = &q[0, 0]
         self.s.mean = &mean[0]
         self.s.wsum = &wsum[0]

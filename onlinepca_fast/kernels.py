@@ -36,7 +36,7 @@ def _cap(x, d, log_domain, name):
     n = x.shape[0]
     d = as_int(d, "d", 1, n)
     out = np.empty(n)
-    _kernels.cap(x, d, log_domain, out, np.empty(2 * n))
+    _kernels.cap(x, d, log_domain, out, np.empty(3 * n))
     return out
 
 

@@ -136,9 +136,10 @@ class _Learner:
         raise NotImplementedError
 
     def _initial_state(self, n, cfg):
-        """(lam, q, mean) at reset."""
+        """(lam, q, mean) at reset: W^0 = I/n."""
         lam = np.full(n, -np.log(n))
-        q = np.eye(n)
+        basis = self._kind in (_kernels.KIND_MEG, _kernels.KIND_CUMULATIVE)
+        q = np.eye(n) if basis else np.zeros((1, 1))  # experts need no basis
         return lam, q, np.zeros(n)
 
     # -- validation --------------------------------------------------------
@@ -185,9 +186,16 @@ class _Learner:
         lam, q, mean = self._initial_state(n, cfg)
         self.n_features_in_ = n
         self._lam = lam
+        self._omega = np.exp(lam)
         self._q = q
         self._mean = mean
-        wsum_shape = (n,) if self._kind == _kernels.KIND_EXPERTS else (n, n)
+        # running sum of past parameters, only for share="past"
+        if getattr(self, "share", None) != "past":
+            wsum_shape = (1,)
+        elif self._kind == _kernels.KIND_EXPERTS:
+            wsum_shape = (n,)
+        else:
+            wsum_shape = (n, n)
         self._wsum = np.zeros(wsum_shape)
         self._t = np.zeros(1, dtype=np.intp)
         self._losses = np.empty((2, 0))
@@ -200,10 +208,15 @@ class _Learner:
         n = self.n_features_in_
         cfg = self._config(n)
         cfg["matrix_input"] = bool(matrix)
+        if cfg["share"] == _kernels.SHARE_PAST:
+            need = n if self._kind == _kernels.KIND_EXPERTS else n * n
+            if self._wsum.size != need:
+                raise ValueError("share='past' averages every parameter since the "
+                                 "last reset; set it before fit, not mid-stream")
         key = tuple(sorted(cfg.items()))
         if getattr(self, "_engine", None) is None or self._engine_key != key:
             self._engine = _kernels.Engine(
-                lam=self._lam, q=self._q, mean=self._mean,
+                lam=self._lam, omega=self._omega, q=self._q, mean=self._mean,
                 wsum=self._wsum.reshape(-1), t=self._t, **cfg)
             self._engine_key = key
         return self._engine
@@ -326,7 +339,7 @@ class _CappedMixin:
 
     def _weights(self):
         """The probability weights omega of the current parameter."""
-        return np.exp(self._lam)
+        return self._omega.copy()
 
     def _draw(self, random_state):
         rng = self._rng if random_state is None else as_generator(random_state)
@@ -1079,4 +1092,4 @@ class SimplexVarianceMinimizer(_Learner):
     def weights_(self):
         """The current probability vector y."""
         self._check_fitted()
-        return np.exp(self._lam)
+        return self._omega.copy()

@@ -25,7 +25,7 @@
  * the output is a deterministic function of the input.
  *
  * Cost: O(n) expected, one exp (log domain) per element per level.
- * Workspace: 2n doubles.  No allocation.
+ * Workspace: 3n doubles.  No allocation.
  */
 #include <math.h>
 #include <stdint.h>
@@ -138,12 +138,14 @@ static ptrdiff_t search(double *buf, ptrdiff_t nf, ptrdiff_t d,
 }
 
 ptrdiff_t opf_cap(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
-                  double *out, double *work, ptrdiff_t *n_raised)
+                  double *out, double *out_lin, double *work,
+                  ptrdiff_t *n_raised)
 {
-    ptrdiff_t i, nf = 0, ncap;
+    ptrdiff_t i, j, nf = 0, ncap;
     const double cap_lin = 1.0 / (double)d;
     const double cap_log = -log((double)d);
     double tail_ref, tail_sum, top = -INFINITY;
+    double *buf = work, *ew = work + 2 * n;
 
     *n_raised = 0;
     if (n < 1 || d < 1 || d > n)
@@ -169,71 +171,84 @@ ptrdiff_t opf_cap(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
         for (i = 0; i < n; i++) {
             double v = x[i];
             int positive = log_domain ? (v > -INFINITY) : (v > 0.0);
-            if (positive) {
+            if (positive || to_raise > 0) {
+                if (!positive) {
+                    to_raise--;
+                    (*n_raised)++;
+                }
                 out[i] = cap_value;
-            } else if (to_raise > 0) {
-                out[i] = cap_value;
-                to_raise--;
-                (*n_raised)++;
+                if (out_lin)
+                    out_lin[i] = cap_lin;
             } else {
                 out[i] = zero;
+                if (out_lin)
+                    out_lin[i] = 0.0;
             }
         }
         return d;
     }
 
     if (log_domain) {
-        /* Search on the linear weights exp(mu - max), computed once.  Those
-         * below exp(-SAFE_RANGE) may have lost precision or underflowed;
-         * that only shrinks sums taken relative to pivots that small, which
-         * can only move the answer below them.  So the result is exact if
-         * the largest uncapped entry is above that range; otherwise search
-         * again with the exponentials taken relative to each pivot. */
+        /* Search on the linear weights e_i = exp(mu_i - max), computed once
+         * (kept unpermuted in ew for the output).  Those that underflow to 0
+         * are left out, and those below exp(-SAFE_RANGE) may have lost
+         * precision; both only shrink sums taken relative to pivots that
+         * small, which can only move the answer below them.  So the result
+         * is exact if the largest uncapped weight is above that range;
+         * otherwise search again on mu with exps relative to each pivot. */
         const double SAFE_RANGE = 600.0;
-        ptrdiff_t j = 0;
-        for (i = 0; i < n; i++)
-            if (x[i] > -INFINITY)
-                work[j++] = exp(x[i] - top);
-        ncap = search(work, nf, d, 0, &tail_ref, &tail_sum);
-        if (tail_ref > exp(-SAFE_RANGE)) {
-            /* the uncapped are the mu <= top + log(tail_ref) */
-            const double c = log((double)(d - ncap)) - log((double)d)
-                             - top - log(tail_ref) - log(tail_sum);
-            /* Capped iff its weight exceeds tail_ref, as in the search.  In
-             * mu that is a threshold known up to rounding: the exp is only
-             * taken for the few entries within 1e-6 of it. */
-            const double thresh = top + log(tail_ref);
-            const double lo_t = thresh - 1e-6, hi_t = thresh + 1e-6;
-            for (i = 0; i < n; i++) {
-                double v = x[i];
-                int capped = v > hi_t || (v > lo_t && exp(v - top) > tail_ref);
-                out[i] = capped ? cap_log : dmin(v + c, cap_log);
+        ptrdiff_t ne = 0;
+        if (out_lin)
+            ew = out_lin;
+        for (i = 0; i < n; i++) {
+            double e = exp(x[i] - top);  /* exp(-inf) = 0 */
+            ew[i] = e;
+            if (e > 0.0)
+                buf[ne++] = e;
+        }
+        if (ne >= d) {
+            ncap = search(buf, ne, d, 0, &tail_ref, &tail_sum);
+            if (tail_ref > exp(-SAFE_RANGE)) {
+                /* uncapped: e_i <= tail_ref, weight e_i / (tail_ref tail_sum)
+                 * times the remaining mass (d - ncap)/d */
+                const double c = log((double)(d - ncap)) - log((double)d)
+                                 - top - log(tail_ref) - log(tail_sum);
+                const double scale = ((double)(d - ncap) / (double)d)
+                                     / tail_sum / tail_ref;
+                for (i = 0; i < n; i++) {
+                    int capped = ew[i] > tail_ref;
+                    out[i] = capped ? cap_log : dmin(x[i] + c, cap_log);
+                    if (out_lin)
+                        out_lin[i] = capped ? cap_lin : dmin(ew[i] * scale, cap_lin);
+                }
+                return ncap;
             }
-            return ncap;
         }
         j = 0;
         for (i = 0; i < n; i++)
             if (x[i] > -INFINITY)
-                work[j++] = x[i];
-        ncap = search(work, nf, d, 1, &tail_ref, &tail_sum);
+                buf[j++] = x[i];
+        ncap = search(buf, nf, d, 1, &tail_ref, &tail_sum);
         {
             const double c = log((double)(d - ncap)) - log((double)d)
                              - tail_ref - log(tail_sum);
             for (i = 0; i < n; i++) {
                 double v = x[i];
                 out[i] = (v > tail_ref) ? cap_log : dmin(v + c, cap_log);
+                if (out_lin)
+                    out_lin[i] = exp(out[i]);
             }
         }
         return ncap;
     }
 
     {
-        ptrdiff_t j = 0;
         double c;
+        j = 0;
         for (i = 0; i < n; i++)
             if (x[i] > 0.0)
-                work[j++] = x[i];
-        ncap = search(work, nf, d, 0, &tail_ref, &tail_sum);
+                buf[j++] = x[i];
+        ncap = search(buf, nf, d, 0, &tail_ref, &tail_sum);
         c = ((double)(d - ncap) / (double)d) / tail_sum;
         if (isfinite(c / tail_ref)) {
             c /= tail_ref;
@@ -248,6 +263,9 @@ ptrdiff_t opf_cap(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
                 out[i] = (v > tail_ref) ? cap_lin : dmin((v / tail_ref) * c, cap_lin);
             }
         }
+        if (out_lin && out_lin != out)
+            for (i = 0; i < n; i++)
+                out_lin[i] = out[i];
     }
     return ncap;
 }

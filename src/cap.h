@@ -18,13 +18,16 @@
  * out        n outputs (may alias x). Capped entries are exactly 1/d
  *            (log domain: exactly -log d); the others x_i * c
  *            (log domain: x_i + c), clamped so none exceeds the cap.
- * work       2n doubles of workspace.
+ * out_lin    NULL, or n outputs receiving the linear weights exp(out) in
+ *            the log domain (computed without a second pass of exps).
+ * work       3n doubles of workspace.
  * n_raised   out: how many zero-weight entries were raised to the cap
  *            because fewer than d entries had positive weight (0 normally).
  *
  * Returns the number of entries at the cap (>= 0), or OPF_EINVAL.
  */
 ptrdiff_t opf_cap(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
-                  double *out, double *work, ptrdiff_t *n_raised);
+                  double *out, double *out_lin, double *work,
+                  ptrdiff_t *n_raised);
 
 #endif

@@ -28,14 +28,16 @@
 #include "rank_one_update.h"
 #include "systematic.h"
 
-/* Workspace (doubles): omega, z, y, lam2, lamsave (n each), cap 2n,
+/* Workspace (doubles): omega, z, y, lam2, lamsave, omegasave (n each), cap 3n,
  * decompose n, dsyevr 26n, the rank-one update's own, and five n x n
  * matrices only when the eigenbasis is recomputed (matrix instances or
  * mixing in the past average). */
-size_t opf_learner_work_len(ptrdiff_t n, int with_matrices)
+size_t opf_learner_work_len(ptrdiff_t n, int kind, int with_matrices)
 {
     size_t nn = (size_t)n;
-    return 34 * nn + opf_r1_work_len(n) + (with_matrices ? 5 * nn * nn : 0);
+    int basis = kind == OPF_KIND_MEG || kind == OPF_KIND_CUMULATIVE;
+    return 36 * nn + (basis ? opf_r1_work_len(n) : 0)
+           + (with_matrices ? 5 * nn * nn : 0);
 }
 
 /* Workspace (indices): corner n, decompose 3n. */
@@ -45,7 +47,8 @@ size_t opf_learner_iwork_len(ptrdiff_t n)
 }
 
 typedef struct {
-    double *omega, *z, *y, *lam2, *lamsave, *capw, *decw, *evw, *r1w;
+    double *omega, *z, *y, *lam2, *lamsave, *omegasave, *capw, *decw, *evw,
+        *r1w;
     double *m1, *m2, *m3, *wprev, *qsave; /* NULL without matrices */
     ptrdiff_t *corner, *deciw;
 } workspace;
@@ -59,12 +62,14 @@ static workspace split(const opf_learner *s)
     w.y = w.z + n;
     w.lam2 = w.y + n;
     w.lamsave = w.lam2 + n;
-    w.capw = w.lamsave + n;
-    w.decw = w.capw + 2 * n;
+    w.omegasave = w.lamsave + n;
+    w.capw = w.omegasave + n;
+    w.decw = w.capw + 3 * n;
     w.evw = w.decw + n;
     w.r1w = w.evw + 26 * n;
     if (s->with_matrices) {
-        w.m1 = w.r1w + opf_r1_work_len(n);
+        w.m1 = w.r1w + ((s->kind == OPF_KIND_MEG || s->kind == OPF_KIND_CUMULATIVE)
+                        ? opf_r1_work_len(n) : 0);
         w.m2 = w.m1 + n * n;
         w.m3 = w.m2 + n * n;
         w.wprev = w.m3 + n * n;
@@ -110,19 +115,20 @@ static void mix_uniform_log(double *lam, ptrdiff_t n, double alpha)
 }
 
 /* Draw the corner of trial t from omega (n, sum 1) into w->corner (d). */
-static int draw(const opf_learner *s, const workspace *w, double u)
+static int draw(const opf_learner *s, const workspace *w, const double *omega,
+                double u)
 {
     const ptrdiff_t n = s->n, d = s->d;
     ptrdiff_t i, r;
     switch (s->sampler) {
     case OPF_SAMPLER_SYSTEMATIC:
-        return opf_sample_systematic(w->omega, n, d, u, w->corner);
+        return opf_sample_systematic(omega, n, d, u, w->corner);
     case OPF_SAMPLER_LEADER:
         for (i = 0; i < d; i++)
             w->corner[i] = n - d + i;
         return OPF_OK;
     default:
-        r = opf_decompose(w->omega, n, d, u, 0, NULL, NULL, w->corner,
+        r = opf_decompose(omega, n, d, u, 0, NULL, NULL, w->corner,
                           w->decw, w->deciw);
         return r < 0 ? (int)r : OPF_OK;
     }
@@ -130,14 +136,15 @@ static int draw(const opf_learner *s, const workspace *w, double u)
 
 /* Expected loss d * sum omega_i v_i and realized loss sum_{corner} v_i,
  * where v_i is the loss of direction (or expert) i. */
-static void losses(const opf_learner *s, const workspace *w, const double *v,
-                   int use_omega, double *el, double *rl)
+static void losses(const opf_learner *s, const workspace *w,
+                   const double *omega, const double *v, int use_omega,
+                   double *el, double *rl)
 {
     double e = 0.0, r = 0.0;
     ptrdiff_t i;
     if (use_omega) {
         for (i = 0; i < s->n; i++)
-            e += w->omega[i] * v[i];
+            e += omega[i] * v[i];
         e *= (double)s->d;
     }
     for (i = 0; i < s->d; i++)
@@ -198,7 +205,8 @@ static void project(const opf_learner *s, const double *x, double *z)
 }
 
 /* The mixing and capping that follow the loss update of MEG and EXPERTS:
- * lam holds the updated, unnormalised log-weights. */
+ * lam holds the updated, unnormalised log-weights.  Leaves the new weights
+ * in lam and their exponentials in omega. */
 static int finish_meg(const opf_learner *s, const workspace *w, ptrdiff_t t)
 {
     const ptrdiff_t n = s->n;
@@ -208,17 +216,19 @@ static int finish_meg(const opf_learner *s, const workspace *w, ptrdiff_t t)
         normalize_log(s->lam, n); /* YL: v is a distribution before (11b) */
         mix_uniform_log(s->lam, n, s->alpha);
     }
-    if (opf_cap(s->lam, n, s->d, 1, s->lam, w->capw, &n_raised) < 0)
+    if (opf_cap(s->lam, n, s->d, 1, s->lam, s->omega, w->capw, &n_raised) < 0)
         return OPF_EINVAL;
     if (s->alpha <= 0.0)
         return OPF_OK;
     if (s->share == OPF_SHARE_UNIFORM) {
         mix_uniform_log(s->lam, n, s->alpha);
+        for (i = 0; i < n; i++)
+            s->omega[i] = exp(s->lam[i]);
     } else if (s->share == OPF_SHARE_PAST) {
-        /* W <- (1-a) W + a (W^0 + ... + W^{t-1}) / t, wsum already holds
-         * the sum up to W^{t-1}. */
+        /* W <- (1-a) W + a (W^0 + ... + W^{t-1}) / t */
         const double la = log1p(-s->alpha);
         if (s->kind == OPF_KIND_EXPERTS) {
+            /* wsum already holds w^{t-1} */
             for (i = 0; i < n; i++)
                 s->lam[i] = logaddexp(la + s->lam[i],
                                       log(s->alpha * s->wsum[i] / (double)t));
@@ -226,7 +236,7 @@ static int finish_meg(const opf_learner *s, const workspace *w, ptrdiff_t t)
             /* wprev = W^{t-1}; it joins wsum only if this succeeds */
             const double a = s->alpha / (double)t;
             for (i = 0; i < n; i++)
-                w->lam2[i] = (1.0 - s->alpha) * exp(s->lam[i]);
+                w->lam2[i] = (1.0 - s->alpha) * s->omega[i];
             form(s, w, w->lam2, w->m1);
             for (i = 0; i < n * n; i++)
                 w->m1[i] += a * (s->wsum[i] + w->wprev[i]);
@@ -234,6 +244,7 @@ static int finish_meg(const opf_learner *s, const workspace *w, ptrdiff_t t)
             if (st != OPF_OK) {
                 memcpy(s->lam, w->lamsave, (size_t)n * sizeof(double));
                 memcpy(s->q, w->qsave, (size_t)(n * n) * sizeof(double));
+                memcpy(s->omega, w->omegasave, (size_t)n * sizeof(double));
                 return st;
             }
             for (i = 0; i < n * n; i++)
@@ -243,6 +254,8 @@ static int finish_meg(const opf_learner *s, const workspace *w, ptrdiff_t t)
                 s->lam[i] = log(w->lam2[i] > 1e-300 ? w->lam2[i] : 1e-300);
             memcpy(s->q, w->m2, (size_t)(n * n) * sizeof(double));
         }
+        for (i = 0; i < n; i++)
+            s->omega[i] = exp(s->lam[i]);
     }
     return OPF_OK;
 }
@@ -258,55 +271,53 @@ static int trial(const opf_learner *s, const workspace *w, const double *x,
     switch (s->kind) {
 
     case OPF_KIND_EXPERTS:
-        for (i = 0; i < n; i++)
-            w->omega[i] = exp(s->lam[i]);
-        if ((st = draw(s, w, u)) != OPF_OK)
+        if ((st = draw(s, w, s->omega, u)) != OPF_OK)
             return st;
-        losses(s, w, x, 1, el, rl);
+        losses(s, w, s->omega, x, 1, el, rl);
         if (s->share == OPF_SHARE_PAST)
             for (i = 0; i < n; i++)
-                s->wsum[i] += w->omega[i];
+                s->wsum[i] += s->omega[i];
         for (i = 0; i < n; i++)
             s->lam[i] -= s->eta * x[i];
         return finish_meg(s, w, t);
 
     case OPF_KIND_SIMPLEX_VAR: {
         double loss = 0.0;
-        for (i = 0; i < n; i++)
-            w->omega[i] = exp(s->lam[i]);
+        const double *y = s->omega;
         if (s->matrix_input) {
             int nn = (int)n, inc = 1;
             double one = 1.0, zero = 0.0;
             char nt = 'N';
-            s->fns->dgemv(&nt, &nn, &nn, &one, (double *)x, &nn, w->omega,
-                          &inc, &zero, w->y, &inc);
+            s->fns->dgemv(&nt, &nn, &nn, &one, (double *)x, &nn,
+                          (double *)y, &inc, &zero, w->y, &inc);
         } else {
             double xy = 0.0;
             for (i = 0; i < n; i++)
-                xy += x[i] * w->omega[i];
+                xy += x[i] * y[i];
             for (i = 0; i < n; i++)
                 w->y[i] = x[i] * xy;
         }
         for (i = 0; i < n; i++)
-            loss += w->omega[i] * w->y[i];
+            loss += y[i] * w->y[i];
         *el = *rl = loss;
         for (i = 0; i < n; i++)
             s->lam[i] -= s->eta * w->y[i]; /* (29a) */
         normalize_log(s->lam, n);
         if (s->share == OPF_SHARE_FIXED && s->alpha > 0.0)
             mix_uniform_log(s->lam, n, s->alpha); /* (29b) */
+        for (i = 0; i < n; i++)
+            s->omega[i] = exp(s->lam[i]);
         return OPF_OK;
     }
 
     case OPF_KIND_MEG:
-        for (i = 0; i < n; i++)
-            w->omega[i] = exp(s->lam[i]);
-        if ((st = draw(s, w, u)) != OPF_OK)
+        if ((st = draw(s, w, s->omega, u)) != OPF_OK)
             return st;
         if (s->share == OPF_SHARE_PAST && s->alpha > 0.0) {
             /* keep W^{t-1} and the state aside until the trial succeeds */
-            form(s, w, w->omega, w->wprev);
+            form(s, w, s->omega, w->wprev);
             memcpy(w->lamsave, s->lam, (size_t)n * sizeof(double));
+            memcpy(w->omegasave, s->omega, (size_t)n * sizeof(double));
             memcpy(w->qsave, s->q, (size_t)(n * n) * sizeof(double));
         }
         if (s->matrix_input) {
@@ -321,7 +332,7 @@ static int trial(const opf_learner *s, const workspace *w, const double *x,
                 w->z[i] = 0.0;
             for (i = 0; i < n * n; i++)
                 w->z[i % n] += s->q[i] * w->m2[i];
-            losses(s, w, w->z, 1, el, rl);
+            losses(s, w, s->omega, w->z, 1, el, rl);
             form(s, w, s->lam, w->m1);
             for (i = 0; i < n * n; i++)
                 w->m1[i] -= s->eta * x[i];
@@ -333,7 +344,7 @@ static int trial(const opf_learner *s, const workspace *w, const double *x,
             project(s, x, w->z);
             for (i = 0; i < n; i++)
                 w->y[i] = w->z[i] * w->z[i];
-            losses(s, w, w->y, 1, el, rl);
+            losses(s, w, s->omega, w->y, 1, el, rl);
             st = opf_rank_one_update(n, s->lam, s->q, n, -s->eta, x, w->r1w,
                                      s->r1iwork, s->fns, 0, &info);
             if (st != OPF_OK)
@@ -348,15 +359,14 @@ static int trial(const opf_learner *s, const workspace *w, const double *x,
         project(s, w->y, w->z);
         for (i = 0; i < n; i++)
             w->lam2[i] = w->z[i] * w->z[i];
-        if (s->sampler != OPF_SAMPLER_LEADER) {
-            if (opf_cap(s->lam, n, s->d, 1, w->omega, w->capw, &n_raised) < 0)
+        /* W = cap(exp(A)): capped log-weights to lamsave, weights to omega */
+        if (s->sampler != OPF_SAMPLER_LEADER)
+            if (opf_cap(s->lam, n, s->d, 1, w->lamsave, w->omega, w->capw,
+                        &n_raised) < 0)
                 return OPF_EINVAL;
-            for (i = 0; i < n; i++)
-                w->omega[i] = exp(w->omega[i]);
-        }
-        if ((st = draw(s, w, u)) != OPF_OK)
+        if ((st = draw(s, w, w->omega, u)) != OPF_OK)
             return st;
-        losses(s, w, w->lam2, s->sampler != OPF_SAMPLER_LEADER, el, rl);
+        losses(s, w, w->omega, w->lam2, s->sampler != OPF_SAMPLER_LEADER, el, rl);
         if (s->centered)
             f = (s->center_lr_inv + (double)(t - 1))
                 / (s->center_lr_inv + (double)t); /* eq. (16) */

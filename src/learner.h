@@ -55,7 +55,10 @@ typedef struct {
     double center_lr_inv;    /* eta~^{-1} >= 0 of WK Alg. 6 */
     /* state (caller-owned) */
     double *lam;             /* n */
-    double *q;               /* n x n row-major, columns = eigenvectors */
+    double *omega;           /* n: exp(lam), kept with it (MEG, EXPERTS,
+                                SIMPLEX_VAR) so a trial needs one exp pass */
+    double *q;               /* n x n row-major, columns = eigenvectors
+                                (MEG and CUMULATIVE only) */
     double *mean;            /* n: center m^t (CUMULATIVE) */
     double *wsum;            /* n x n (or n for EXPERTS): sum of past W */
     ptrdiff_t *t;            /* trials so far */
@@ -66,7 +69,7 @@ typedef struct {
     const opf_r1_lapack *fns;
 } opf_learner;
 
-size_t opf_learner_work_len(ptrdiff_t n, int with_matrices);
+size_t opf_learner_work_len(ptrdiff_t n, int kind, int with_matrices);
 size_t opf_learner_iwork_len(ptrdiff_t n);
 
 /*

@@ -32,17 +32,21 @@ int opf_sample_systematic(const double *w, ptrdiff_t n, ptrdiff_t d,
         return OPF_EINVAL;
     scale = (double)d / total;
 
-    for (i = 0; i < n && cnt < d; i++) {
-        /* The boundary after the last positive weight is d by definition,
-         * so u + d - 1 < d is always hit however the partial sums round,
-         * and zero weights (empty intervals) are never hit. */
-        if (!(w[i] > 0.0))
-            continue;
-        C = (i == last) ? (double)d : C + w[i] * scale;
-        if (t < C) {
-            chosen[cnt++] = i;
-            t += 1.0;
-        }
+    /* The boundary after the last positive weight is d by definition, so
+     * u + d - 1 < d is always hit however the partial sums round, and zero
+     * weights (empty intervals) are never hit.  Branch-free: the hits are
+     * as unpredictable as the draw. */
+    for (i = 0; i < last && cnt < d; i++) {
+        int hit;
+        C += w[i] * scale;
+        hit = (t < C) & (w[i] > 0.0);
+        chosen[cnt] = i;
+        cnt += hit;
+        t += (double)hit;
+    }
+    if (cnt < d && last >= 0) {
+        chosen[cnt] = last;  /* C = d > t: the last interval is hit */
+        cnt++;
     }
     if (cnt < d) {
         /* Only reachable if rounding made some pi_i exceed 1 and two
