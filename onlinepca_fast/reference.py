@@ -16,7 +16,7 @@ import numpy as np
 # result depends on a sum (math.fsum), and kept close to the text of
 # Warmuth & Kuzmin (2008), "WK" below.
 
-import math  # noqa: E402  (kept inside this section, see the module header)
+import math  # noqa: E402  (used by this section only)
 import numbers  # noqa: E402
 
 

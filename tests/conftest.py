@@ -1,0 +1,24 @@
+"""Shared pytest configuration.
+
+Hypothesis runs derandomized everywhere (as SciPy does in CI): the examples
+are a deterministic function of the test, so a property test cannot flake
+and a failure reproduces on every machine.  The "ci" profile is loaded when
+the environment variable ``CI`` is set, otherwise "dev" (fewer examples);
+``HYPOTHESIS_PROFILE`` overrides both.
+"""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+_COMMON = dict(
+    derandomize=True,
+    deadline=None,  # timings of compiled code on shared CI machines vary
+    database=None,  # derandomized: nothing worth storing, no .hypothesis/
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
+settings.register_profile("ci", max_examples=60, **_COMMON)
+settings.register_profile("dev", max_examples=30, **_COMMON)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))

@@ -1,0 +1,505 @@
+"""Tests of kernels.cap and kernels.cap_log, the relative-entropy projection
+onto the capped simplex (Warmuth & Kuzmin 2008, Algorithm 4).
+
+The compiled kernels (median search, no sort) are compared with the
+sort-based oracle in onlinepca_fast.reference, with the defining properties
+of the projection (KKT conditions), and for tiny n with a direct numerical
+minimisation of the relative entropy.
+
+Tolerances
+----------
+RTOL = 1e-14 (linear domain): both versions compute ``q_i = w_i * c`` with
+c from a sum over the uncapped weights; the oracle sums exactly
+(math.fsum), so what remains is a few roundings in c plus the summation
+error of the compiled code -- about 45 ulps of room.
+
+LOG_ATOL = 1e-13, scaled by ``max(1, |mu_i|, |nu_i|)`` (log domain): the
+output is ``mu_i + c``, a sum of two numbers as large as ``|mu_i|`` and
+``|c| <= |mu_i| + |nu_i|``, so each version is only accurate to a few ulps
+of those magnitudes (ulp(1400) = 2.3e-13); an absolute error of 1e-13 at
+O(1) values is a relative error of 1e-13 in the weight.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from scipy.optimize import minimize
+
+from onlinepca_fast import kernels, reference
+
+RTOL = 1e-14
+LOG_ATOL = 1e-13
+SUM_ATOL = 1e-12
+
+SIZES = [1, 2, 3, 10, 100, 1000, 10**4, 10**5]
+
+
+def _sizes_d(n):
+    """The subset sizes tried for each n: extremes and a typical one."""
+    return sorted({d for d in (1, 2, max(1, n // 10), n - 1, n) if 1 <= d <= n})
+
+
+def _weights(kind, n, rng):
+    if kind == "exponential":  # heavy tail: the largest entries get capped
+        return rng.standard_exponential(n) ** 3
+    if kind == "ties":  # three distinct values: big blocks of exact ties
+        return rng.integers(1, 4, n).astype(np.float64) ** 2
+    if kind == "zeros":  # about half the weights exactly zero
+        w = rng.standard_exponential(n) ** 2
+        w[rng.random(n) < 0.5] = 0.0
+        return w
+    if kind == "wide":  # 260 orders of magnitude
+        return np.exp(rng.uniform(-300.0, 300.0, n))
+    raise AssertionError(kind)
+
+
+def _log_weights(kind, n, rng):
+    if kind == "wide":  # 600 orders of magnitude: exp(mu) underflows
+        return rng.uniform(-1400.0, 0.0, n)
+    if kind == "normal":  # a learner's log-eigenvalues after a while
+        return rng.normal(scale=20.0, size=n)
+    if kind == "ties":  # 0, -500, -1000, -1500: exact ties far apart
+        return rng.integers(-3, 1, n) * 500.0
+    if kind == "neginf":  # zero weights mixed with a wide spread
+        mu = rng.uniform(-1400.0, 0.0, n)
+        mu[rng.random(n) < 0.5] = -np.inf
+        return mu
+    if kind == "shifted":  # large positive log-weights: c is about -2400
+        return rng.uniform(1000.0, 2400.0, n)
+    raise AssertionError(kind)
+
+
+def _raised(positive, d, cap_value, zero_value):
+    """The documented output when fewer than d entries have positive weight."""
+    out = np.where(positive, cap_value, zero_value)
+    out[np.flatnonzero(~positive)[:d - np.count_nonzero(positive)]] = cap_value
+    return out
+
+
+def check_cap(w, d, q):
+    """Output invariants of cap and the KKT conditions of the projection."""
+    w = np.asarray(w, dtype=np.float64)
+    cap_value = 1.0 / d
+    assert q.shape == w.shape and q.dtype == np.float64
+    assert np.all(q >= 0.0)
+    assert np.all(q <= cap_value), "an entry was rounded above the cap"
+    assert math.fsum(q) == pytest.approx(1.0, rel=0, abs=SUM_ATOL)
+    positive = w > 0
+    if np.count_nonzero(positive) < d:
+        np.testing.assert_array_equal(q, _raised(positive, d, cap_value, 0.0))
+        return
+    assert np.all(q[~positive] == 0.0)
+    # Capped entries are bitwise 1/d; every other positive entry must then
+    # be w_i * c for one c -- so a capped entry a few ulps off fails here.
+    # (An uncapped entry may also round to exactly 1/d: a tie at the cap
+    # boundary, or w_i * c = 1 - 1e-36 for d = 1; no check below assumes
+    # that entries equal to 1/d are exactly the capped ones.)
+    capped = q == cap_value
+    free = positive & ~capped
+    if free.any():
+        ratio = q[free] / w[free]
+        c = np.median(ratio)
+        np.testing.assert_allclose(ratio, c, rtol=RTOL, atol=0)
+        # KKT: a capped entry would reach or exceed the cap if rescaled
+        assert np.all(w[capped] * c >= cap_value * (1 - RTOL))
+    else:
+        assert np.count_nonzero(capped) == d
+    # order preserved, and equal weights get equal (bitwise) outputs
+    order = np.argsort(w, kind="stable")
+    assert np.all(np.diff(q[order]) >= 0.0)
+    tied = np.diff(w[order]) == 0
+    assert np.all(np.diff(q[order])[tied] == 0.0)
+
+
+def check_cap_log(mu, d, nu):
+    """Output invariants of cap_log and its KKT conditions."""
+    mu = np.asarray(mu, dtype=np.float64)
+    cap_value = -math.log(d)
+    assert nu.shape == mu.shape and nu.dtype == np.float64
+    assert not np.isnan(nu).any()
+    assert np.all(nu <= cap_value), "an entry was rounded above the cap"
+    assert math.fsum(np.exp(nu)) == pytest.approx(1.0, rel=0, abs=SUM_ATOL)
+    finite = np.isfinite(mu)
+    if np.count_nonzero(finite) < d:
+        np.testing.assert_array_equal(nu, _raised(finite, d, cap_value, -np.inf))
+        return
+    assert np.all(np.isneginf(nu[~finite]))
+    assert np.all(np.isfinite(nu[finite]))
+    tol = LOG_ATOL * max(1.0, np.abs(mu[finite]).max(), np.abs(nu[finite]).max())
+    capped = nu == cap_value
+    free = finite & ~capped
+    if free.any():
+        shift = nu[free] - mu[free]
+        c = np.median(shift)
+        assert np.ptp(shift) <= tol, "uncapped entries are not mu_i + one constant"
+        assert np.all(mu[capped] + c >= cap_value - tol)  # KKT
+    else:
+        assert np.count_nonzero(capped) == d
+    order = np.argsort(mu[finite], kind="stable")
+    mu_sorted, nu_sorted = mu[finite][order], nu[finite][order]
+    assert np.all(np.diff(nu_sorted) >= 0.0)
+    assert np.all(np.diff(nu_sorted)[np.diff(mu_sorted) == 0] == 0.0)
+
+
+def assert_log_close(actual, desired, mu):
+    """|actual - desired| <= LOG_ATOL * max(1, |mu_i|, |desired_i|); -inf alike."""
+    np.testing.assert_array_equal(np.isneginf(actual), np.isneginf(desired))
+    fin = np.isfinite(desired)
+    scale = np.maximum(1.0, np.maximum(np.abs(np.where(np.isfinite(mu), mu, 0.0)),
+                                       np.abs(np.where(fin, desired, 0.0))))
+    err = np.abs(actual[fin] - desired[fin]) / scale[fin]
+    assert err.max(initial=0.0) <= LOG_ATOL, (
+        f"max scaled error {err.max():.3g} at index {np.flatnonzero(fin)[err.argmax()]}")
+
+
+# ---------------------------------------------------------------------------
+# Agreement with the sort-based oracle
+
+
+@pytest.mark.parametrize("kind", ["exponential", "ties", "zeros", "wide"])
+@pytest.mark.parametrize("n", SIZES)
+def test_cap_matches_reference(n, kind):
+    rng = np.random.default_rng([n, len(kind)])
+    w = _weights(kind, n, rng)
+    for d in _sizes_d(n):
+        q = kernels.cap(w, d)
+        np.testing.assert_allclose(q, reference.cap(w, d), rtol=RTOL, atol=0,
+                                   err_msg=f"d={d}")
+        check_cap(w, d, q)
+
+
+@pytest.mark.parametrize("kind", ["wide", "normal", "ties", "neginf", "shifted"])
+@pytest.mark.parametrize("n", SIZES)
+def test_cap_log_matches_reference(n, kind):
+    rng = np.random.default_rng([n, len(kind), 1])
+    mu = _log_weights(kind, n, rng)
+    for d in _sizes_d(n):
+        nu = kernels.cap_log(mu, d)
+        assert_log_close(nu, reference.cap_log(mu, d), mu)
+        check_cap_log(mu, d, nu)
+
+
+def test_reference_cap_log_is_log_of_cap():
+    # the two oracles agree where exp(mu) neither underflows nor overflows
+    rng = np.random.default_rng(7)
+    mu = rng.uniform(-30.0, 0.0, 500)
+    for d in (1, 7, 50, 499):
+        np.testing.assert_allclose(np.exp(reference.cap_log(mu, d)),
+                                   reference.cap(np.exp(mu), d), rtol=1e-13, atol=0)
+
+
+# ---------------------------------------------------------------------------
+# Worked examples and special cases
+
+
+def test_cap_worked_example_wk_eq6():
+    # WK Sec. 4.1: (1/7, 2/7, 4/7) capped at 1/2 is (1/6, 1/3, 1/2)
+    expected = np.array([1 / 6, 1 / 3, 1 / 2])
+    for w in ([1.0, 2.0, 4.0], [1 / 7, 2 / 7, 4 / 7], [1, 2, 4]):
+        q = kernels.cap(w, 2)
+        np.testing.assert_allclose(q, expected, rtol=RTOL, atol=0)
+        assert q[2] == 0.5
+        np.testing.assert_allclose(kernels.cap_log(np.log(w), 2), np.log(expected),
+                                   rtol=0, atol=LOG_ATOL)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_cap_ties_at_the_cap_boundary(seed):
+    # Capping the two 100s leaves the block of 1s exactly at the cap 1/10:
+    # (10 - 2) * 1 == 3 * 1 + 10 * 0.5.  Capped or "uncapped at the cap",
+    # the block must come out at 1/10 and the tail at 1/20.
+    w = np.array([100.0, 100.0, 1.0, 1.0, 1.0] + [0.5] * 10)
+    expected = np.array([0.1] * 5 + [0.05] * 10)
+    perm = np.random.default_rng(seed).permutation(w.size)
+    q = kernels.cap(w[perm], 10)
+    np.testing.assert_allclose(q, expected[perm], rtol=RTOL, atol=0)
+    check_cap(w[perm], 10, q)
+    nu = kernels.cap_log(np.log(w[perm]), 10)
+    np.testing.assert_allclose(nu, np.log(expected[perm]), rtol=0, atol=LOG_ATOL)
+    check_cap_log(np.log(w[perm]), 10, nu)
+    # the smallest such case: (3 - 1) * 2 == 2 + 1 + 1
+    np.testing.assert_allclose(kernels.cap([5.0, 2.0, 1.0, 1.0], 3),
+                               [1 / 3, 1 / 3, 1 / 6, 1 / 6], rtol=RTOL, atol=0)
+
+
+def test_cap_many_equal_values():
+    # a block of ties that is capped as a whole, and one that is not
+    w = np.array([9.0] * 30 + [1.0] * 970)
+    for d in (10, 100, 200, 1000):
+        q = kernels.cap(w, d)
+        np.testing.assert_allclose(q, reference.cap(w, d), rtol=RTOL, atol=0)
+        check_cap(w, d, q)
+    q = kernels.cap(w, 200)  # 200 * 9 > 1240: the 9s are capped (170 * 1 <= 970)
+    assert np.all(q[:30] == 1 / 200)
+    np.testing.assert_allclose(q[30:], 170 / 200 / 970, rtol=RTOL, atol=0)
+    q = kernels.cap(w, 100)  # 100 * 9 < 1240: nothing is capped
+    np.testing.assert_allclose(q, w / 1240, rtol=RTOL, atol=0)
+
+
+def test_cap_of_a_capped_vector_is_its_normalisation():
+    # WK Alg. 4, first branch: nothing above the cap, only rescaling
+    w = np.array([3.0, 1.0, 2.0, 2.0, 0.0, 1.5])
+    for d in (1, 2, 3):
+        np.testing.assert_allclose(kernels.cap(w, d), w / w.sum(), rtol=RTOL, atol=0)
+    np.testing.assert_allclose(kernels.cap(w, 4), reference.cap(w, 4), rtol=RTOL, atol=0)
+
+
+def test_cap_d_equals_1_and_n():
+    rng = np.random.default_rng(3)
+    w = rng.standard_exponential(50)
+    np.testing.assert_allclose(kernels.cap(w, 1), w / w.sum(), rtol=RTOL, atol=0)
+    np.testing.assert_allclose(kernels.cap(w, 50), np.full(50, 1 / 50), rtol=RTOL, atol=0)
+    np.testing.assert_allclose(kernels.cap([7.0], 1), [1.0], rtol=RTOL, atol=0)
+    assert kernels.cap_log([-1000.0], 1)[0] == 0.0
+    mu = np.log(w)
+    np.testing.assert_allclose(kernels.cap_log(mu, 50), np.full(50, -math.log(50)),
+                               rtol=0, atol=LOG_ATOL * math.log(50))
+
+
+def test_cap_fewer_than_d_positive():
+    # the projection does not exist: positives to 1/d, then the zero
+    # entries with the smallest indices are raised to 1/d
+    np.testing.assert_array_equal(kernels.cap([1.0, 0, 0, 0], 2), [0.5, 0.5, 0, 0])
+    np.testing.assert_array_equal(kernels.cap([0, 0, 3.0, 0, 0], 3),
+                                  [1 / 3, 1 / 3, 1 / 3, 0, 0])
+    np.testing.assert_array_equal(kernels.cap([0, 2.0, 0, 5.0], 3), [1 / 3, 1 / 3, 0, 1 / 3])
+    np.testing.assert_array_equal(kernels.cap([0.0, 0.0, 0.0], 2), [0.5, 0.5, 0])
+    h = math.log(2)
+    np.testing.assert_array_equal(kernels.cap_log([0.0, -np.inf, -np.inf], 2),
+                                  [-h, -h, -np.inf])
+    np.testing.assert_array_equal(kernels.cap_log([-np.inf, 5.0, -np.inf, -np.inf], 3),
+                                  [-math.log(3)] * 3 + [-np.inf])
+    np.testing.assert_array_equal(kernels.cap_log([-np.inf, -np.inf], 1), [0.0, -np.inf])
+
+
+def test_cap_underflow_linear_versus_log():
+    mu = np.array([0.0, -800.0, -800.0, -800.0])
+    # exp underflows: [1, 0, 0, 0] has fewer than d = 2 positive entries
+    w = np.exp(mu)
+    np.testing.assert_array_equal(w, [1.0, 0, 0, 0])
+    np.testing.assert_array_equal(kernels.cap(w, 2), [0.5, 0.5, 0, 0])
+    # the log domain is not fooled: the remaining mass 1/2 is spread equally
+    nu = kernels.cap_log(mu, 2)
+    assert nu[0] == -math.log(2)
+    # nu = -800 + c: rounding at the magnitude 800, ulp(800) = 1.1e-13
+    np.testing.assert_allclose(nu[1:], math.log(1 / 6), rtol=0, atol=1e-12)
+    check_cap_log(mu, 2, nu)
+    # and the linear domain handles subnormal weights that did not underflow
+    np.testing.assert_allclose(kernels.cap([1.0, 1e-320, 1e-320, 1e-320], 2),
+                               [0.5, 1 / 6, 1 / 6, 1 / 6], rtol=RTOL, atol=0)
+    for scale in (-1070, 1020):  # exactly representable tiny / huge weights
+        w = np.ldexp([1.0, 2.0, 4.0], scale)
+        np.testing.assert_allclose(kernels.cap(w, 2), [1 / 6, 1 / 3, 1 / 2], rtol=RTOL, atol=0)
+
+
+def test_cap_log_spans_600_orders_of_magnitude():
+    rng = np.random.default_rng(11)
+    mu = rng.uniform(-1400.0, 0.0, 2000)
+    mu[:5] = 0.0  # a capped block of ties
+    for d in (1, 6, 200, 1999):
+        nu = kernels.cap_log(mu, d)
+        check_cap_log(mu, d, nu)
+        assert_log_close(nu, reference.cap_log(mu, d), mu)
+        # weights below exp(-745) are zero as floats, never as log-weights
+        assert np.all(np.isfinite(nu))
+
+
+def test_cap_inputs_are_not_modified_and_layouts_agree():
+    rng = np.random.default_rng(5)
+    w = rng.standard_exponential(41) ** 3
+    w_copy = w.copy()
+    q = kernels.cap(w, 5)
+    np.testing.assert_array_equal(w, w_copy)
+    mu = np.log(w)
+    kernels.cap_log(mu, 5)
+    np.testing.assert_array_equal(mu, np.log(w_copy))
+    # non-contiguous, float32, list and integer input
+    np.testing.assert_allclose(kernels.cap(w[::2], 3), kernels.cap(w[::2].copy(), 3),
+                               rtol=RTOL, atol=0)
+    w32 = w.astype(np.float32)
+    np.testing.assert_allclose(kernels.cap(w32, 5), kernels.cap(w32.astype(np.float64), 5),
+                               rtol=RTOL, atol=0)
+    np.testing.assert_allclose(kernels.cap(list(w), 5), q, rtol=RTOL, atol=0)
+    np.testing.assert_allclose(kernels.cap(np.array([1, 2, 4]), np.int64(2)),
+                               [1 / 6, 1 / 3, 1 / 2], rtol=RTOL, atol=0)
+
+
+# ---------------------------------------------------------------------------
+# cap is the relative-entropy projection: a direct numerical minimisation
+
+
+def _kl(q, w):
+    q = np.asarray(q, dtype=np.float64)
+    pos = q > 0
+    return float(np.sum(q[pos] * np.log(q[pos] / w[pos])))
+
+
+def _project_numerically(w, d):
+    """argmin sum q log(q/w) over the capped simplex by SLSQP (approximate)."""
+    n = w.size
+
+    def fun(q):
+        q = np.maximum(q, 1e-300)
+        return float(np.sum(q * np.log(q / w)))
+
+    def jac(q):
+        return np.log(np.maximum(q, 1e-300) / w) + 1.0
+
+    with warnings.catch_warnings():
+        # SLSQP may step a hair outside the bounds and clip back: harmless
+        warnings.filterwarnings("ignore", message=".*outside bounds.*")
+        res = minimize(fun, np.full(n, 1.0 / n), jac=jac, method="SLSQP",
+                       bounds=[(0.0, 1.0 / d)] * n,
+                       constraints=[{"type": "eq", "fun": lambda q: q.sum() - 1.0,
+                                     "jac": lambda q: np.ones(n)}],
+                       options={"ftol": 1e-13, "maxiter": 1000})
+    assert res.success, res.message
+    return res.x
+
+
+@pytest.mark.parametrize("n,d", [(n, d) for n in range(2, 7) for d in range(1, n)])
+def test_cap_is_the_kl_projection(n, d):
+    # The SLSQP oracle is approximate (ftol = 1e-13 in the objective; it
+    # lands within ~1e-7 of the projection on these inputs): compare q to
+    # 1e-6, and check that the exact projection is never worse in KL.
+    rng = np.random.default_rng([n, d])
+    for _ in range(3):
+        w = rng.standard_exponential(n) ** 4 + 1e-3
+        w /= w.sum()
+        q = kernels.cap(w, d)
+        q_num = _project_numerically(w, d)
+        np.testing.assert_allclose(q, q_num, rtol=0, atol=1e-6)
+        assert _kl(q, w) <= _kl(np.clip(q_num, 0, 1 / d), w) + 1e-12
+        nu = kernels.cap_log(np.log(w), d)
+        np.testing.assert_allclose(np.exp(nu), q_num, rtol=0, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# Property tests (hypothesis profile from conftest.py: derandomized)
+
+_LIN_ELEMENT = st.one_of(
+    st.sampled_from([0.0, 0.25, 1.0, 1.0, 4.0, 1e3]),  # ties and zeros
+    st.floats(1e-50, 1e50, allow_subnormal=False),
+)
+_LOG_ELEMENT = st.one_of(
+    st.sampled_from([-np.inf, 0.0, -1.0, -700.0, 5.0]),
+    st.floats(-1500.0, 1500.0),
+)
+
+
+@st.composite
+def _vector_and_d(draw, element):
+    n = draw(st.integers(1, 40))
+    x = draw(hnp.arrays(np.float64, n, elements=element))
+    return x, draw(st.integers(1, n))
+
+
+@given(_vector_and_d(_LIN_ELEMENT))
+def test_cap_properties(wd):
+    w, d = wd
+    q = kernels.cap(w, d)
+    check_cap(w, d, q)
+    np.testing.assert_allclose(q, reference.cap(w, d), rtol=RTOL, atol=0)
+    # scale invariance (exact powers of two) and idempotence
+    np.testing.assert_allclose(kernels.cap(np.ldexp(w, 37), d), q, rtol=RTOL, atol=0)
+    if np.count_nonzero(w) >= d:
+        np.testing.assert_allclose(kernels.cap(q, d), q, rtol=RTOL, atol=0)
+
+
+@given(_vector_and_d(_LOG_ELEMENT))
+def test_cap_log_properties(mud):
+    mu, d = mud
+    nu = kernels.cap_log(mu, d)
+    check_cap_log(mu, d, nu)
+    assert_log_close(nu, reference.cap_log(mu, d), mu)
+    # shift invariance: cap_log(mu + t) == cap_log(mu); mu + t rounds at the
+    # magnitude |mu| + 100, so allow that much
+    shifted = kernels.cap_log(mu + 100.0, d)
+    assert_log_close(shifted, nu, np.where(np.isfinite(mu), np.abs(mu) + 100.0, 0.0))
+
+
+@given(_vector_and_d(st.one_of(st.just(-np.inf), st.floats(-30.0, 0.0))))
+def test_cap_log_agrees_with_cap(mud):
+    # exp(mu) >= exp(-30) neither underflows nor loses precision, so the
+    # two domains must agree; log values <= 30 carry errors ~ 30 eps
+    mu, d = mud
+    np.testing.assert_allclose(np.exp(kernels.cap_log(mu, d)), kernels.cap(np.exp(mu), d),
+                               rtol=1e-13, atol=0)
+
+
+@given(_vector_and_d(_LIN_ELEMENT), st.randoms(use_true_random=False))
+def test_cap_is_permutation_equivariant(wd, random):
+    w, d = wd
+    if np.count_nonzero(w) < d:
+        return  # the fallback raises zero entries by index, by design
+    perm = np.array(random.sample(range(w.size), w.size))
+    np.testing.assert_allclose(kernels.cap(w[perm], d), kernels.cap(w, d)[perm],
+                               rtol=RTOL, atol=0)
+
+
+# ---------------------------------------------------------------------------
+# Bad input: clear errors naming the argument
+
+W = r"\bw\b"
+MU = r"\bmu\b"
+D = r"\bd\b"
+
+
+@pytest.mark.parametrize("w,exc", [
+    ([1.0, np.nan, 2.0], ValueError),
+    ([1.0, np.inf, 2.0], ValueError),
+    ([1.0, -np.inf, 2.0], ValueError),
+    ([1.0, -0.5, 2.0], ValueError),
+    (np.ones((2, 3)), ValueError),
+    (np.ones(()), ValueError),
+    (np.array([], dtype=float), ValueError),
+    (np.array([1 + 1j, 2.0]), TypeError),
+    (np.array([1.0, 2.0], dtype=object), TypeError),
+    (["a", "b"], TypeError),
+])
+def test_cap_rejects_bad_w(w, exc):
+    with pytest.raises(exc, match=W):
+        kernels.cap(w, 1)
+
+
+@pytest.mark.parametrize("mu,exc", [
+    ([0.0, np.nan, -2.0], ValueError),
+    ([0.0, np.inf, -2.0], ValueError),
+    (np.zeros((2, 3)), ValueError),
+    (np.array([], dtype=float), ValueError),
+    (np.array([1j, 0.0]), TypeError),
+    (np.array([0.0, 1.0], dtype=object), TypeError),
+    (["a", "b"], TypeError),
+])
+def test_cap_log_rejects_bad_mu(mu, exc):
+    with pytest.raises(exc, match=MU):
+        kernels.cap_log(mu, 1)
+
+
+@pytest.mark.parametrize("func", [kernels.cap, kernels.cap_log])
+@pytest.mark.parametrize("d,exc", [
+    (0, ValueError), (-1, ValueError), (4, ValueError), (np.int64(4), ValueError),
+    (2.5, TypeError), (2.0, TypeError), (True, TypeError), (np.bool_(True), TypeError),
+    ("2", TypeError), (None, TypeError),
+])
+def test_cap_rejects_bad_d(func, d, exc):
+    with pytest.raises(exc, match=D):
+        func([1.0, 2.0, 3.0], d)
+
+
+@pytest.mark.parametrize("d", [np.int8(2), np.int32(2), np.int64(2), np.uint16(2)])
+def test_cap_accepts_numpy_integer_d(d):
+    np.testing.assert_allclose(kernels.cap([1.0, 2.0, 4.0], d), [1 / 6, 1 / 3, 1 / 2],
+                               rtol=RTOL, atol=0)
+    np.testing.assert_allclose(kernels.cap_log(np.log([1.0, 2.0, 4.0]), d),
+                               np.log([1 / 6, 1 / 3, 1 / 2]), rtol=0, atol=LOG_ATOL)
+
+
+def test_cap_log_allows_negative_and_minus_inf():
+    nu = kernels.cap_log([-3.0, -np.inf, -1.0, -2.0], 2)
+    check_cap_log(np.array([-3.0, -np.inf, -1.0, -2.0]), 2, nu)
