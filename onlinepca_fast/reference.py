@@ -364,3 +364,7 @@ def rank_one_update(evals, evecs, rho, x):
     a = (evecs * evals) @ evecs.T + rho * np.outer(x, x)
     return np.linalg.eigh(0.5 * (a + a.T))
 # --- rank_one_update (end) ---
+
+# --- learners (NumPy versions, eigh every trial) ---
+from ._reference_learners import *  # noqa: E402,F401,F403
+from ._reference_learners import __all__ as _learner_names  # noqa: E402
