@@ -20,7 +20,7 @@ cdef extern from "decompose.h" nogil:
 
 cdef extern from "systematic.h" nogil:
     int opf_sample_systematic(const double *w, Py_ssize_t n, Py_ssize_t d,
-                              double u, Py_ssize_t *chosen)
+                              double u, Py_ssize_t *chosen, double *work)
 
 # --- rank_one_update declarations (begin) ---
 cdef extern from "rank_one_update.h" nogil:

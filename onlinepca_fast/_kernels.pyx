@@ -58,11 +58,12 @@ def select_corner(const double[::1] w, Py_ssize_t d, double u,
 
 
 def sample_systematic(const double[::1] w, Py_ssize_t d, double u,
-                      Py_ssize_t[::1] chosen):
+                      Py_ssize_t[::1] chosen, double[::1] work):
     """Systematic sample of d indices, inclusion probabilities d w_i/|w|."""
     cdef int r
     with nogil:
-        r = opf_sample_systematic(&w[0], w.shape[0], d, u, &chosen[0])
+        r = opf_sample_systematic(&w[0], w.shape[0], d, u, &chosen[0],
+                                  &work[0])
     if r < 0:
         _raise(r, "sample_corner")
 

@@ -252,7 +252,7 @@ def sample_corner(w, d, rng=None, method="decomposition"):
     chosen = np.empty(d, dtype=np.intp)
     u = rng.random()
     if method == "systematic":
-        _kernels.sample_systematic(w, d, u, chosen)
+        _kernels.sample_systematic(w, d, u, chosen, np.empty(n))
     else:
         _kernels.select_corner(w, d, u, chosen, np.empty(n),
                                np.empty(3 * n, dtype=np.intp))

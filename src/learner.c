@@ -122,7 +122,7 @@ static int draw(const opf_learner *s, const workspace *w, const double *omega,
     ptrdiff_t i, r;
     switch (s->sampler) {
     case OPF_SAMPLER_SYSTEMATIC:
-        return opf_sample_systematic(omega, n, d, u, w->corner);
+        return opf_sample_systematic(omega, n, d, u, w->corner, w->decw);
     case OPF_SAMPLER_LEADER:
         for (i = 0; i < d; i++)
             w->corner[i] = n - d + i;

@@ -2,6 +2,10 @@
  * systematic.c -- Madow's systematic sampling of a d-subset with inclusion
  * probabilities exactly pi_i = d w_i / |w|.
  *
+ * (Intervals are taken half-open on the left, (C_{i-1}, C_i]; the reference
+ * uses [C_{i-1}, C_i).  The two differ only when a point u + j falls exactly
+ * on a boundary, an event of probability zero.)
+ *
  * The capped learners only need a random corner whose expected value is
  * the parameter w (their losses are linear), i.e. inclusion probabilities
  * d w_i; the mixture of Algorithm 2 is one way to get them, this is an
@@ -16,56 +20,77 @@
 #include "systematic.h"
 
 int opf_sample_systematic(const double *w, ptrdiff_t n, ptrdiff_t d,
-                          double u, ptrdiff_t *chosen)
+                          double u, ptrdiff_t *chosen, double *work)
 {
-    double total = 0.0, scale, C = 0.0, t = u;
-    ptrdiff_t i, cnt = 0, last = -1;
+    double total = 0.0, scale, part[4] = {0.0, 0.0, 0.0, 0.0}, off[4];
+    double *C = work;
+    ptrdiff_t i, k, cnt = 0, last = -1, len, prev;
 
     if (n < 1 || d < 1 || d > n || !(u >= 0.0 && u < 1.0))
         return OPF_EINVAL;
-    for (i = 0; i < n; i++) {
-        total += w[i];
-        if (w[i] > 0.0)
-            last = i;
-    }
+
+    /* C_i = d (w_0 + ... + w_i) / |w|, as four interleaved running sums
+     * over quarters of w (one add chain would cost its latency per
+     * entry); the quarters' offsets come from their totals. */
+    len = (n + 3) / 4;
+    for (i = 0; i < len; i++)
+        for (k = 0; k < 4; k++)
+            if (k * len + i < n)
+                part[k] += w[k * len + i];
+    total = (part[0] + part[1]) + (part[2] + part[3]);
     if (!(total > 0.0))
         return OPF_EINVAL;
     scale = (double)d / total;
-
+    off[0] = 0.0;
+    for (k = 1; k < 4; k++)
+        off[k] = off[k - 1] + part[k - 1];
+    for (k = 0; k < 4; k++)
+        off[k] *= scale;
+    for (i = 0; i < len; i++)
+        for (k = 0; k < 4; k++)
+            if (k * len + i < n) {
+                off[k] += w[k * len + i] * scale;
+                C[k * len + i] = off[k];
+            }
+    for (i = n - 1; i >= 0; i--)
+        if (w[i] > 0.0) {
+            last = i;
+            break;
+        }
     /* The boundary after the last positive weight is d by definition, so
-     * u + d - 1 < d is always hit however the partial sums round, and zero
-     * weights (empty intervals) are never hit.  Branch-free: the hits are
-     * as unpredictable as the draw. */
-    for (i = 0; i < last && cnt < d; i++) {
-        int hit;
-        C += w[i] * scale;
-        hit = (t < C) & (w[i] > 0.0);
+     * u + d - 1 < d is always hit however the sums round. */
+    C[last] = (double)d;
+
+    /* Index i is hit when a point u + j lies in (C_{i-1}, C_i]: the count
+     * of points <= C, floor(C - u) + 1, goes up (C - u + 1 > 0, so the
+     * conversion truncates like floor).  Zero weights are never hit.  No
+     * branch on the (unpredictable) hits. */
+    prev = 0;
+    for (i = 0; i <= last && cnt < d; i++) {
+        ptrdiff_t c = (ptrdiff_t)(C[i] - u + 1.0);
+        int hit = (c > prev) & (w[i] > 0.0);
         chosen[cnt] = i;
         cnt += hit;
-        t += (double)hit;
-    }
-    if (cnt < d && last >= 0) {
-        chosen[cnt] = last;  /* C = d > t: the last interval is hit */
-        cnt++;
+        prev = hit ? c : prev;
     }
     if (cnt < d) {
-        /* Only reachable if rounding made some pi_i exceed 1 and two
-         * points fell into one interval: complete the subset with the
-         * largest weights not yet drawn, so the result is always valid. */
+        /* Only reachable through rounding (two points in one interval of
+         * length ~1, or u = 0 on an empty first interval): complete the
+         * subset with the largest weights not yet drawn, so the result is
+         * always a valid d-subset. */
         while (cnt < d) {
-            ptrdiff_t best = -1, k = 0, j;
+            ptrdiff_t best = -1, j, q = 0;
             for (j = 0; j < n; j++) {
-                while (k < cnt && chosen[k] < j)
-                    k++;
-                if (k < cnt && chosen[k] == j)
+                while (q < cnt && chosen[q] < j)
+                    q++;
+                if (q < cnt && chosen[q] == j)
                     continue;
                 if (best < 0 || w[j] > w[best])
                     best = j;
             }
-            /* keep chosen sorted */
-            for (k = cnt; k > 0 && chosen[k - 1] > best; k--)
-                chosen[k] = chosen[k - 1];
-            chosen[k] = best;
+            for (q = cnt; q > 0 && chosen[q - 1] > best; q--)
+                chosen[q] = chosen[q - 1];
+            chosen[q] = best;
             cnt++;
         }
     }

@@ -8,14 +8,15 @@
  * probabilities exactly pi_i = d * w_i / sum(w), given w >= 0 with
  * max(w) <= sum(w)/d and one uniform number u in [0, 1).
  *
- * With C_i = pi_0 + ... + pi_i (C_{n-1} forced to d), index i is drawn when
- * one of the points u, u+1, ..., u+d-1 lies in [C_{i-1}, C_i).  Each
- * interval is at most 1 long, so no index is drawn twice; zero weights are
- * never drawn.  The d indices are written to chosen in increasing order.
+ * With C_i = pi_0 + ... + pi_i (C forced to d at the last positive
+ * weight), index i is drawn when one of the points u, u+1, ..., u+d-1 lies
+ * in (C_{i-1}, C_i].  Each interval is at most 1 long, so no index is drawn
+ * twice; zero weights are never drawn.  The d indices are written to
+ * chosen in increasing order.
  *
- * Cost: O(n), no workspace.  Returns 0, or OPF_EINVAL (cap.h).
+ * Cost: O(n); work holds n doubles.  Returns 0, or OPF_EINVAL (cap.h).
  */
 int opf_sample_systematic(const double *w, ptrdiff_t n, ptrdiff_t d,
-                          double u, ptrdiff_t *chosen);
+                          double u, ptrdiff_t *chosen, double *work);
 
 #endif
