@@ -209,12 +209,17 @@ ptrdiff_t opf_cap(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
         if (ne >= d) {
             ncap = search(buf, ne, d, 0, &tail_ref, &tail_sum);
             if (tail_ref > exp(-SAFE_RANGE)) {
-                /* uncapped: e_i <= tail_ref, weight e_i / (tail_ref tail_sum)
-                 * times the remaining mass (d - ncap)/d */
-                const double c = log((double)(d - ncap)) - log((double)d)
-                                 - top - log(tail_ref) - log(tail_sum);
-                const double scale = ((double)(d - ncap) / (double)d)
-                                     / tail_sum / tail_ref;
+                /* uncapped: e_i <= tail_ref.  The log-weights use the mu of
+                 * the largest uncapped entry (not top + log(tail_ref),
+                 * which would cost an ulp of top), the linear ones scale
+                 * e_i so the remaining mass is (d - ncap)/d. */
+                double umu = -INFINITY, c, scale;
+                for (i = 0; i < n; i++)
+                    if (ew[i] <= tail_ref && x[i] > umu)
+                        umu = x[i];
+                c = log((double)(d - ncap)) - log((double)d) - umu
+                    - log(tail_sum);
+                scale = ((double)(d - ncap) / (double)d) / tail_sum / tail_ref;
                 for (i = 0; i < n; i++) {
                     int capped = ew[i] > tail_ref;
                     out[i] = capped ? cap_log : dmin(x[i] + c, cap_log);
