@@ -25,7 +25,7 @@ References
 .. [WK] M. K. Warmuth and D. Kuzmin, "Randomized online PCA algorithms with
    regret bounds that are logarithmic in the dimension", JMLR 9, 2008.
 .. [YL] J. Yuan and A. Lamperski, "Online adaptive principal component
-   analysis and its extensions", ICML 2019.
+   analysis and its extensions", preprint (ICML 2019).
 """
 
 import inspect
