@@ -856,7 +856,7 @@ class CappedHedge(_CappedMixin, _Learner):
     def _check_values(self, X, name, matrix):
         if (X < 0).any() or (X > 1).any():
             raise ValueError(f"{name} must hold loss vectors in [0, 1], got values in "
-                             f"[{X.min()!r}, {X.max()!r}]")
+                             f"[{float(X.min())!r}, {float(X.max())!r}]")
 
     @property
     def weights_(self):
