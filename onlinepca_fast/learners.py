@@ -624,6 +624,13 @@ class CenteredOnlinePCA(_PCALearner):
     sampler, random_state, record_losses
         As for :class:`OnlinePCA`.
 
+    Notes
+    -----
+    There is no ``share`` option: Algorithm 6 recomputes ``W^t`` from
+    ``W^0`` and ``C^t`` every trial, so anything mixed into ``W^t`` would
+    not carry over to the next trial; WK Sec. 8 and YL define mixing for
+    the trial-to-trial update of Algorithm 5 (:class:`OnlinePCA`).
+
     Attributes
     ----------
     mean_ : ndarray of shape (n,)
