@@ -175,7 +175,9 @@ ptrdiff_t opf_decompose(const double *w, ptrdiff_t n, ptrdiff_t d,
         }
 
         T -= p;
-        pd = p / dd;
+        /* On a zero event p = d s: subtract s itself, not (d s)/d, which
+         * can differ from s in the last bit and reorder tied entries. */
+        pd = (need > 0 && zero_amt <= cap_amt) ? s : p / dd;
         for (q = 0; q < need - nz; q++)
             val[order[q]] -= pd;
         for (q = need - nz; q < need; q++)

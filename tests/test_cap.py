@@ -11,13 +11,19 @@ Tolerances
 RTOL = 1e-14 (linear domain): both versions compute ``q_i = w_i * c`` with
 c from a sum over the uncapped weights; the oracle sums exactly
 (math.fsum), so what remains is a few roundings in c plus the summation
-error of the compiled code -- about 45 ulps of room.
+error of the compiled code -- about 45 ulps of room (measured: below
+1e-15 for every case here, n up to 1e5).
+SUM_ATOL = 1e-12: the outputs sum to one up to n roundings of numbers
+<= 1/d, i.e. ~n eps / d; math.fsum does the checking sum exactly.
 
-LOG_ATOL = 1e-13, scaled by ``max(1, |mu_i|, |nu_i|)`` (log domain): the
-output is ``mu_i + c``, a sum of two numbers as large as ``|mu_i|`` and
-``|c| <= |mu_i| + |nu_i|``, so each version is only accurate to a few ulps
-of those magnitudes (ulp(1400) = 2.3e-13); an absolute error of 1e-13 at
-O(1) values is a relative error of 1e-13 in the weight.
+LOG_ATOL = 1e-14, scaled by ``max(1, max_j |mu_j|)`` over the finite mu
+(log domain): the output is ``mu_i + c``, and c is assembled from
+log-weights as large as the largest one (the compiled kernel works
+relative to ``max(mu)``, the oracle relative to the largest uncapped one),
+so each version is accurate to a few ulps of ``max |mu|`` -- not of
+``|mu_i|``: with mu = (599, 0, 0) the outputs near -1.4 carry errors of
+~1 ulp(599) = 1.1e-13.  The same ~45 ulps of room as in the linear domain;
+measured differences are below 1e-15 on this scale.
 """
 
 import math
@@ -33,7 +39,7 @@ from scipy.optimize import minimize
 from onlinepca_fast import kernels, reference
 
 RTOL = 1e-14
-LOG_ATOL = 1e-13
+LOG_ATOL = 1e-14
 SUM_ATOL = 1e-12
 
 SIZES = [1, 2, 3, 10, 100, 1000, 10**4, 10**5]
@@ -147,12 +153,11 @@ def check_cap_log(mu, d, nu):
 
 
 def assert_log_close(actual, desired, mu):
-    """|actual - desired| <= LOG_ATOL * max(1, |mu_i|, |desired_i|); -inf alike."""
+    """|actual - desired| <= LOG_ATOL * max(1, max |finite mu|); -inf alike."""
     np.testing.assert_array_equal(np.isneginf(actual), np.isneginf(desired))
     fin = np.isfinite(desired)
-    scale = np.maximum(1.0, np.maximum(np.abs(np.where(np.isfinite(mu), mu, 0.0)),
-                                       np.abs(np.where(fin, desired, 0.0))))
-    err = np.abs(actual[fin] - desired[fin]) / scale[fin]
+    scale = max(1.0, np.abs(mu[np.isfinite(mu)]).max(initial=0.0))
+    err = np.abs(actual[fin] - desired[fin]) / scale
     assert err.max(initial=0.0) <= LOG_ATOL, (
         f"max scaled error {err.max():.3g} at index {np.flatnonzero(fin)[err.argmax()]}")
 
@@ -220,7 +225,8 @@ def test_cap_ties_at_the_cap_boundary(seed):
     np.testing.assert_allclose(q, expected[perm], rtol=RTOL, atol=0)
     check_cap(w[perm], 10, q)
     nu = kernels.cap_log(np.log(w[perm]), 10)
-    np.testing.assert_allclose(nu, np.log(expected[perm]), rtol=0, atol=LOG_ATOL)
+    np.testing.assert_allclose(nu, np.log(expected[perm]), rtol=0,
+                               atol=LOG_ATOL * math.log(100))
     check_cap_log(np.log(w[perm]), 10, nu)
     # the smallest such case: (3 - 1) * 2 == 2 + 1 + 1
     np.testing.assert_allclose(kernels.cap([5.0, 2.0, 1.0, 1.0], 3),
@@ -374,6 +380,7 @@ def test_cap_is_the_kl_projection(n, d):
         q = kernels.cap(w, d)
         q_num = _project_numerically(w, d)
         np.testing.assert_allclose(q, q_num, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(reference.cap(w, d), q_num, rtol=0, atol=1e-6)
         assert _kl(q, w) <= _kl(np.clip(q_num, 0, 1 / d), w) + 1e-12
         nu = kernels.cap_log(np.log(w), d)
         np.testing.assert_allclose(np.exp(nu), q_num, rtol=0, atol=1e-6)
@@ -420,7 +427,7 @@ def test_cap_log_properties(mud):
     # shift invariance: cap_log(mu + t) == cap_log(mu); mu + t rounds at the
     # magnitude |mu| + 100, so allow that much
     shifted = kernels.cap_log(mu + 100.0, d)
-    assert_log_close(shifted, nu, np.where(np.isfinite(mu), np.abs(mu) + 100.0, 0.0))
+    assert_log_close(shifted, nu, np.abs(mu) + 100.0)
 
 
 @given(_vector_and_d(st.one_of(st.just(-np.inf), st.floats(-30.0, 0.0))))
