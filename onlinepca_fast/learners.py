@@ -121,13 +121,27 @@ class _Learner:
                     non_deterministic=False)
 
     # -- pickling: the engine holds raw pointers and is rebuilt ------------
+    # The pickle holds the learner's arrays and generator.  Its layout is
+    # tied to the package version: loading a pickle made by another version
+    # warns, since the state may not mean the same thing.
     def __getstate__(self):
+        from . import __version__
         state = self.__dict__.copy()
         state.pop("_engine", None)
         state.pop("_engine_key", None)
+        state["_onlinepca_fast_version"] = __version__
         return state
 
     def __setstate__(self, state):
+        import warnings
+
+        from . import __version__
+        state = dict(state)
+        saved = state.pop("_onlinepca_fast_version", None)
+        if saved != __version__:
+            warnings.warn(f"unpickling a {type(self).__name__} saved by onlinepca_fast "
+                          f"{saved}, this is {__version__}: the state may not be valid",
+                          UserWarning, stacklevel=2)
         self.__dict__.update(state)
 
     # -- hyper-parameters as the engine wants them -------------------------
