@@ -1,13 +1,26 @@
-"""Command line entry point: ``python -m onlinepca_fast`` / ``onlinepca-fast``.
+"""Command line: ``onlinepca-fast`` / ``python -m onlinepca_fast``.
 
-For now it prints the version and runs a self-check of the compiled
-kernels against the NumPy reference on random data.
+Sub-commands::
+
+    demo                 WK Fig. 4 on the built-in stream (the default)
+    experiment NAME      a paper's experiment: wk-fig4, wk-fig6, yl-fig1, kw-cone,
+                         or digits (real data); tables, CSV, JSON and a PNG
+    bench                per-trial times of the compiled learners vs the reference
+    selfcheck            the compiled kernels against the NumPy reference
+
+Run ``onlinepca-fast COMMAND --help`` for the options.
 """
 
 import argparse
+import inspect
+import math
+import os
 import sys
+import time
 
 import numpy as np
+
+_PROG = "onlinepca-fast"
 
 
 def selfcheck(n=1000, d=100, seed=0, out=sys.stdout):
@@ -46,22 +59,216 @@ def selfcheck(n=1000, d=100, seed=0, out=sys.stdout):
     return ok
 
 
-def main(argv=None):
+# --- argument types: argparse turns their ValueError into a usage error -----------
+
+def _positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+_positive_int.__name__ = "positive integer"
+
+
+def _nonnegative_int(text):
+    value = int(text)
+    if value < 0:
+        raise ValueError(text)
+    return value
+
+
+_nonnegative_int.__name__ = "non-negative integer"
+
+
+def _positive_float(text):
+    value = float(text)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(text)
+    return value
+
+
+_positive_float.__name__ = "positive number"
+
+
+def _alpha(text):
+    value = float(text)
+    if not 0.0 <= value < 1.0:
+        raise ValueError(text)
+    return value
+
+
+_alpha.__name__ = "number in [0, 1)"
+
+# option dest -> parameter name of the experiment functions
+_PARAMS = ("n_features", "n_components", "eta", "alpha", "segment_length", "n_samples",
+           "seeds", "data_seed")
+
+
+def _add_run_options(p):
+    g = p.add_argument_group("experiment parameters (defaults: the paper's)")
+    g.add_argument("--n-features", type=_positive_int, metavar="N", help="dimension n")
+    g.add_argument("--n-components", type=_positive_int, metavar="K",
+                   help="k, the rank of the projection (1 <= k < n)")
+    g.add_argument("--eta", type=_positive_float, help="learning rate (> 0)")
+    g.add_argument("--alpha", type=_alpha,
+                   help="mixing / fixed-share rate of the adaptive learner, in [0, 1)")
+    g.add_argument("--segment-length", type=_positive_int, metavar="M",
+                   help="points per segment (digits: at most M images per class)")
+    g.add_argument("--n-samples", type=_positive_int, metavar="T",
+                   help="number of points (kw-cone)")
+    g.add_argument("--seeds", type=_positive_int, metavar="S",
+                   help="number of seeds of the learners' randomisation (default 10)")
+    g.add_argument("--data-seed", type=_nonnegative_int, metavar="SEED",
+                   help="seed of the data stream (default 0)")
+    o = p.add_argument_group("output")
+    o.add_argument("--output", metavar="DIR", default=".",
+                   help="directory for the files written (default: the current one)")
+    o.add_argument("--no-plot", action="store_true", help="do not write a PNG")
+
+
+def _parser():
     from . import __version__
+    from .experiments import EXPERIMENTS
 
     parser = argparse.ArgumentParser(
-        prog="onlinepca-fast",
-        description="Randomized online PCA learners (Warmuth & Kuzmin) with a compiled core.")
+        prog=_PROG,
+        description="Randomized online PCA (Warmuth & Kuzmin; Yuan & Lamperski) with a "
+                    "compiled core. Without a command, runs the demo.",
+        epilog=f"Run '{_PROG} COMMAND --help' for a command's options.")
     parser.add_argument("--version", action="version", version=f"onlinepca_fast {__version__}")
-    sub = parser.add_subparsers(dest="command")
-    sub.add_parser("selfcheck", help="check the compiled kernels against the NumPy reference")
-    args = parser.parse_args(argv)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    print(f"onlinepca_fast {__version__}")
-    if args.command in (None, "selfcheck"):
-        print("self-check of the compiled kernels against onlinepca_fast.reference (n=1000, d=100):")
-        return 0 if selfcheck() else 1
+    demo = sub.add_parser(
+        "demo", help="WK Fig. 4: online PCA on a shifting stream (the default command)",
+        description="The WK Sec. 8 / Fig. 4 experiment on the built-in synthetic stream "
+                    "(n=20, k=2, three segments of 500, eta=1): OnlinePCA, the uncentered "
+                    "version of WK Alg. 6, OnlineAdaptivePCA (alpha=1e-5), Follow the Leader "
+                    "and the best fixed subspace in hindsight, over several seeds; prints "
+                    "the totals and writes a PNG of the cumulative losses if matplotlib is "
+                    "installed.")
+    _add_run_options(demo)
+
+    exp = sub.add_parser(
+        "experiment", help="run one of the papers' experiments (tables, CSV, JSON, PNG)",
+        description="Run an experiment and write NAME.csv (curves per trial, averaged over "
+                    "the seeds), NAME.json (parameters and totals) and NAME.png (if "
+                    "matplotlib is installed) to --output. Experiments: wk-fig4 (WK Fig. 4), "
+                    "wk-fig6 (WK Fig. 6, long-term memory: mixing the past, regret against "
+                    "the best partition), yl-fig1 (YL Fig. 1), kw-cone (KW Figs. 2-3, needs "
+                    "OnlineKernelPCA), digits (scikit-learn's handwritten digits, class by "
+                    "class).")
+    exp.add_argument("name", metavar="NAME", choices=sorted(EXPERIMENTS),
+                     help="one of: " + ", ".join(sorted(EXPERIMENTS)))
+    _add_run_options(exp)
+
+    bench = sub.add_parser(
+        "bench", help="per-trial times of the compiled learners against the reference",
+        description="Per-trial times of OnlinePCA and CenteredOnlinePCA (n=20, k=2 and "
+                    "n=100, k=10) against the NumPy reference, on this machine.")
+    bench.add_argument("--budget", type=_positive_float, default=1.0, metavar="SECONDS",
+                       help="seconds per measurement (default 1.0; 8 measurements)")
+
+    sub.add_parser("selfcheck", help="check the compiled kernels against the NumPy reference")
+    return parser, {"demo": demo, "experiment": exp, "bench": bench}
+
+
+class _Progress:
+    """Progress lines on stderr once a run has lasted ``quiet`` seconds (short runs: none)."""
+
+    def __init__(self, quiet=1.0):
+        self.start, self.quiet = time.perf_counter(), quiet
+
+    def __call__(self, message):
+        if time.perf_counter() - self.start >= self.quiet:
+            print(message, file=sys.stderr, flush=True)
+
+
+def _run_experiment(name, args, subparser, files_prefix, write_data):
+    """Run experiment ``name`` with the options given; print the table; write files."""
+    from . import experiments, plotting
+
+    function = experiments.EXPERIMENTS[name]
+    accepted = inspect.signature(function).parameters
+    kwargs = {}
+    for param in _PARAMS:
+        value = getattr(args, param)
+        if value is None:
+            continue
+        if param not in accepted:
+            subparser.error(f"--{param.replace('_', '-')} does not apply to the {name} "
+                            "experiment")
+        kwargs[param] = value
+    start = time.perf_counter()
+    try:
+        result = function(progress=_Progress(), **kwargs)
+    except (ValueError, TypeError) as exc:  # parameter combinations, e.g. k >= n
+        subparser.error(str(exc))
+    except (experiments.MissingDependencyError, experiments.UnavailableError) as exc:
+        print(f"{_PROG}: {exc}", file=sys.stderr)
+        return 1
+    elapsed = time.perf_counter() - start
+
+    print(experiments.format_table(result))
+    print(f"\nran in {elapsed:.1f} s")
+    try:
+        os.makedirs(args.output, exist_ok=True)
+    except OSError as exc:
+        print(f"{_PROG}: cannot create the output directory {args.output!r}: {exc}",
+              file=sys.stderr)
+        return 1
+    base = os.path.join(args.output, files_prefix)
+    written = []
+    if write_data:
+        experiments.save_csv(result, base + ".csv")
+        written.append(base + ".csv")
+    if args.no_plot:
+        pass
+    elif plotting.matplotlib_available():
+        plotting.plot_result(result, path=base + ".png")
+        written.append(base + ".png")
+    else:
+        print('matplotlib is not installed, so no plot was written '
+              '(pip install "onlinepca_fast[plot]")')
+    if write_data:
+        experiments.save_json(result, base + ".json", elapsed_seconds=elapsed,
+                              files=[os.path.basename(f) for f in written] +
+                              [os.path.basename(base + ".json")])
+        written.append(base + ".json")
+    for path in written:
+        print(f"wrote {os.path.abspath(path)}")
     return 0
+
+
+def main(argv=None):
+    """Entry point of the ``onlinepca-fast`` console script; returns the exit status."""
+    parser, subparsers = _parser()
+    args = parser.parse_args(argv)
+    command = args.command or "demo"
+    if args.command is None:  # the default command, with its default options
+        args = subparsers["demo"].parse_args([])
+
+    if command == "selfcheck":
+        from . import __version__
+        print(f"onlinepca_fast {__version__}")
+        print("self-check of the compiled kernels against onlinepca_fast.reference "
+              "(n=1000, d=100):")
+        return 0 if selfcheck() else 1
+    if command == "bench":
+        from . import experiments
+        print("per-trial time of partial_fit, compiled learners against "
+              "onlinepca_fast.reference (WK Sec. 8 stream):")
+        rows = experiments.benchmark(budget=args.budget, progress=_Progress(0.0))
+        print(experiments.format_benchmark(rows))
+        return 0
+    if command == "demo":
+        status = _run_experiment("wk-fig4", args, subparsers["demo"], "onlinepca_fast_demo",
+                                 write_data=False)
+        if status == 0:
+            print(f"\nFor CSV/JSON and the other experiments: {_PROG} experiment --help")
+        return status
+    return _run_experiment(args.name, args, subparsers["experiment"], args.name,
+                           write_data=True)
 
 
 if __name__ == "__main__":

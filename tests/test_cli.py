@@ -1,0 +1,357 @@
+"""The command line (``python -m onlinepca_fast``) end to end, and the experiments.
+
+Every command runs in a subprocess whose working directory is a temporary
+directory, so the installed package is imported, not the source tree.  Sizes
+are small (segments of 40-60 points, two or three seeds).  The digits
+experiment runs with the network disabled: sockets refuse to connect and the
+proxies point nowhere (the images ship with scikit-learn).
+
+WK: Warmuth & Kuzmin, JMLR 2008.  YL: Yuan & Lamperski, ICML 2019.
+KW: Kuzmin & Warmuth, ICML 2007.
+"""
+
+import csv
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+import onlinepca_fast as opf
+from onlinepca_fast import experiments, metrics, plotting
+
+HAS_MPL = importlib.util.find_spec("matplotlib") is not None
+HAS_SKLEARN = importlib.util.find_spec("sklearn") is not None
+HAS_KERNEL_PCA = hasattr(opf, "OnlineKernelPCA")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+# Run main() after disabling the network, or hiding a module, in the child.
+_PRELUDE = """
+import socket, sys
+
+def _refuse(*args, **kwargs):
+    raise OSError("network access is disabled in this test")
+
+if {no_network}:
+    socket.socket.connect = _refuse
+    socket.socket.connect_ex = _refuse
+    socket.create_connection = _refuse
+    socket.getaddrinfo = _refuse
+for name in {hide}:
+    sys.modules[name] = None  # makes "import name" raise ImportError
+
+from onlinepca_fast.__main__ import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def run_cli(args, cwd, no_network=False, hide=()):
+    """Run the CLI in a fresh interpreter in ``cwd``; return the CompletedProcess."""
+    env = dict(os.environ)
+    if no_network or hide:
+        cmd = [sys.executable, "-c",
+               _PRELUDE.format(no_network=bool(no_network), hide=list(hide)), *args]
+    else:
+        cmd = [sys.executable, "-m", "onlinepca_fast", *args]
+    if no_network:
+        for var in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+                    "all_proxy"):
+            env[var] = "http://127.0.0.1:9"  # the discard port: nothing listens
+        env.pop("NO_PROXY", None)
+        env.pop("no_proxy", None)
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    return rows[0], np.array(rows[1:], dtype=float)
+
+
+# --- the command line -----------------------------------------------------------
+
+def test_demo_is_the_default_and_prints_the_table(tmp_path):
+    proc = run_cli([], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "WK Fig. 4: n=20, k=2, eta=1, 3 segments of 500" in out
+    for label in ["OnlinePCA (WK Alg. 5)", "uncentered WK Alg. 6", "OnlineAdaptivePCA",
+                  "Follow the Leader", "best fixed subspace in hindsight"]:
+        assert label in out
+    assert "10 seeds" in out
+    assert "WK Thm. 6 bound" in out
+    png = tmp_path / "onlinepca_fast_demo.png"
+    if HAS_MPL:
+        assert png.read_bytes().startswith(PNG_MAGIC)
+        assert "wrote " in out and png.name in out
+    else:
+        assert not png.exists()
+        assert 'pip install "onlinepca_fast[plot]"' in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["onlinepca_fast_demo.png"]
+                                                           if HAS_MPL else [])
+
+
+@pytest.mark.parametrize("name, args, n_trials, keys", [
+    ("wk-fig4", ["--segment-length", "50", "--seeds", "3"], 150,
+     ["online_pca", "uncentered_alg6", "adaptive_pca", "ftl", "best_fixed"]),
+    ("yl-fig1", ["--segment-length", "40", "--seeds", "2", "--alpha", "1e-4"], 120,
+     ["online_pca", "adaptive_pca", "ftl", "best_fixed"]),
+    ("wk-fig6", ["--segment-length", "40", "--seeds", "2", "--n-features", "8"], 240,
+     ["online_pca", "share_uniform", "share_past"]),
+])
+def test_experiment_writes_csv_json_and_png(tmp_path, name, args, n_trials, keys):
+    proc = run_cli(["experiment", name, *args, "--output", "results"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "learner" in proc.stdout and "mean" in proc.stdout and "std" in proc.stdout
+    out = tmp_path / "results"
+
+    header, data = read_csv(out / f"{name}.csv")
+    assert header[0] == "trial"
+    assert [h for h in header[1:] if not h.endswith(("_realized_mean", "_realized_std"))] == keys
+    assert data.shape == (n_trials, len(header))
+    assert_allclose(data[:, 0], np.arange(1, n_trials + 1), rtol=0, atol=0)
+    assert np.isfinite(data).all()
+
+    doc = json.loads((out / f"{name}.json").read_text())
+    assert doc["experiment"] == name
+    assert doc["n_trials"] == n_trials
+    assert sorted(doc["totals"]) == sorted(keys)
+    assert doc["params"]["segment_length"] == int(args[1])
+    assert doc["params"]["n_seeds"] == len(doc["seeds"]) == int(args[3])
+    for key in keys:  # the JSON totals are the last row of the CSV
+        assert_allclose(doc["totals"][key]["expected_mean"], data[-1, header.index(key)],
+                        rtol=1e-9, atol=1e-9)
+    png = out / f"{name}.png"
+    assert png.exists() == HAS_MPL
+    if HAS_MPL:
+        assert png.read_bytes().startswith(PNG_MAGIC)
+    assert (name + ".png" in doc["files"]) == HAS_MPL
+
+
+def test_no_plot_and_data_seed(tmp_path):
+    args = ["experiment", "yl-fig1", "--segment-length", "30", "--seeds", "1", "--no-plot"]
+    first = run_cli([*args, "--output", "a", "--data-seed", "1"], tmp_path)
+    again = run_cli([*args, "--output", "b", "--data-seed", "1"], tmp_path)
+    other = run_cli([*args, "--output", "c", "--data-seed", "2"], tmp_path)
+    assert first.returncode == again.returncode == other.returncode == 0
+    assert not (tmp_path / "a" / "yl-fig1.png").exists()
+    csv_a, csv_b, csv_c = [(tmp_path / d / "yl-fig1.csv").read_text() for d in "abc"]
+    assert csv_a == csv_b  # reproducible
+    assert csv_a != csv_c  # the stream follows --data-seed
+
+
+@pytest.mark.skipif(not HAS_SKLEARN,
+                    reason="the digits images ship with scikit-learn, which is not installed")
+def test_digits_runs_without_network(tmp_path):
+    proc = run_cli(["experiment", "digits", "--segment-length", "20", "--seeds", "2",
+                    "--output", "out"], tmp_path, no_network=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "best subspace per class" in proc.stdout
+    header, data = read_csv(tmp_path / "out" / "digits.csv")
+    assert data.shape[0] == 10 * 20  # ten classes of at most 20 images
+    doc = json.loads((tmp_path / "out" / "digits.json").read_text())
+    assert doc["params"]["n_features"] == 64
+    assert doc["boundaries"] == list(range(20, 200, 20))
+    assert doc["segment_labels"] == [f"digit {c}" for c in range(10)]
+
+
+def test_digits_without_scikit_learn_says_how_to_install(tmp_path):
+    proc = run_cli(["experiment", "digits", "--seeds", "1"], tmp_path, hide=["sklearn"])
+    assert proc.returncode == 1
+    assert "scikit-learn" in proc.stderr
+    assert 'pip install "onlinepca_fast[test]"' in proc.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_demo_without_matplotlib_still_succeeds(tmp_path):
+    proc = run_cli(["demo", "--seeds", "1", "--segment-length", "30"], tmp_path,
+                   hide=["matplotlib"])
+    assert proc.returncode == 0, proc.stderr
+    assert 'matplotlib is not installed, so no plot was written (pip install ' \
+           '"onlinepca_fast[plot]")' in proc.stdout
+    assert not list(tmp_path.iterdir())
+
+
+def test_kw_cone(tmp_path):
+    proc = run_cli(["experiment", "kw-cone", "--n-samples", "60", "--seeds", "1",
+                    "--output", "out"], tmp_path)
+    if HAS_KERNEL_PCA:
+        assert proc.returncode == 0, proc.stderr
+        assert (tmp_path / "out" / "kw-cone.csv").exists()
+    else:
+        assert proc.returncode == 1
+        assert "OnlineKernelPCA" in proc.stderr and "not available" in proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["experiment"], "required: NAME"),
+    (["experiment", "wk-fig5"], "invalid choice: 'wk-fig5'"),
+    (["experiment", "wk-fig4", "--seeds", "0"], "argument --seeds"),
+    (["experiment", "wk-fig4", "--eta", "-1"], "argument --eta"),
+    (["experiment", "wk-fig4", "--eta", "nan"], "argument --eta"),
+    (["experiment", "wk-fig4", "--alpha", "1"], "argument --alpha"),
+    (["experiment", "wk-fig4", "--segment-length", "ten"], "argument --segment-length"),
+    (["experiment", "wk-fig4", "--n-components", "20"], "n_components must satisfy"),
+    (["experiment", "digits", "--n-features", "10"], "--n-features does not apply"),
+    (["experiment", "wk-fig4", "--n-samples", "10"], "--n-samples does not apply"),
+    (["demo", "--frobnicate"], "unrecognized arguments: --frobnicate"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+    (["bench", "--budget", "0"], "argument --budget"),
+])
+def test_bad_arguments_give_usage_and_nonzero_exit(tmp_path, args, message):
+    proc = run_cli(args, tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("usage: onlinepca-fast")
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_bench_selfcheck_version(tmp_path):
+    proc = run_cli(["bench", "--budget", "0.02"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in proc.stdout.splitlines() if ln.endswith("x")]
+    assert len(lines) == 4
+    assert {ln.split()[0] for ln in lines} == {"OnlinePCA", "CenteredOnlinePCA"}
+    assert all(float(ln.split()[-1][:-1]) > 0 for ln in lines)
+    proc = run_cli(["selfcheck"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "FAIL" not in proc.stdout
+    proc = run_cli(["--version"], tmp_path)
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"onlinepca_fast {opf.__version__}"
+
+
+# --- the experiment functions ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def fig4():
+    return experiments.wk_fig4(segment_length=100, seeds=4, data_seed=3)
+
+
+def test_wk_fig4_online_learners_beat_the_best_fixed_subspace(fig4):
+    # WK Sec. 8: on a shifting stream the online algorithms have negative regret
+    # against the best fixed subspace; the fixed share of YL recovers faster still.
+    totals = {key: t["expected_mean"] for key, t in fig4["totals"].items()}
+    assert totals["online_pca"] < totals["best_fixed"]
+    assert totals["adaptive_pca"] < totals["online_pca"]
+    assert fig4["n_trials"] == 300 and fig4["boundaries"] == [100, 200]
+
+
+def test_wk_fig4_curves_are_the_learners_losses(fig4):
+    X, _ = opf.datasets.shifting_subspaces(20, 2, (100, 100, 100), random_state=3)
+    best = fig4["curves"]["best_fixed"]["expected"]
+    assert_allclose(best[-1], metrics.best_subspace_loss(X, 2), rtol=1e-10, atol=1e-10)
+    assert np.all(np.diff(best) >= -1e-12)
+    for seed in fig4["seeds"]:
+        pca = opf.OnlinePCA(2, eta=1.0, random_state=seed).fit(X)
+        i = fig4["seeds"].index(seed)
+        assert_allclose(fig4["losses"]["online_pca"]["expected"][i], pca.expected_losses_,
+                        rtol=0, atol=0)
+        assert_allclose(fig4["losses"]["online_pca"]["realized"][i], pca.realized_losses_,
+                        rtol=0, atol=0)
+    for key in ["online_pca", "uncentered_alg6", "adaptive_pca", "ftl"]:
+        curve, losses = fig4["curves"][key], fig4["losses"][key]
+        assert_allclose(curve["expected"], np.cumsum(losses["expected"], axis=1).mean(axis=0),
+                        rtol=1e-12, atol=1e-12)
+        # W moves deterministically: the expected loss does not depend on the seed
+        assert_allclose(fig4["totals"][key]["expected_std"], 0.0, rtol=0, atol=1e-9)
+        # the realized total loss is an unbiased estimate of the expected one
+        t = fig4["totals"][key]
+        assert abs(t["realized_mean"] - t["expected_mean"]) <= 6 * t["realized_std"] + 1e-9
+    # Follow the Leader is deterministic: realized == expected
+    assert_allclose(fig4["losses"]["ftl"]["realized"], fig4["losses"]["ftl"]["expected"],
+                    rtol=0, atol=0)
+
+
+def test_wk_fig4_within_the_bound_of_wk_thm6(fig4):
+    bound = fig4["summary"]["wk_thm6_bound"]
+    assert fig4["totals"]["online_pca"]["expected_mean"] <= bound
+    assert fig4["totals"]["uncentered_alg6"]["expected_mean"] <= bound
+
+
+def test_wk_fig6_regret_against_the_partition():
+    r = experiments.wk_fig6(n_features=10, segment_length=50, subspaces=(0, 1, 0), seeds=2)
+    X, _ = opf.datasets.shifting_subspaces(10, 2, (50, 50, 50), random_state=0,
+                                           subspaces=(0, 1, 0))
+    for key in ["online_pca", "share_uniform", "share_past"]:
+        for i in range(2):
+            curve = metrics.partition_regret(r["losses"][key]["expected"][i], X, 2, [50, 100],
+                                             cumulative=True)
+            assert_allclose(r["curves"][key]["expected"], curve, rtol=1e-9, atol=1e-9)
+    # mixing (WK Sec. 8) recovers after the shifts, plain Alg. 5 barely does
+    totals = {key: t["expected_mean"] for key, t in r["totals"].items()}
+    assert totals["share_past"] < totals["online_pca"]
+    assert totals["share_uniform"] < totals["online_pca"]
+    assert r["quantity"] == "regret w.r.t. the best partition"
+
+
+def test_yl_fig1_adaptive_beats_static():
+    r = experiments.yl_fig1(segment_length=60, seeds=2)
+    totals = {key: t["expected_mean"] for key, t in r["totals"].items()}
+    assert totals["adaptive_pca"] < totals["online_pca"] < totals["best_fixed"]
+
+
+def test_experiment_parameters_are_validated():
+    with pytest.raises(ValueError, match="n_components"):
+        experiments.wk_fig4(n_features=5, n_components=5)
+    with pytest.raises(ValueError, match="eta"):
+        experiments.yl_fig1(eta=0.0)
+    with pytest.raises(ValueError, match="alpha"):
+        experiments.wk_fig6(alpha=1.0)
+    with pytest.raises(ValueError, match="seeds"):
+        experiments.wk_fig4(seeds=0)
+    with pytest.raises(TypeError, match="segment_length"):
+        experiments.wk_fig4(segment_length=10.5)
+
+
+@pytest.mark.skipif(HAS_KERNEL_PCA, reason="OnlineKernelPCA exists: the experiment runs")
+def test_kw_cone_is_unavailable_without_online_kernel_pca():
+    with pytest.raises(experiments.UnavailableError, match="OnlineKernelPCA"):
+        experiments.kw_cone(n_samples=20, seeds=1)
+
+
+def test_csv_matches_the_result(tmp_path):
+    r = experiments.yl_fig1(segment_length=20, seeds=2)
+    experiments.save_csv(r, tmp_path / "r.csv")
+    experiments.save_json(r, tmp_path / "r.json")
+    header, data = read_csv(tmp_path / "r.csv")
+    for key, curve in r["curves"].items():
+        assert_allclose(data[:, header.index(key)], curve["expected"], rtol=1e-9, atol=1e-12)
+        if curve["kind"] == "learner":
+            assert_allclose(data[:, header.index(key + "_realized_std")],
+                            curve["realized_std"], rtol=1e-9, atol=1e-12)
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["labels"]["adaptive_pca"].startswith("OnlineAdaptivePCA")
+    assert "best fixed subspace in hindsight" in experiments.format_table(r)
+
+
+# --- plotting ---------------------------------------------------------------------
+
+def test_plotting_without_matplotlib_says_how_to_install(monkeypatch, fig4):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert not plotting.matplotlib_available()
+    with pytest.raises(ImportError, match=r'pip install "onlinepca_fast\[plot\]"'):
+        plotting.plot_result(fig4)
+    with pytest.raises(ImportError, match="matplotlib"):
+        plotting.plot_cumulative_loss({"a": [1.0, 2.0]})
+
+
+@pytest.mark.skipif(not HAS_MPL, reason="matplotlib is not installed")
+def test_plots_are_written(tmp_path, fig4):
+    fig = plotting.plot_result(fig4, path=tmp_path / "fig4.png")
+    assert (tmp_path / "fig4.png").read_bytes().startswith(PNG_MAGIC)
+    ax = fig.axes[0]
+    assert [line.get_label() for line in ax.get_lines()
+            if not line.get_label().startswith("_")] == \
+        [c["label"] for c in fig4["curves"].values()]
+    plotting.plot_cumulative_loss({"OnlinePCA": fig4["losses"]["online_pca"]["realized"]},
+                                  boundaries=[100, 200], path=tmp_path / "loss.png")
+    plotting.plot_regret({"r": np.linspace(0.0, 1.0, 30)}, path=tmp_path / "regret.png")
+    assert (tmp_path / "loss.png").exists() and (tmp_path / "regret.png").exists()
