@@ -1,0 +1,32 @@
+"""Run the examples in the docstrings of the public modules."""
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "onlinepca_fast.kernels",
+    "onlinepca_fast.learners",
+    "onlinepca_fast.metrics",
+    "onlinepca_fast.datasets",
+    "onlinepca_fast.experiments",
+    "onlinepca_fast.plotting",
+    "onlinepca_fast._rank_one",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE
+                             | doctest.ELLIPSIS, verbose=False)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"
+
+
+def test_every_learner_has_an_example():
+    import onlinepca_fast
+
+    for name in onlinepca_fast.learners.__all__:
+        cls = getattr(onlinepca_fast, name)
+        assert ">>>" in (cls.__doc__ or ""), f"{name} has no example in its docstring"
