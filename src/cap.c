@@ -152,13 +152,21 @@ ptrdiff_t opf_cap(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
         return OPF_EINVAL;
 
     /* Entries of positive weight take part in the search; zero weights
-     * (0, resp. -inf) are never capped unless there are too few others. */
-    for (i = 0; i < n; i++) {
-        double v = x[i];
-        if (log_domain ? (v > -INFINITY) : (v > 0.0)) {
-            nf++;
-            top = dmax(top, v);
+     * (0, resp. -inf) are never capped unless there are too few others.
+     * (Four running maxima: one would wait on its own latency.) */
+    {
+        const double zero = log_domain ? -INFINITY : 0.0;
+        double m[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+        for (i = 0; i + 4 <= n; i += 4)
+            for (j = 0; j < 4; j++) {
+                nf += x[i + j] > zero;
+                m[j] = dmax(m[j], x[i + j]);
+            }
+        for (; i < n; i++) {
+            nf += x[i] > zero;
+            m[0] = dmax(m[0], x[i]);
         }
+        top = dmax(dmax(m[0], m[1]), dmax(m[2], m[3]));
     }
 
     if (nf < d) {
@@ -213,10 +221,15 @@ ptrdiff_t opf_cap(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
                  * the largest uncapped entry (not top + log(tail_ref),
                  * which would cost an ulp of top), the linear ones scale
                  * e_i so the remaining mass is (d - ncap)/d. */
-                double umu = -INFINITY, c, scale;
-                for (i = 0; i < n; i++)
-                    if (ew[i] <= tail_ref && x[i] > umu)
-                        umu = x[i];
+                double um[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+                double umu, c, scale;
+                for (i = 0; i + 4 <= n; i += 4)
+                    for (j = 0; j < 4; j++)
+                        um[j] = dmax(um[j], ew[i + j] <= tail_ref ? x[i + j]
+                                                                  : -INFINITY);
+                for (; i < n; i++)
+                    um[0] = dmax(um[0], ew[i] <= tail_ref ? x[i] : -INFINITY);
+                umu = dmax(dmax(um[0], um[1]), dmax(um[2], um[3]));
                 c = log((double)(d - ncap)) - log((double)d) - umu
                     - log(tail_sum);
                 scale = ((double)(d - ncap) / (double)d) / tail_sum / tail_ref;
