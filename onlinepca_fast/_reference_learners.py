@@ -137,7 +137,8 @@ class _Shares:
 
     def _check_share(self):
         if self.share not in (None, "fixed", "uniform", "past"):
-            raise ValueError(f"share must be None, 'fixed', 'uniform' or 'past', got {self.share!r}")
+            raise ValueError("share must be None, 'fixed', 'uniform' or 'past', "
+                             f"got {self.share!r}")
 
     @property
     def _mixing(self):
@@ -199,6 +200,8 @@ class CappedHedge(_Learner, _Shares):
     @property
     def density_(self):
         return np.exp(self._lw)
+
+    weights_ = density_  # the name used by the compiled expert learners
 
     def _levels(self):
         return self._lw.copy()
@@ -428,3 +431,5 @@ class SimplexVarianceMinimizer(_Learner):
     @property
     def density_(self):
         return self._y.copy()
+
+    weights_ = density_  # the name used by the compiled learner

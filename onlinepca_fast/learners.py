@@ -158,33 +158,44 @@ class _Learner:
 
     # -- validation --------------------------------------------------------
     def _validate_rows(self, X, name, single):
+        # Messages follow scikit-learn's wording where it has one, so that
+        # code and tests written against scikit-learn estimators recognise them.
+        if hasattr(X, "toarray") or hasattr(X, "tocsr"):
+            raise TypeError(f"{name} is a sparse matrix; the learners need dense "
+                            "input (use X.toarray())")
         arr = np.asarray(X)
         kind = arr.dtype.kind
         if kind not in "iuf":
             if kind == "c":
-                raise TypeError(f"{name} must be real, got complex dtype {arr.dtype}")
-            raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
+                raise ValueError(f"Complex data not supported: {name} must be real, "
+                                 f"got dtype {arr.dtype}")
+            raise TypeError(f"{name} must be a real numeric array (int or float), "
+                            f"got dtype {arr.dtype}")
         n = getattr(self, "n_features_in_", None)
         if self._instance == "vector_or_matrix":
             ok_ndim = (1, 2) if single else (2, 3)
         else:
             ok_ndim = (1,) if single else (2,)
         if arr.ndim not in ok_ndim:
+            hint = (" Reshape your data, e.g. with X.reshape(1, -1) for a single "
+                    "row, or call learn_one(x)" if arr.ndim == 1 else "")
             raise ValueError(f"{name} must have {' or '.join(map(str, ok_ndim))} dimensions, "
-                             f"got an array of shape {arr.shape}")
+                             f"got an array of shape {arr.shape}.{hint}")
         matrix = arr.ndim == ok_ndim[-1] and len(ok_ndim) == 2
         if single:
             arr = arr[np.newaxis]
         if arr.shape[0] == 0:
-            raise ValueError(f"{name} must contain at least one row, got shape {arr.shape}")
+            raise ValueError(f"{name} has 0 sample(s) (shape={arr.shape}) while a minimum "
+                             "of 1 is required.")
         width = arr.shape[1]
         if width == 0:
-            raise ValueError(f"{name} must have at least one feature, got shape {arr.shape}")
+            raise ValueError(f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum "
+                             "of 1 is required.")
         if matrix and arr.shape[2] != width:
             raise ValueError(f"{name} must hold square n x n matrices, got shape {arr.shape}")
         if n is not None and width != n:
             raise ValueError(f"{name} has {width} features, but {type(self).__name__} "
-                             f"was fitted with {n} features")
+                             f"is expecting {n} features as input.")
         arr = np.ascontiguousarray(arr, dtype=np.float64)
         if not np.isfinite(arr).all():
             raise ValueError(f"{name} contains NaN or infinity")
@@ -370,7 +381,7 @@ class _PCALearner(_CappedMixin, _Learner):
 
     def _check_k(self, n):
         if n < 2:
-            raise ValueError(f"online PCA needs at least 2 features, got {n}")
+            raise ValueError(f"online PCA needs at least 2 features, got {n} feature(s)")
         return as_int(self.n_components, "n_components", 1, n - 1)
 
     @property
@@ -402,6 +413,10 @@ class _PCALearner(_CappedMixin, _Learner):
         """The density matrix W of the current parameter, formed on request."""
         self._check_fitted()
         return (self._q * self._weights()) @ self._q.T
+
+    def fit_transform(self, X, y=None):
+        """:meth:`fit` on X, then :meth:`transform` X with the final components."""
+        return self.fit(X).transform(X)
 
     def transform(self, X):
         """Project X on ``components_`` (after subtracting ``mean_``)."""

@@ -171,7 +171,8 @@ def _segments(boundaries, T):
         raise ValueError(f"boundaries must be a 1-D sequence of integers, got {boundaries!r}")
     b = b.astype(np.intp)
     if b.size and (b[0] <= 0 or b[-1] >= T or np.any(np.diff(b) <= 0)):
-        raise ValueError(f"boundaries must be strictly increasing in [1, {T - 1}], got {b.tolist()}")
+        raise ValueError(f"boundaries must be strictly increasing in [1, {T - 1}], "
+                         f"got {b.tolist()}")
     starts = np.concatenate([[0], b])
     stops = np.concatenate([b, [T]])
     return list(zip(starts.tolist(), stops.tolist()))
