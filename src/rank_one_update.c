@@ -29,8 +29,10 @@
  *   5. One GEMM of Q's non-deflated columns (gathered into a contiguous
  *      block) by the m x m secular eigenvectors, and a merge that puts
  *      deflated and new eigenpairs in ascending order.
- * Cost: O(n^2) (GEMV, deflation, gathers, merge) + O(n m^2) (the GEMM)
- * + O(m^2) per dlaed4 iteration sweep.  Workspace: 2 n^2 + O(n) doubles.
+ * Cost: O(n^2) (GEMV, deflation, gathers, merge; O(n c) for a cluster of
+ * c) + O(m^2) (roots: a few O(m) sweeps each; Loewner) + O(n m^2) (the
+ * GEMM).  At n = 1000 with nothing deflated: GEMM ~60%, roots ~35%.
+ * Workspace: 2 n^2 + O(n) doubles, 23 n + O(1) ints.
  */
 
 #include "rank_one_update.h"
