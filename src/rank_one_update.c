@@ -235,18 +235,18 @@ static int loewner_vectors(int m, const double *w, double *s, double *what)
     for (int i = 0; i < m; i++) {
         double *v = s + (ptrdiff_t)i * m;
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        int k = 0;
-        for (k = 0; k < m; k++) /* vectorises */
+        int j = 0;
+        for (int k = 0; k < m; k++) /* vectorises */
             v[k] = what[k] / v[k];
         /* four partial sums: a single one is a latency-bound chain */
-        for (k = 0; k + 4 <= m; k += 4) {
-            s0 += v[k] * v[k];
-            s1 += v[k + 1] * v[k + 1];
-            s2 += v[k + 2] * v[k + 2];
-            s3 += v[k + 3] * v[k + 3];
+        for (; j + 4 <= m; j += 4) {
+            s0 += v[j] * v[j];
+            s1 += v[j + 1] * v[j + 1];
+            s2 += v[j + 2] * v[j + 2];
+            s3 += v[j + 3] * v[j + 3];
         }
-        for (; k < m; k++)
-            s0 += v[k] * v[k];
+        for (; j < m; j++)
+            s0 += v[j] * v[j];
         double sum = (s0 + s1) + (s2 + s3);
         if (!(sum > DBL_MIN) || !(sum < DBL_MAX)) { /* rare: rescale */
             double vmax = 0.0;
