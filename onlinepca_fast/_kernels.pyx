@@ -82,9 +82,24 @@ from numpy.linalg import LinAlgError as _R1LinAlgError
 #: Deflation tolerance factor: tol = R1_DEFLATION_FACTOR * eps *
 #: max(max|evals|, |rho| |x|^2) (LAPACK dlaed2/dlaed8 use 8).
 R1_DEFLATION_FACTOR = OPF_R1_DEFLATION_FACTOR
-#: Testing switches for RankOneUpdater.update(..., _flags=...).
+#: Testing switches for RankOneUpdater.update(..., _flags=...): every
+#: root by bisection; the block by dsyevr; a dlaed4 that reports failure
+#: (info = 1) on odd roots and returns a root outside its interval
+#: (info = 0) on roots 2 mod 4, to exercise the checks that catch both.
 R1_FORCE_BISECTION = OPF_R1_FORCE_BISECTION
 R1_FORCE_EIG = OPF_R1_FORCE_EIG
+R1_TEST_BAD_DLAED4 = 1 << 8
+
+
+cdef void _r1_bad_dlaed4(int *n, int *i, double *d, double *z, double *delta,
+                         double *rho, double *dlam, int *info) noexcept nogil:
+    _r1_dlaed4(n, i, d, z, delta, rho, dlam, info)
+    if n[0] > 2 and i[0] % 2 == 0:  # 1-based: odd 0-based roots
+        info[0] = 1
+    elif n[0] > 2 and i[0] % 4 == 3 and i[0] < n[0]:
+        dlam[0] = d[i[0]] + 1.0  # beyond the next pole
+        for k in range(n[0]):
+            delta[k] = d[k] - dlam[0]
 
 
 cdef int _r1_raise(int status) except -1:
@@ -184,6 +199,7 @@ cdef class RankOneUpdater:
         """
         cdef Py_ssize_t n = self.n
         cdef int status
+        cdef opf_r1_lapack fns_saved = self._fns
         if evals.shape[0] != n:
             raise ValueError(f"evals must have shape ({n},), got "
                              f"({evals.shape[0]},)")
@@ -192,9 +208,15 @@ cdef class RankOneUpdater:
                              f"({evecs.shape[0]}, {evecs.shape[1]})")
         if x.shape[0] != n:
             raise ValueError(f"x must have shape ({n},), got ({x.shape[0]},)")
-        with nogil:
-            status = self.update_c(&evals[0], &evecs[0, 0], n, rho, &x[0],
-                                   _flags)
+        if _flags & R1_TEST_BAD_DLAED4:
+            self._fns.dlaed4 = _r1_bad_dlaed4
+            _flags &= ~R1_TEST_BAD_DLAED4
+        try:
+            with nogil:
+                status = self.update_c(&evals[0], &evecs[0, 0], n, rho, &x[0],
+                                       _flags)
+        finally:
+            self._fns = fns_saved
         if status != OPF_R1_OK:
             _r1_raise(status)
 

@@ -1,0 +1,122 @@
+"""Time ratios of the rank-one eigen-update, printed in one run.
+
+    python benchmarks/ratios_rank_one.py [--rounds R] [n ...]
+
+For each n (default 20 100 300 1000 2000):
+
+- dense: random spectrum and x (nothing deflates, m = n);
+  eigh/update (target at n = 1000: >= 3) and update/GEMM, one n x n x n
+  ``a @ b`` (target at n = 1000: <= 1.5);
+- structured: x on 5 eigen-directions and 80% of the eigenvalues in one
+  exact cluster; eigh/update (target at n = 1000: >= 30);
+- cluster80: the same cluster with a dense x (m ~ 0.2 n), for reference.
+
+"update" is RankOneUpdater.update in place (what a learner pays per trial);
+"public" is rank_one_update with its validation and copies.  Each figure is
+the best over R rounds (default 3) of several runs, so that a moment of
+load from other processes does not decide it; the load average is printed.
+NumPy and SciPy bundle separate OpenBLAS builds whose idle workers spin for
+a while after each call and slow the other library down; the script waits
+between phases so each is timed alone.
+"""
+
+import os
+import sys
+import time
+
+import numpy as np
+
+from onlinepca_fast._rank_one import RankOneUpdater, rank_one_update
+
+SETTLE = 0.5  # seconds for the other OpenBLAS pool's workers to go idle
+
+
+def best(fn, repeat, prepare=None):
+    time.sleep(SETTLE)
+    fn()  # warm-up
+    times = []
+    for _ in range(repeat):
+        if prepare is not None:
+            prepare()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def problem(n, kind, rng):
+    q, r = np.linalg.qr(rng.standard_normal((n, n)))
+    evecs = np.ascontiguousarray(q * np.sign(np.diag(r)))
+    evals = np.sort(rng.standard_normal(n))
+    x = rng.standard_normal(n)
+    if kind in ("structured", "cluster80"):
+        evals[: int(0.8 * n)] = evals[int(0.4 * n)]
+        evals.sort()
+    if kind == "structured":
+        z = np.zeros(n)
+        k = min(5, n)
+        z[rng.choice(n, k, replace=False)] = rng.standard_normal(k)
+        x = evecs @ z
+    return evals, evecs, x
+
+
+def measure(n, kind, rho=0.7):
+    rng = np.random.default_rng(n)
+    evals, evecs, x = problem(n, kind, rng)
+    a = (evecs * evals) @ evecs.T + rho * np.outer(x, x)
+    repeat = 3 if n >= 1000 else 7 if n >= 300 else 30
+    t_eigh = best(lambda: np.linalg.eigh(a), repeat)
+
+    upd = RankOneUpdater(n)
+    work_evals, work_evecs = evals.copy(), evecs.copy()
+
+    def restore():
+        work_evals[:] = evals
+        work_evecs[:] = evecs
+
+    t_update = best(lambda: upd.update(work_evals, work_evecs, rho, x),
+                    repeat + 2, restore)
+    m = upd.last_info["m"]
+    t_public = best(lambda: rank_one_update(evals, evecs, rho, x), repeat)
+    return t_eigh, t_update, t_public, m
+
+
+def measure_gemm(n):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+    out = np.empty((n, n))
+    return best(lambda: np.matmul(a, b, out=out),
+                3 if n >= 1000 else 10)
+
+
+def main(sizes, rounds):
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    results = {}
+    for _ in range(rounds):
+        for n in sizes:
+            row = results.setdefault(n, {})
+            row["gemm"] = min(row.get("gemm", np.inf), measure_gemm(n))
+            for kind in ("dense", "structured", "cluster80"):
+                t = measure(n, kind)
+                old = row.get(kind, (np.inf,) * 3 + (t[3],))
+                row[kind] = tuple(min(a, b) for a, b in zip(old[:3], t[:3])) \
+                    + (t[3],)
+    print(f"load average after: {os.getloadavg()[0]:.2f} ({rounds} rounds)")
+    print(f"{'n':>5} {'case':>10} {'m':>5} {'update ms':>10} {'public ms':>10}"
+          f" {'eigh ms':>9} {'gemm ms':>8} {'eigh/upd':>9} {'upd/gemm':>9}")
+    for n in sizes:
+        t_gemm = results[n]["gemm"]
+        for kind in ("dense", "structured", "cluster80"):
+            t_eigh, t_upd, t_pub, m = results[n][kind]
+            ratio_gemm = f"{t_upd / t_gemm:9.2f}" if kind == "dense" else ""
+            print(f"{n:5d} {kind:>10} {m:5d} {1e3 * t_upd:10.3f} "
+                  f"{1e3 * t_pub:10.3f} {1e3 * t_eigh:9.2f} "
+                  f"{1e3 * t_gemm:8.2f} {t_eigh / t_upd:9.1f} {ratio_gemm:>9}")
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    rounds = 3
+    if args[:1] == ["--rounds"]:
+        rounds, args = int(args[1]), args[2:]
+    main([int(a) for a in args] or [20, 100, 300, 1000, 2000], rounds)
