@@ -373,13 +373,38 @@ class _CappedMixin:
         return sample_corner(self._weights(), d, rng, method=self.sampler)
 
 
+class _MixingLearner:
+    """Hyper-parameters and configuration of the trial-to-trial learners
+    with mixing (OnlinePCA and CappedHedge): one definition for both."""
+
+    _allowed_shares = (None, "fixed", "uniform", "past")
+
+    def __init__(self, n_components, *, eta=1.0, share=None, alpha=0.0,
+                 sampler="decomposition", random_state=None, record_losses=True):
+        self.n_components = n_components
+        self.eta = eta
+        self.share = share
+        self.alpha = alpha
+        self.sampler = sampler
+        self.random_state = random_state
+        self.record_losses = record_losses
+
+    def _config(self, n):
+        k = self._k(n)
+        share = _check_choice(self.share, "share", self._allowed_shares)
+        return dict(kind=self._kind, n=n, d=n - k, eta=_check_eta(self.eta),
+                    alpha=_check_alpha(self.alpha), share=_SHARES[share],
+                    sampler=_SAMPLERS[_check_choice(self.sampler, "sampler", _SAMPLERS)],
+                    centered=False, center_lr_inv=0.0)
+
+
 class _PCALearner(_CappedMixin, _Learner):
     """Projection API shared by the PCA learners."""
 
     def _d(self, n):
         return n - self.n_components
 
-    def _check_k(self, n):
+    def _k(self, n):
         if n < 2:
             raise ValueError(f"online PCA needs at least 2 features, got {n} feature(s)")
         return as_int(self.n_components, "n_components", 1, n - 1)
@@ -458,7 +483,7 @@ class _PCALearner(_CappedMixin, _Learner):
         return V @ V.T
 
 
-class OnlinePCA(_PCALearner):
+class OnlinePCA(_MixingLearner, _PCALearner):
     """Uncentered randomized online PCA (WK Algorithm 5).
 
     At each trial a rank-k projection ``P`` is drawn with ``E[P] = I -
@@ -547,30 +572,6 @@ class OnlinePCA(_PCALearner):
     """
 
     _kind = _kernels.KIND_MEG
-    _allowed_shares = (None, "fixed", "uniform", "past")
-
-    def __init__(self, n_components, *, eta=1.0, share=None, alpha=0.0,
-                 sampler="decomposition", random_state=None, record_losses=True):
-        self.n_components = n_components
-        self.eta = eta
-        self.share = share
-        self.alpha = alpha
-        self.sampler = sampler
-        self.random_state = random_state
-        self.record_losses = record_losses
-
-    def _config(self, n):
-        k = self._check_k(n)
-        share = _check_choice(self.share, "share", self._allowed_shares)
-        return dict(kind=self._kind, n=n, d=n - k, eta=_check_eta(self.eta),
-                    alpha=_check_alpha(self.alpha), share=_SHARES[share],
-                    sampler=_SAMPLERS[_check_choice(self.sampler, "sampler", _SAMPLERS)],
-                    centered=False, center_lr_inv=0.0)
-
-    def _initial_state(self, n, cfg):
-        lam, q, mean = super()._initial_state(n, cfg)
-        # I/n is already capped (1/n <= 1/(n-k)) and normalised
-        return lam, q, mean
 
 
 class OnlineAdaptivePCA(OnlinePCA):
@@ -700,7 +701,7 @@ class CenteredOnlinePCA(_PCALearner):
         self.record_losses = record_losses
 
     def _config(self, n):
-        k = self._check_k(n)
+        k = self._k(n)
         c = self.center_lr_inv
         if isinstance(c, (bool, np.bool_)) or not isinstance(c, numbers.Real):
             raise TypeError(f"center_lr_inv must be a real number, got {type(c).__name__}")
@@ -784,7 +785,7 @@ class FollowTheLeader(_PCALearner):
     sampler = "leader"
 
     def _config(self, n):
-        k = self._check_k(n)
+        k = self._k(n)
         if not isinstance(self.centered, (bool, np.bool_)):
             raise TypeError(f"centered must be a bool, got {type(self.centered).__name__}")
         return dict(kind=self._kind, n=n, d=n - k, eta=1.0, alpha=0.0,
@@ -807,7 +808,7 @@ class FollowTheLeader(_PCALearner):
         return V @ V.T
 
 
-class CappedHedge(_CappedMixin, _Learner):
+class CappedHedge(_MixingLearner, _CappedMixin, _Learner):
     """Capped Hedge: learning as well as the best subset of experts (WK Alg. 3).
 
     Keeps a weight vector ``w`` in the capped simplex (entries at most
@@ -861,17 +862,6 @@ class CappedHedge(_CappedMixin, _Learner):
 
     _kind = _kernels.KIND_EXPERTS
     _instance = "loss"
-    _allowed_shares = (None, "fixed", "uniform", "past")
-
-    def __init__(self, n_components, *, eta=1.0, share=None, alpha=0.0,
-                 sampler="decomposition", random_state=None, record_losses=True):
-        self.n_components = n_components
-        self.eta = eta
-        self.share = share
-        self.alpha = alpha
-        self.sampler = sampler
-        self.random_state = random_state
-        self.record_losses = record_losses
 
     def _d(self, n):
         return n - self.n_components
@@ -880,14 +870,6 @@ class CappedHedge(_CappedMixin, _Learner):
         if n < 2:
             raise ValueError(f"CappedHedge needs at least 2 experts, got {n}")
         return as_int(self.n_components, "n_components", 1, n - 1)
-
-    def _config(self, n):
-        k = self._k(n)
-        share = _check_choice(self.share, "share", self._allowed_shares)
-        return dict(kind=self._kind, n=n, d=n - k, eta=_check_eta(self.eta),
-                    alpha=_check_alpha(self.alpha), share=_SHARES[share],
-                    sampler=_SAMPLERS[_check_choice(self.sampler, "sampler", _SAMPLERS)],
-                    centered=False, center_lr_inv=0.0)
 
     def _check_values(self, X, name, matrix):
         if (X < 0).any() or (X > 1).any():
