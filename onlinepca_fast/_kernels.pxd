@@ -98,3 +98,22 @@ cdef extern from "learner.h" nogil:
                                   Py_ssize_t T, const double *u,
                                   double *exp_loss, double *real_loss,
                                   int *status)
+
+# --- bordered update declarations (begin) ---
+cdef extern from "bordered_update.h" nogil:
+    int OPF_BU_OK
+    int OPF_BU_EINVAL
+    int OPF_BU_EY
+    int OPF_BU_EFIRST
+    int OPF_BU_EPARTIAL
+    ctypedef struct opf_bu_info:
+        Py_ssize_t m1, m2
+        Py_ssize_t n_fallbacks
+    size_t opf_bu_work_len(Py_ssize_t capacity)
+    size_t opf_bu_iwork_len(Py_ssize_t capacity)
+    int opf_bordered_update(Py_ssize_t m, double *d, double *q, Py_ssize_t ldq,
+                            const double *y, double kappa, double *work,
+                            int *iwork, const opf_r1_lapack *fns,
+                            opf_bu_info *info)
+
+# --- bordered update declarations (end) ---

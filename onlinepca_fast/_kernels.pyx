@@ -318,3 +318,53 @@ cdef class Engine:
                                       &exp_loss[0], &real_loss[0], &status)
         return done, status
 # --- learner engine (end) ---
+
+
+# --- bordered update (begin) ---
+# src/bordered_update.c grows an eigensystem by one row/column (two rank-one
+# updates).
+BU_EY = OPF_BU_EY
+BU_EFIRST = OPF_BU_EFIRST
+BU_EPARTIAL = OPF_BU_EPARTIAL
+
+
+def bordered_update(double[::1] evals not None, double[:, ::1] evecs not None,
+                    Py_ssize_t m, const double[::1] y not None, double kappa):
+    """Grow, in place, the eigensystem of order m to that of the bordered matrix.
+
+    ``evals[:m]`` (ascending) and the leading m x m block of ``evecs``
+    (columns are eigenvectors, leading dimension ``evecs.shape[1]``) describe
+    A; on return ``evals[:m+1]`` and the leading (m+1) x (m+1) block describe
+    ``[[A, y], [y^T, kappa]]``.  Returns a dict with the secular orders of the
+    two rank-one updates (``m1``, ``m2``) and their fallback count.
+    """
+    cdef Py_ssize_t ldq = evecs.shape[1]
+    cdef const double *yp = NULL
+    cdef opf_bu_info info
+    cdef int st
+    if m < 0 or evals.shape[0] < m + 1 or evecs.shape[0] < m + 1 or ldq < m + 1:
+        raise ValueError(f"evals and evecs must have room for order {m + 1}, got "
+                         f"shapes ({evals.shape[0]},) and ({evecs.shape[0]}, {ldq})")
+    if y.shape[0] < m:
+        raise ValueError(f"y must have {m} entries, got {y.shape[0]}")
+    if m > 0:
+        yp = &y[0]
+    work = _np.empty(opf_bu_work_len(m + 1))
+    iwork = _np.empty(opf_bu_iwork_len(m + 1), dtype=_np.intc)
+    cdef double[::1] work_v = work
+    cdef int[::1] iwork_v = iwork
+    with nogil:
+        st = opf_bordered_update(m, &evals[0], &evecs[0, 0], ldq, yp, kappa,
+                                 &work_v[0], &iwork_v[0], &_LAPACK, &info)
+    if st == OPF_BU_EY:
+        raise ValueError("y and kappa must be finite (and |y| must not overflow)")
+    if st == OPF_BU_EFIRST:
+        raise _R1LinAlgError("bordered_update: the first rank-one update failed; "
+                             "the arrays are unchanged")
+    if st == OPF_BU_EPARTIAL:
+        raise _R1LinAlgError("bordered_update: the second rank-one update failed; "
+                             "the arrays hold an intermediate eigensystem")
+    if st != OPF_BU_OK:
+        raise ValueError(f"bordered_update: invalid argument (status {st})")
+    return {"m1": info.m1, "m2": info.m2, "n_fallbacks": info.n_fallbacks}
+# --- bordered update (end) ---
