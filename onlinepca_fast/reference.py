@@ -383,3 +383,6 @@ def bordered_update(evals, evecs, y, kappa):
 # --- learners (NumPy versions, eigh every trial) ---
 from ._reference_learners import *  # noqa: E402,F401,F403
 from ._reference_learners import __all__ as _learner_names  # noqa: E402
+
+# --- online kernel PCA (NumPy version, eigh of the kernel matrix every trial) ---
+from ._reference_kernel_pca import OnlineKernelPCA  # noqa: E402,F401
