@@ -482,6 +482,10 @@ class OnlineKernelPCA(_Learner):
         mu = np.where(np.abs(lam) > null_space_tol(lam), -_check_eta(self.eta) * lam, 0.0)
         return np.exp(cap_log(mu, D))
 
+    def fit_transform(self, X, y=None):
+        """:meth:`fit` on X, then :meth:`transform` X with the final eigensystem."""
+        return self.fit(X).transform(X)
+
     def transform(self, X):
         """Coordinates of ``phi(x)`` on the r leading feature-space directions.
 

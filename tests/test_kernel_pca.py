@@ -377,6 +377,8 @@ def test_attributes_and_transform():
     np.testing.assert_allclose(np.abs(Z), np.abs(X[:10] @ V[:, [-1, -2]]), rtol=1e-9,
                                atol=1e-12)
     assert opf.OnlineKernelPCA(3).fit(X[:2]).weights_ is None
+    np.testing.assert_array_equal(opf.OnlineKernelPCA(2, random_state=0).fit_transform(X),
+                                  opf.OnlineKernelPCA(2, random_state=0).fit(X).transform(X))
 
 
 def test_params_and_repr():
