@@ -11,6 +11,7 @@ Learners (scikit-learn style, one trial per row of ``partial_fit``):
 ``FollowTheLeader``       WK Section 7 baseline
 ``VarianceMinimizer``     YL Algorithm 5 / Warmuth & Kuzmin 2006
 ``SimplexVarianceMinimizer``  YL Algorithm 6
+``OnlineKernelPCA``       KW Algorithm 6 (Kuzmin & Warmuth 2007)
 ========================  =============================================
 
 Submodules
@@ -32,11 +33,13 @@ from . import datasets, kernels, metrics, reference
 from .learners import (CappedHedge, CenteredOnlinePCA, FollowTheLeader, Hedge,
                        OnlineAdaptivePCA, OnlinePCA, SimplexVarianceMinimizer,
                        VarianceMinimizer)
+from .kernel_pca import OnlineKernelPCA
 
 __version__ = _version("onlinepca_fast")
 
 __all__ = [
     "Hedge", "CappedHedge", "OnlinePCA", "OnlineAdaptivePCA", "CenteredOnlinePCA",
     "FollowTheLeader", "VarianceMinimizer", "SimplexVarianceMinimizer",
+    "OnlineKernelPCA",
     "kernels", "reference", "metrics", "datasets", "__version__",
 ]

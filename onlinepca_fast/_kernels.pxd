@@ -98,3 +98,47 @@ cdef extern from "learner.h" nogil:
                                   Py_ssize_t T, const double *u,
                                   double *exp_loss, double *real_loss,
                                   int *status)
+
+# --- bordered update and kernel PCA declarations (begin) ---
+cdef extern from "bordered_update.h" nogil:
+    int OPF_BU_OK
+    int OPF_BU_EINVAL
+    int OPF_BU_EY
+    int OPF_BU_EFIRST
+    int OPF_BU_EPARTIAL
+    ctypedef struct opf_bu_info:
+        Py_ssize_t m1, m2
+        Py_ssize_t n_fallbacks
+    size_t opf_bu_work_len(Py_ssize_t capacity)
+    size_t opf_bu_iwork_len(Py_ssize_t capacity)
+    int opf_bordered_update(Py_ssize_t m, double *d, double *q, Py_ssize_t ldq,
+                            const double *y, double kappa, double *work,
+                            int *iwork, const opf_r1_lapack *fns,
+                            opf_bu_info *info)
+
+cdef extern from "kernel_pca.h" nogil:
+    int OPF_KPCA_ECAPACITY
+    ctypedef struct opf_kpca:
+        Py_ssize_t r
+        int sampler
+        double eta
+        Py_ssize_t capacity
+        double *evals
+        double *q
+        Py_ssize_t *m
+        double *work
+        Py_ssize_t *iwork
+        int *buiwork
+        const opf_r1_lapack *fns
+    ctypedef struct opf_kpca_stats:
+        long long n_updates
+        long long secular_sum
+        long long n_fallbacks
+    size_t opf_kpca_work_len(Py_ssize_t capacity)
+    size_t opf_kpca_iwork_len(Py_ssize_t capacity)
+    double opf_kpca_null_tol(Py_ssize_t m, const double *evals)
+    Py_ssize_t opf_kpca_trials(const opf_kpca *s, const double *G, Py_ssize_t ldg,
+                               Py_ssize_t T, const double *u, double *exp_loss,
+                               double *real_loss, int *status,
+                               opf_kpca_stats *stats)
+# --- bordered update and kernel PCA declarations (end) ---

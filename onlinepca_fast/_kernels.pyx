@@ -340,3 +340,124 @@ cdef class Engine:
                                       &exp_loss[0], &real_loss[0], &status)
         return done, status
 # --- learner engine (end) ---
+
+
+# --- bordered update and kernel PCA engine (begin) ---
+# src/bordered_update.c grows an eigensystem by one row/column (two rank-one
+# updates); src/kernel_pca.c is the trial loop of online kernel PCA.
+BU_EY = OPF_BU_EY
+BU_EFIRST = OPF_BU_EFIRST
+BU_EPARTIAL = OPF_BU_EPARTIAL
+KPCA_ECAPACITY = OPF_KPCA_ECAPACITY
+
+
+def bordered_update(double[::1] evals not None, double[:, ::1] evecs not None,
+                    Py_ssize_t m, const double[::1] y not None, double kappa):
+    """Grow, in place, the eigensystem of order m to that of the bordered matrix.
+
+    ``evals[:m]`` (ascending) and the leading m x m block of ``evecs``
+    (columns are eigenvectors, leading dimension ``evecs.shape[1]``) describe
+    A; on return ``evals[:m+1]`` and the leading (m+1) x (m+1) block describe
+    ``[[A, y], [y^T, kappa]]``.  Returns a dict with the secular orders of the
+    two rank-one updates (``m1``, ``m2``) and their fallback count.
+    """
+    cdef Py_ssize_t ldq = evecs.shape[1]
+    cdef const double *yp = NULL
+    cdef opf_bu_info info
+    cdef int st
+    if m < 0 or evals.shape[0] < m + 1 or evecs.shape[0] < m + 1 or ldq < m + 1:
+        raise ValueError(f"evals and evecs must have room for order {m + 1}, got "
+                         f"shapes ({evals.shape[0]},) and ({evecs.shape[0]}, {ldq})")
+    if y.shape[0] < m:
+        raise ValueError(f"y must have {m} entries, got {y.shape[0]}")
+    if m > 0:
+        yp = &y[0]
+    work = _np.empty(opf_bu_work_len(m + 1))
+    iwork = _np.empty(opf_bu_iwork_len(m + 1), dtype=_np.intc)
+    cdef double[::1] work_v = work
+    cdef int[::1] iwork_v = iwork
+    with nogil:
+        st = opf_bordered_update(m, &evals[0], &evecs[0, 0], ldq, yp, kappa,
+                                 &work_v[0], &iwork_v[0], &_LAPACK, &info)
+    if st == OPF_BU_EY:
+        raise ValueError("y and kappa must be finite (and |y| must not overflow)")
+    if st == OPF_BU_EFIRST:
+        raise _R1LinAlgError("bordered_update: the first rank-one update failed; "
+                             "the arrays are unchanged")
+    if st == OPF_BU_EPARTIAL:
+        raise _R1LinAlgError("bordered_update: the second rank-one update failed; "
+                             "the arrays hold an intermediate eigensystem")
+    if st != OPF_BU_OK:
+        raise ValueError(f"bordered_update: invalid argument (status {st})")
+    return {"m1": info.m1, "m2": info.m2, "n_fallbacks": info.n_fallbacks}
+
+
+def kpca_null_tol(const double[::1] evals not None):
+    """``m * eps * max|evals|``: eigenvalues of K at most this are zero."""
+    if evals.shape[0] == 0:
+        return 0.0
+    return opf_kpca_null_tol(evals.shape[0], &evals[0])
+
+
+cdef class KernelPCAEngine:
+    """The compiled trial loop of OnlineKernelPCA (see ``src/kernel_pca.c``).
+
+    Points into the learner's state arrays ``evals`` (capacity,), ``q``
+    (capacity, capacity) and ``m`` (1,), which the learner owns and pickles,
+    and owns a workspace for that capacity.  A larger capacity needs a new
+    engine.  Arguments are validated by the Python learner.
+    """
+    cdef opf_kpca s
+    cdef opf_kpca_stats st
+    cdef object _keep
+
+    def __init__(self, *, Py_ssize_t r, int sampler, double eta,
+                 double[::1] evals, double[:, ::1] q, Py_ssize_t[::1] m):
+        cdef Py_ssize_t cap = q.shape[0]
+        if not (cap >= 1 and q.shape[1] == cap and evals.shape[0] == cap
+                and m.shape[0] == 1 and 0 <= m[0] <= cap and r >= 1):
+            raise ValueError("KernelPCAEngine: inconsistent state shapes")
+        work = _np.empty(opf_kpca_work_len(cap))
+        iwork = _np.empty(opf_kpca_iwork_len(cap), dtype=_np.intp)
+        buiwork = _np.empty(opf_bu_iwork_len(cap), dtype=_np.intc)
+        cdef double[::1] work_v = work
+        cdef Py_ssize_t[::1] iwork_v = iwork
+        cdef int[::1] buiwork_v = buiwork
+        self._keep = (evals, q, m, work, iwork, buiwork)
+        self.s.r = r
+        self.s.sampler = sampler
+        self.s.eta = eta
+        self.s.capacity = cap
+        self.s.evals = &evals[0]
+        self.s.q = &q[0, 0]
+        self.s.m = &m[0]
+        self.s.work = &work_v[0]
+        self.s.iwork = &iwork_v[0]
+        self.s.buiwork = &buiwork_v[0]
+        self.s.fns = &_LAPACK
+
+    @property
+    def capacity(self):
+        return self.s.capacity
+
+    def run(self, const double[:, ::1] G, const double[::1] u,
+            double[::1] exp_loss, double[::1] real_loss):
+        """One trial per row of G; return (trials done, status)."""
+        cdef Py_ssize_t T = G.shape[0], done
+        cdef int status = 0
+        if T == 0:
+            return 0, 0
+        if u.shape[0] < T or exp_loss.shape[0] < T or real_loss.shape[0] < T:
+            raise ValueError("KernelPCAEngine.run: u and the loss arrays need T entries")
+        with nogil:
+            done = opf_kpca_trials(&self.s, &G[0, 0], G.shape[1], T, &u[0],
+                                   &exp_loss[0], &real_loss[0], &status,
+                                   &self.st)
+        return done, status
+
+    @property
+    def stats(self):
+        """Bordered updates done, the sum of their secular orders, fallbacks."""
+        return {"n_updates": self.st.n_updates, "secular_sum": self.st.secular_sum,
+                "n_fallbacks": self.st.n_fallbacks}
+# --- bordered update and kernel PCA engine (end) ---

@@ -3,8 +3,9 @@
 - :func:`shifting_subspaces`: WK Section 8 / Fig. 3 and YL Section 6.1 --
   segments of points from zero-mean Gaussians with random low-rank
   covariance, norms capped at one.
-- :func:`noisy_cone`: KW Section 5 -- points near a cone in R^n, whose
-  structure a degree-2 polynomial kernel captures and linear PCA does not.
+- :func:`noisy_cone`: KW Section 5 -- points near a cone (a quadric: one
+  linear equation for the degree-2 features), either spanning R^n or, as
+  in KW, a 3-d cone padded with zeros (``embedding="padded"``).
 """
 
 import numpy as np
@@ -76,23 +77,43 @@ def shifting_subspaces(n_features=20, rank=2, segment_lengths=(500, 500, 500),
     return X, np.concatenate(labels)
 
 
-def noisy_cone(n_samples=500, n_features=20, noise=0.05, random_state=None):
-    """Points near the cone ``x_1^2 = x_2^2 + ... + x_n^2`` (KW Section 5).
+def noisy_cone(n_samples=500, n_features=20, noise=0.05, random_state=None, *,
+               embedding="full"):
+    """Points near a cone, the data of KW Section 5.
 
-    A point is ``(t, t u) + noise`` with ``u`` uniform on the unit sphere of
-    ``R^{n-1}`` and ``t`` uniform in ``[-1, 1]``, scaled so the noiseless
-    points have norm at most one.  The cone is a quadric: it spans all of
-    ``R^n`` linearly, but its points satisfy one quadratic equation, so a
-    degree-2 polynomial kernel compresses it where linear PCA cannot.
+    Two constructions:
+
+    - ``embedding="full"`` (default; the behaviour of earlier versions): the
+      cone ``x_1^2 = x_2^2 + ... + x_n^2`` spanning all of ``R^n``.  A point
+      is ``(t, t u) / sqrt(2)`` with ``u`` uniform on the unit sphere of
+      ``R^{n-1}`` and ``t`` uniform in ``[-1, 1]``, so the noiseless points
+      have norm at most one.
+    - ``embedding="padded"``: KW's construction.  The cone
+      ``x^2 + y^2 - z^2 = 0`` in the first three coordinates, padded with
+      zeros to ``R^n``: ``(z cos(theta), z sin(theta), z, 0, ..., 0)`` with
+      ``z`` uniform in ``[-0.6, 0.6]`` (KW: "the value of z was constrained
+      to the range [-0.6 : 0.6]") and ``theta`` uniform in ``[0, 2 pi)``.
+      The noiseless points have ``|x|^2 = 2 z^2 <= 0.72``, so the degree-2
+      kernel ``(x . y)^2`` has ``k(x, x) = |x|^4 <= 0.52``: feature norms
+      bounded by one, as KW's bound assumes.  (KW say "a point was picked at
+      random on a cone" without the distribution; uniform ``z`` and
+      ``theta`` is the reading of their text used here, not uniform
+      surface area.)
+
+    Then isotropic Gaussian noise of standard deviation `noise` is added to
+    every coordinate.  A cone is a quadric: its points satisfy one quadratic
+    equation, which is a linear equation for the degree-2 features
+    ``x x^T``.
 
     Parameters
     ----------
     n_samples : int, default=500
     n_features : int, default=20
-        Dimension n >= 2.
+        Dimension n (>= 2; >= 3 for ``embedding="padded"``).  KW use 20.
     noise : float, default=0.05
-        Standard deviation of the isotropic Gaussian noise.
+        Standard deviation of the Gaussian noise (KW do not state theirs).
     random_state : None, int or numpy.random.Generator, default=None
+    embedding : {"full", "padded"}, default="full"
 
     Returns
     -------
@@ -100,18 +121,32 @@ def noisy_cone(n_samples=500, n_features=20, noise=0.05, random_state=None):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from onlinepca_fast.datasets import noisy_cone
     >>> noisy_cone(100, 5, random_state=0).shape
     (100, 5)
+    >>> X = noisy_cone(100, embedding="padded", noise=0.0, random_state=0)
+    >>> bool(np.allclose(X[:, 0]**2 + X[:, 1]**2, X[:, 2]**2)), bool((X[:, 3:] == 0).all())
+    (True, True)
     """
+    if embedding not in ("full", "padded"):
+        raise ValueError(f"embedding must be 'full' or 'padded', got {embedding!r}")
     m = as_int(n_samples, "n_samples", 0, 10**9)
-    n = as_int(n_features, "n_features", 2, 10**7)
+    n = as_int(n_features, "n_features", 2 if embedding == "full" else 3, 10**7)
     noise = float(noise)
     if not (np.isfinite(noise) and noise >= 0):
         raise ValueError(f"noise must be finite and >= 0, got {noise!r}")
     rng = as_generator(random_state)
-    u = rng.standard_normal((m, n - 1))
-    u /= np.linalg.norm(u, axis=1, keepdims=True)
-    t = rng.uniform(-1.0, 1.0, size=(m, 1))
-    X = np.hstack([t, t * u]) / np.sqrt(2.0)
+    if embedding == "padded":
+        z = rng.uniform(-0.6, 0.6, size=m)
+        theta = rng.uniform(0.0, 2.0 * np.pi, size=m)
+        X = np.zeros((m, n))
+        X[:, 0] = z * np.cos(theta)
+        X[:, 1] = z * np.sin(theta)
+        X[:, 2] = z
+    else:
+        u = rng.standard_normal((m, n - 1))
+        u /= np.linalg.norm(u, axis=1, keepdims=True)
+        t = rng.uniform(-1.0, 1.0, size=(m, 1))
+        X = np.hstack([t, t * u]) / np.sqrt(2.0)
     return X + noise * rng.standard_normal((m, n))

@@ -13,6 +13,8 @@ the GIL released.
 - :func:`rank_one_update` -- eigensystem of ``Q diag(d) Q^T + rho x x^T``
   (Gu & Eisenstat, with deflation); :class:`RankOneUpdater` is its
   allocation-free in-place form.
+- :func:`bordered_update` -- eigensystem of ``[[A, y], [y^T, kappa]]`` from
+  that of ``A``, as two rank-one updates (online kernel PCA).
 
 References
 ----------
@@ -25,11 +27,11 @@ References
 import numpy as np
 
 from . import _kernels
-from ._rank_one import DEFLATION_FACTOR, RankOneUpdater, rank_one_update
+from ._rank_one import DEFLATION_FACTOR, RankOneUpdater, bordered_update, rank_one_update
 from ._validation import as_float_vector, as_generator, as_int
 
 __all__ = ["cap", "cap_log", "decompose", "sample_corner", "rank_one_update",
-           "RankOneUpdater", "CAP_RTOL", "DEFLATION_FACTOR"]
+           "bordered_update", "RankOneUpdater", "CAP_RTOL", "DEFLATION_FACTOR"]
 
 #: Relative tolerance with which :func:`decompose` and :func:`sample_corner`
 #: accept a vector as capped: ``max(w) <= (1 + CAP_RTOL) * sum(w) / d``.

@@ -363,8 +363,26 @@ def rank_one_update(evals, evecs, rho, x):
     x = np.asarray(x, dtype=np.float64)
     a = (evecs * evals) @ evecs.T + rho * np.outer(x, x)
     return np.linalg.eigh(0.5 * (a + a.T))
+
+
+def bordered_update(evals, evecs, y, kappa):
+    """Eigensystem of ``[[A, y], [y^T, kappa]]``, ``A = evecs diag(evals) evecs^T``.
+
+    Forms the bordered matrix and calls ``numpy.linalg.eigh``: O(m^3).
+    """
+    evals = np.asarray(evals, dtype=np.float64)
+    m = evals.shape[0]
+    evecs = np.asarray(evecs, dtype=np.float64).reshape(m, m)
+    a = np.empty((m + 1, m + 1))
+    a[:m, :m] = (evecs * evals) @ evecs.T
+    a[:m, m] = a[m, :m] = np.asarray(y, dtype=np.float64)
+    a[m, m] = kappa
+    return np.linalg.eigh(0.5 * (a + a.T))
 # --- rank_one_update (end) ---
 
 # --- learners (NumPy versions, eigh every trial) ---
 from ._reference_learners import *  # noqa: E402,F401,F403
 from ._reference_learners import __all__ as _learner_names  # noqa: E402
+
+# --- online kernel PCA (NumPy version, eigh of the kernel matrix every trial) ---
+from ._reference_kernel_pca import OnlineKernelPCA  # noqa: E402,F401

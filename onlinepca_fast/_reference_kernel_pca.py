@@ -1,0 +1,145 @@
+"""Plain NumPy online kernel PCA (re-exported by :mod:`onlinepca_fast.reference`).
+
+KW Algorithm 6 written out literally: every trial forms the kernel matrix of
+all past instances, diagonalises it with ``numpy.linalg.eigh``, caps the
+softmin of its eigenvalues with the sort-based ``reference.cap_log``, draws
+the corner with ``reference.sample_corner`` and evaluates the matrices
+``P~`` and ``W~`` of the paper.  O(t^3) per trial; the oracle of the tests
+and the baseline of the benchmarks.
+
+Conventions shared with :class:`onlinepca_fast.OnlineKernelPCA` (so that the
+same seed and data give the same loss trajectories):
+
+* ``rng = numpy.random.default_rng(random_state)`` at reset and exactly one
+  ``u = rng.random()`` at the start of every trial, used by the draw.
+* Trial t has m = t - 1 past instances and corner size D = m - r.  D <= 0:
+  the hypothesis is the span of all past instances, expected = realized =
+  ``k(x, x) - y^T K^+ y`` (``k(x, x)`` when m = 0).
+* Eigenvalues with ``|lambda| <= m * eps * max|lambda|`` are zero:
+  ``Lambda^-1`` is 0 there (pseudo-inverse) and the softmin sees 0.
+
+References
+----------
+KW: D. Kuzmin and M. K. Warmuth, "Online kernel PCA with entropic matrix
+updates", ICML 2007, Algorithms 2 and 6.
+"""
+
+import numpy as np
+from scipy.spatial.distance import cdist
+
+__all__ = ["OnlineKernelPCA", "gram"]
+
+
+def gram(X, Y, kernel="rbf", degree=3, gamma=None, coef0=1.0):
+    """k(X, Y) of shape (len(X), len(Y)) for scikit-learn's kernel formulas."""
+    X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+    Y = np.atleast_2d(np.asarray(Y, dtype=np.float64))
+    if callable(kernel):
+        return np.asarray(kernel(X, Y), dtype=np.float64)
+    g = 1.0 / X.shape[1] if gamma is None else gamma
+    if kernel == "linear":
+        return X @ Y.T
+    if kernel == "poly":
+        return (g * (X @ Y.T) + coef0) ** degree
+    if kernel == "rbf":
+        return np.exp(-g * cdist(X, Y, "sqeuclidean"))
+    raise ValueError(f"kernel must be 'linear', 'poly', 'rbf' or a callable, got {kernel!r}")
+
+
+class OnlineKernelPCA:
+    """KW Algorithm 6 with ``eigh`` of the full kernel matrix every trial.
+
+    Besides ``expected_losses_`` and ``realized_losses_`` it records per
+    trial ``corners_[t]`` (the drawn corner, indices into the ascending
+    eigenvalues; None when D <= 0) and ``eigenvalues_history_[t]`` (the
+    eigenvalues of the kernel matrix the trial used).
+    """
+
+    def __init__(self, n_components, kernel="rbf", eta=1.0, degree=3, gamma=None,
+                 coef0=1.0, sampler="decomposition", random_state=None):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.eta = eta
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.sampler = sampler
+        self.random_state = random_state
+
+    def _k(self, X, Y):
+        return gram(X, Y, self.kernel, self.degree, self.gamma, self.coef0)
+
+    def _reset(self, n):
+        self.n_features_in_ = n
+        self._rng = np.random.default_rng(self.random_state)
+        self._past = np.empty((0, n))
+        self._expected, self._realized = [], []
+        self.corners_, self.eigenvalues_history_ = [], []
+        self.n_trials_ = 0
+
+    def fit(self, X):
+        X = np.asarray(X, dtype=np.float64)
+        self._reset(X.shape[1])
+        return self.partial_fit(X)
+
+    def partial_fit(self, X):
+        for x in np.asarray(X, dtype=np.float64):
+            self.learn_one(x)
+        return self
+
+    def learn_one(self, x):
+        from ._reference_learners import _PresetUniform
+        from .reference import cap_log, sample_corner
+
+        x = np.asarray(x, dtype=np.float64)
+        if not hasattr(self, "n_trials_"):
+            self._reset(x.shape[0])
+        u = self._rng.random()
+        Xp = self._past
+        m, r = Xp.shape[0], self.n_components
+        kappa = float(self._k(x, x)[0, 0])
+        corner = None
+        if m == 0:
+            lam = np.empty(0)
+            expected = realized = kappa
+        else:
+            K = self._k(Xp, Xp)  # "compute kernel matrix on data so far"
+            lam, U = np.linalg.eigh((K + K.T) / 2)
+            y = self._k(Xp, x)[:, 0]
+            tol = m * np.finfo(np.float64).eps * np.abs(lam).max()
+            null = np.abs(lam) <= tol
+            inv = np.where(null, 0.0, 1.0 / np.where(null, 1.0, lam))  # Lambda^+
+            D = m - r
+            if D <= 0:  # all eigenvectors: P~ = W~ = K^+
+                Kplus = (U * inv) @ U.T
+                expected = realized = kappa - y @ Kplus @ y
+            else:
+                mu = np.where(null, 0.0, -self.eta * lam)
+                lbar = np.exp(cap_log(mu, D))
+                corner = sample_corner(lbar, D, _PresetUniform(u), self.sampler)
+                keep = np.setdiff1d(np.arange(m), corner)  # the r zero entries of c
+                Ur = U[:, keep]
+                P = (Ur * inv[keep]) @ Ur.T  # P~ = U_r Lambda_r^-1 U_r^T
+                W = (U * ((1.0 - D * lbar) * inv)) @ U.T  # W~
+                expected = kappa - y @ W @ y
+                realized = kappa - y @ P @ y
+        self._past = np.vstack([Xp, x])
+        self._expected.append(float(expected))
+        self._realized.append(float(realized))
+        self.corners_.append(corner)
+        self.eigenvalues_history_.append(lam)
+        self.n_trials_ += 1
+        return self
+
+    @property
+    def expected_losses_(self):
+        return np.array(self._expected, dtype=np.float64)
+
+    @property
+    def realized_losses_(self):
+        return np.array(self._realized, dtype=np.float64)
+
+    @property
+    def eigenvalues_(self):
+        K = self._k(self._past, self._past)
+        return np.linalg.eigvalsh((K + K.T) / 2)

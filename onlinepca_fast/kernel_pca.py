@@ -1,0 +1,553 @@
+"""Online kernel PCA (Kuzmin & Warmuth, ICML 2007, Algorithm 6).
+
+:class:`OnlineKernelPCA` keeps the eigensystem of the kernel matrix of all
+past instances, grown by one bordered (two rank-one) update per trial in
+compiled code (``src/bordered_update.c``, ``src/kernel_pca.c``), and draws
+its rank-r projection from the capped softmin of the kernel-matrix
+eigenvalues.
+
+References
+----------
+.. [KW] D. Kuzmin and M. K. Warmuth, "Online kernel PCA with entropic matrix
+   updates", ICML 2007.
+.. [WK] M. K. Warmuth and D. Kuzmin, "Randomized online PCA algorithms with
+   regret bounds that are logarithmic in the dimension", JMLR 9, 2008.
+"""
+
+import numbers
+import sys
+
+import numpy as np
+
+from . import _kernels
+from ._validation import as_generator, as_int
+from .learners import _SAMPLERS, _check_choice, _check_eta, _Learner
+
+__all__ = ["OnlineKernelPCA"]
+
+_KERNELS = ("linear", "poly", "rbf")
+_MAX_COMPONENTS = sys.maxsize >> 2
+
+
+def _check_real(value, name, *, positive=False, allow_none=False):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value) or (positive and not value > 0):
+        raise ValueError(f"{name} must be a finite number{' > 0' if positive else ''}, "
+                         f"got {value!r}")
+    return value
+
+
+class OnlineKernelPCA(_Learner):
+    """Online kernel PCA with a capped softmin of the kernel matrix (KW Alg. 6).
+
+    At trial t the learner holds the kernel matrix ``K`` of the ``m = t - 1``
+    past instances, ``K = U diag(lambda) U^T``.  With ``D = m - r``
+    (``r = n_components``) it
+
+    1. transforms the eigenvalues into ``lambdabar = cap_D(exp(-eta lambda)
+       / Z)`` (softmin, then capping at ``1/D``; computed in the log domain
+       by :func:`~onlinepca_fast.kernels.cap_log`, so large kernel
+       eigenvalues -- KW Sec. 5's overflow -- are harmless and no weight
+       underflows before capping);
+    2. draws a corner of ``D`` eigenvectors from ``lambdabar`` (WK Alg. 2, or
+       systematic sampling) and projects on the ``r`` others:
+       ``P~ = U_r Lambda_r^-1 U_r^T``;
+    3. receives ``x``, evaluates ``y = (k(x_i, x))_i`` and ``k(x, x)``, and
+       incurs the approximation error ``k(x, x) - y^T P~ y`` (realized) and
+       ``k(x, x) - y^T W~ y`` (expected), ``W~ = U (I - D
+       diag(lambdabar)) Lambda^-1 U^T``;
+    4. grows the eigensystem by the new row and column ``[y; k(x, x)]``: the
+       new eigenvalue ``k(x, x)`` and eigenvector ``e_new`` are inserted, then
+       ``[[0, y], [y^T, 0]] = (beta/2) v v^T - (beta/2) w w^T`` with
+       ``beta = |y|``, ``v = (y/beta, 1)``, ``w = (y/beta, -1)`` is applied
+       as two Gu-Eisenstat rank-one updates.  ``K`` is never
+       re-diagonalised.
+
+    Parameters
+    ----------
+    n_components : int
+        Rank r of the projection in feature space, ``r >= 1``.
+    kernel : {"linear", "poly", "rbf"} or callable, default="rbf"
+        ``"linear"``: ``<x, y>``; ``"poly"``: ``(gamma <x, y> + coef0) **
+        degree``; ``"rbf"``: ``exp(-gamma |x - y|^2)`` (scikit-learn's
+        names and formulas).  A callable ``kernel(X, Y)`` must return the
+        ``(len(X), len(Y))`` Gram matrix of a symmetric positive
+        semi-definite kernel; it is called once per batch with the new rows
+        as ``X`` and all instances so far (the new rows included) as ``Y``.
+        KW's Sec. 5 kernel ``(x . y)^2`` is ``kernel="poly", degree=2,
+        gamma=1, coef0=0``.
+    eta : float, default=1.0
+        Learning rate (> 0); KW eq. (6) gives the tuned value.
+    degree : int, default=3
+        Degree of the polynomial kernel (>= 1).
+    gamma : float or None, default=None
+        Kernel coefficient of "poly" and "rbf" (> 0); None means
+        ``1 / n_features``.
+    coef0 : float, default=1.0
+        Independent term of the polynomial kernel.
+    sampler : {"decomposition", "systematic"}, default="decomposition"
+        How the corner is drawn, see
+        :func:`onlinepca_fast.kernels.sample_corner`.
+    random_state : None, int or numpy.random.Generator, default=None
+        Seeds the draws.  Every trial draws exactly one uniform number
+        (``rng.random()``) before its update, also the deterministic first
+        trials, so that the stream of draws does not depend on r.
+    record_losses : bool, default=True
+        Keep the per-trial losses.
+
+    Attributes
+    ----------
+    eigenvalues_ : ndarray of shape (m,)
+        Ascending eigenvalues of the kernel matrix of the ``m`` instances
+        seen (the maintained eigensystem, for monitoring accuracy).
+    eigenvectors_ : ndarray of shape (m, m)
+        Orthonormal eigenvectors (columns) matching ``eigenvalues_``.
+    weights_ : ndarray of shape (m,) or None
+        ``lambdabar`` for the next trial (None while ``m <= r``).
+    X_fit_ : ndarray of shape (m, n_features)
+        The instances seen.
+    expected_losses_, realized_losses_ : ndarray of shape (n_trials,)
+        Expected and realized approximation errors in feature space.
+    n_features_in_, n_trials_ : int
+    n_eigh_fallbacks_ : int
+        Trials whose eigen-update failed and was replaced by
+        ``numpy.linalg.eigh`` of the kernel matrix (see Notes); 0 in
+        practice.
+
+    Notes
+    -----
+    **First trials.**  KW start at ``t = r + 1`` with ``x^1..x^r`` "given",
+    and at ``t = r + 1`` the corner size ``D = t - 1 - r`` is 0.  Here every
+    instance is a trial.  While ``D <= 0`` (``t - 1 <= r``) there are at most
+    r eigenvectors to choose from and all are taken: the hypothesis is the
+    projection onto the span of all past instances (rank ``t - 1 <= r``,
+    deterministic), and expected = realized = ``k(x, x) - y^T K^+ y``
+    (``k(x, x)`` at ``t = 1``).  This is the ``D -> 0`` limit of Alg. 6
+    (``W~ = K^+`` at ``D = 0``).  These trials consume their uniform like
+    any other.
+
+    **Zero eigenvalues.**  A kernel matrix of rank ``rho < m`` (e.g. the
+    linear kernel on ``n``-dimensional data has ``rho <= n``) has ``m -
+    rho`` zero eigenvalues, computed as rounding noise, and ``Lambda^-1``
+    blows up there.  In exact arithmetic ``y = X^T phi(x)`` lies in the
+    range of K, so ``u_i^T y = 0`` on the null space and its terms of
+    ``y^T W~ y`` and ``y^T P~ y`` are ``0/0``; their meaning is 0 (the
+    feature-space eigenvector ``X u_i / sqrt(lambda_i)`` does not exist:
+    projecting onto it projects onto nothing).  So eigenvalues with
+    ``|lambda| <= m * eps * max|lambda|`` (``numpy.linalg.matrix_rank``'s
+    threshold, see :func:`null_space_tol`) are taken as exactly 0: their
+    terms are dropped and their softmin weight is ``exp(0)``.  They then
+    have the largest weight and are capped whenever the cap binds, and a
+    capped direction contributes exactly 0 to the expected error
+    (``1 - D lambdabar_i`` is computed as ``-expm1(nu_i + log D)``, exactly 0
+    at the cap).  Positive eigenvalues below the threshold are below the
+    accuracy of any computed eigensystem of K (its backward error is a few
+    ``eps |K|``).
+
+    **Linear kernel and KW footnote 2.**  With ``kernel="linear"`` the
+    feature space is ``R^N``, ``N = n_features``, and KW update (2) is
+    ``W^t = cap_{N-r}(exp(-eta C^t) / Z)``, ``C^t = sum_{s<t} x_s x_s^T``:
+    :class:`~onlinepca_fast.CenteredOnlinePCA` with ``centered=False``
+    (the uncentered WK Alg. 6 from ``W^0 = I/N``).  Let ``a_i =
+    exp(-eta lambda_i)`` over the ``rho`` non-zero eigenvalues of ``K^t``
+    (= those of ``C^t``) and ``S^t = sum_i (1 - a_i) = tr(I - exp(-eta
+    C^t))``.  Both cappings have the form ``(cap size) * weight_i = min(1,
+    s a_i)`` with a zero-eigenvalue direction weighted ``min(1, s)``.
+
+    - If ``S^t >= r``, both solve ``sum_i min(1, s a_i) = rho - r`` with
+      ``s >= 1``: every zero-eigenvalue direction -- the ``N - rho`` of
+      ``C^t`` and the ``t - 1 - rho`` of ``K^t`` -- is at the cap, the
+      data directions get the same weights, and the expected losses are
+      equal, whether ``t - 1 < N`` or ``t - 1 >= N``.  Footnote 2 ("the two
+      types of capping have the same effect") holds exactly in this case.
+    - If ``S^t < r`` the cap does not bind on the zero-eigenvalue
+      directions.  The linear learner gives each of the ``N - rho`` null
+      directions of ``C^t`` the weight ``s < 1`` with ``(N - rho) s +
+      sum_i min(1, s a_i) = N - r``: it sometimes projects onto directions
+      no instance has touched.  The kernel learner solves ``(t - 1 - rho)
+      s + sum_i min(1, s a_i) = t - 1 - r`` instead; its hypothesis lies in
+      the span of the past instances (the null directions of ``C^t`` are
+      never projected onto, weight 1) and the null directions of ``K^t``,
+      which have no feature-space counterpart, absorb weight ``s`` each.
+      The two expected losses then differ, unless ``rho = N = t - 1``.
+      Since ``1 - e^-x <= x``, ``S^t <= eta tr(K^t)``: this is the case at
+      least while ``eta sum_{s<t} |x_s|^2 < r`` (and always while
+      ``t - 1 <= r``, where the kernel learner is deterministic, see above).
+
+    **Numerics.**  KW Sec. 5 note that large feature norms make the kernel
+    eigenvalues, and ``exp(-eta lambda)``, overflow; in the log domain they
+    do not, but ``eta lambda`` of hundreds makes the softmin a hard top-r
+    choice (Follow the Leader): scale the data (or ``gamma``) so that
+    ``k(x, x) <= 1``, as KW's bound assumes, and tune ``eta`` (KW eq. 6).
+    The remaining-mass underflow of KW's capping is handled by ``cap_log``.
+
+    **Cost.**  The kernel is evaluated once per batch (one call of a
+    callable kernel), between the new rows and all instances so far, which
+    takes ``len(X) * (m + len(X))`` doubles; then the whole batch runs in
+    compiled code with the GIL released.  A trial with ``m`` past
+    instances costs O(m^2) (GEMVs, the column shift of the insertion,
+    deflation) plus the GEMMs of the two rank-one updates on their
+    non-deflated blocks: about ``rho + 1`` columns for a kernel of rank
+    ``rho`` (linear: ``n_features``; ``(x . y)^2``: ``n(n+1)/2``), but up
+    to all ``m`` for a numerically full-rank kernel such as "rbf", where a
+    trial is O(m^3) like a fresh ``eigh`` (about 2-3 times cheaper).
+    Memory: about ``3 c^2`` doubles for a capacity ``c >= m`` (the
+    eigenvectors and the rank-one updates' workspace; ``c`` grows by half
+    when needed, and ``fit`` sizes it exactly).
+
+    No bounded-memory option (a window of the last instances, removed by
+    downdates) is provided: it would change the algorithm -- ``C^t`` would
+    be a windowed sum, a different update than KW (2), with no regret bound
+    from KW Theorem 1 against the best fixed subspace.
+
+    If a bordered update fails (the rank-one kernel's root finder and both
+    of its fallbacks failing -- not observed), the eigensystem is
+    recomputed by ``numpy.linalg.eigh`` of the kernel matrix of the
+    stored instances and ``n_eigh_fallbacks_`` counts it.
+
+    References
+    ----------
+    KW Algorithms 2 and 6, update (2), footnote 2, Sec. 5; WK Algorithm 6.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onlinepca_fast import OnlineKernelPCA
+    >>> from onlinepca_fast.datasets import noisy_cone
+    >>> X = noisy_cone(200, embedding="padded", random_state=0)
+    >>> kpca = OnlineKernelPCA(5, kernel="poly", degree=2, gamma=1.0, coef0=0.0,
+    ...                        random_state=0).fit(X)
+    >>> kpca.eigenvalues_.shape
+    (200,)
+    >>> bool(kpca.expected_losses_[-50:].mean() < kpca.expected_losses_[:50].mean())
+    True
+    """
+
+    _instance = "vector"
+    _randomized = True
+
+    def __init__(self, n_components, *, kernel="rbf", eta=1.0, degree=3, gamma=None,
+                 coef0=1.0, sampler="decomposition", random_state=None,
+                 record_losses=True):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.eta = eta
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.sampler = sampler
+        self.random_state = random_state
+        self.record_losses = record_losses
+
+    # -- hyper-parameters --------------------------------------------------
+    def _config(self, n):
+        r = as_int(self.n_components, "n_components", 1, _MAX_COMPONENTS)
+        kernel = self.kernel
+        if not callable(kernel):
+            _check_choice(kernel, "kernel", _KERNELS)
+        degree = self.degree
+        if isinstance(degree, (bool, np.bool_)) or not isinstance(degree, numbers.Integral):
+            raise TypeError(f"degree must be an integer, got {type(degree).__name__}")
+        if degree < 1:
+            raise ValueError(f"degree must be >= 1, got {degree}")
+        gamma = _check_real(self.gamma, "gamma", positive=True, allow_none=True)
+        coef0 = _check_real(self.coef0, "coef0")
+        return dict(r=r, eta=_check_eta(self.eta),
+                    sampler=_SAMPLERS[_check_choice(self.sampler, "sampler", _SAMPLERS)],
+                    kernel=kernel, degree=int(degree),
+                    gamma=1.0 / n if gamma is None else gamma, coef0=coef0)
+
+    @staticmethod
+    def _kernel_key(cfg):
+        """The hyper-parameters the kernel values depend on."""
+        kernel = cfg["kernel"]
+        if kernel == "poly":
+            return (kernel, cfg["degree"], cfg["gamma"], cfg["coef0"])
+        if kernel == "rbf":
+            return (kernel, cfg["gamma"])
+        return (kernel,)
+
+    # -- the kernel --------------------------------------------------------
+    @staticmethod
+    def _gram(X, Y, cfg):
+        """Gram matrix k(X, Y) of shape (len(X), len(Y)), validated."""
+        kernel = cfg["kernel"]
+        if callable(kernel):
+            G = kernel(X, Y)
+            arr = np.asarray(G)
+            if arr.dtype.kind not in "iuf":
+                raise TypeError(f"kernel must return a real numeric Gram matrix, got "
+                                f"{type(G).__name__} of dtype {arr.dtype}")
+            expected = (X.shape[0], Y.shape[0])
+            if arr.shape != expected:
+                raise ValueError(f"kernel(X, Y) must return an array of shape (len(X), "
+                                 f"len(Y)) = {expected}, got {arr.shape}")
+            G = np.ascontiguousarray(arr, dtype=np.float64)
+        else:
+            with np.errstate(over="ignore", invalid="ignore"):  # checked below
+                G = _builtin_gram(X, Y, cfg)
+        if not np.isfinite(G).all():
+            raise ValueError("kernel returned NaN or infinite values"
+                             + ("" if callable(kernel) else
+                                " (scale the data, gamma or coef0 down)"))
+        return G
+
+    # -- state ---------------------------------------------------------------
+    def _reset(self, n):
+        cfg = self._config(n)
+        self.n_features_in_ = n
+        self._kernel_params = self._kernel_key(cfg)
+        self._X = np.empty((0, n))
+        self._evals = np.empty(0)
+        self._q = np.empty((0, 0))
+        self._m = np.zeros(1, dtype=np.intp)
+        self._t = np.zeros(1, dtype=np.intp)
+        self._losses = np.empty((2, 0))
+        self._n_recorded = 0
+        self._rng = as_generator(self.random_state)
+        self.n_eigh_fallbacks_ = 0
+        self._engine = None
+        self._engine_key = None
+
+    def _ensure_capacity(self, need):
+        cap = self._q.shape[0]
+        if need <= cap:
+            return
+        new = need if cap == 0 else max(need, cap + cap // 2, 16)
+        m = int(self._m[0])
+        X = np.empty((new, self.n_features_in_))
+        X[:m] = self._X[:m]
+        evals = np.empty(new)
+        evals[:m] = self._evals[:m]
+        q = np.empty((new, new))
+        q[:m, :m] = self._q[:m, :m]
+        self._X, self._evals, self._q = X, evals, q
+        self._engine = None
+
+    def _get_engine(self, cfg):
+        key = (self._q.shape[0], cfg["r"], cfg["eta"], cfg["sampler"])
+        if getattr(self, "_engine", None) is None or self._engine_key != key:
+            self._engine = _kernels.KernelPCAEngine(
+                r=cfg["r"], sampler=cfg["sampler"], eta=cfg["eta"],
+                evals=self._evals, q=self._q, m=self._m)
+            self._engine_key = key
+        return self._engine
+
+    def _rebuild(self, m):
+        """Eigensystem of the kernel matrix of the first m stored instances by eigh."""
+        cfg = self._config(self.n_features_in_)
+        X = self._X[:m]
+        K = self._gram(X, X, cfg)
+        lam, U = np.linalg.eigh(0.5 * (K + K.T))
+        self._evals[:m] = lam
+        self._q[:m, :m] = U
+        self._m[0] = m
+        self._engine = None
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        if "_m" in state:  # only the used part of the grown buffers
+            m = int(self._m[0])
+            state["_X"] = self._X[:m].copy()
+            state["_evals"] = self._evals[:m].copy()
+            state["_q"] = self._q[:m, :m].copy()
+        return state
+
+    # -- trials ----------------------------------------------------------------
+    def _prepare(self, X, fresh):
+        """Validated hyper-parameters and kernel block, before any state change."""
+        n = X.shape[1]
+        cfg = self._config(n)
+        if fresh:
+            as_generator(self.random_state)  # validated before the reset uses it
+        else:
+            self._check_kernel_unchanged(cfg)
+        past = X[:0] if fresh else self._X[:int(self._m[0])]
+        G = self._gram(X, np.concatenate([past, X]), cfg)
+        return cfg, G
+
+    def _check_kernel_unchanged(self, cfg):
+        if self._kernel_key(cfg) != self._kernel_params:
+            raise ValueError("the kernel parameters (kernel, degree, gamma, coef0) changed "
+                             "since the learner was reset; the kernel matrix of the past "
+                             "instances would be inconsistent: call fit to restart")
+
+    def _run_block(self, X, G, cfg):
+        T = X.shape[0]
+        m0 = int(self._m[0])
+        self._ensure_capacity(m0 + T)
+        self._X[m0:m0 + T] = X
+        engine = self._get_engine(cfg)
+        saved = self._rng.bit_generator.state
+        u = self._rng.random(T)
+        losses = np.empty((2, T))
+        start = 0
+        while start < T:
+            done, status = engine.run(G[start:], u[start:], losses[0, start:],
+                                      losses[1, start:])
+            start += done
+            self._t[0] = self._m[0]
+            if start == T:
+                break
+            if status in (_kernels.BU_EFIRST, _kernels.BU_EPARTIAL):
+                # trial `start` has its losses; redo its eigen-update by eigh
+                self._rebuild(int(self._m[0]) + 1)
+                self.n_eigh_fallbacks_ += 1
+                self._t[0] = self._m[0]
+                start += 1
+                engine = self._get_engine(cfg)
+                continue
+            self._record(losses[:, :start])
+            self._rng.bit_generator.state = saved
+            self._rng.random(start)  # one uniform per trial done
+            raise RuntimeError(f"trial {start} of the batch failed in the compiled "
+                               f"kernel (status {status}); the {start} rows before it "
+                               f"were processed")
+        self._record(losses)
+        return self
+
+    # -- public API ----------------------------------------------------------------
+    def partial_fit(self, X, y=None):
+        """Run one trial per row of X, in order.
+
+        The rows and the kernel values are validated first: on error nothing
+        changes.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_trials, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        X, _ = self._validate_rows(X, "X", single=False)
+        fresh = not hasattr(self, "n_features_in_")
+        cfg, G = self._prepare(X, fresh)
+        if fresh:
+            self._reset(X.shape[1])
+        return self._run_block(X, G, cfg)
+
+    def fit(self, X, y=None):
+        """Reset the learner, then :meth:`partial_fit` on X."""
+        X, _ = self._validate_rows_fresh(X)
+        cfg, G = self._prepare(X, fresh=True)
+        self._reset(X.shape[1])
+        return self._run_block(X, G, cfg)
+
+    def learn_one(self, x):
+        """Run one trial on the single instance x (a 1-D row)."""
+        X, _ = self._validate_rows(x, "x", single=True)
+        fresh = not hasattr(self, "n_features_in_")
+        cfg, G = self._prepare(X, fresh)
+        if fresh:
+            self._reset(X.shape[1])
+        return self._run_block(X, G, cfg)
+
+    # -- fitted attributes -------------------------------------------------------
+    @property
+    def eigenvalues_(self):
+        """Ascending eigenvalues of the kernel matrix of the instances seen."""
+        self._check_fitted()
+        return self._evals[:int(self._m[0])].copy()
+
+    @property
+    def eigenvectors_(self):
+        """Orthonormal eigenvectors (columns) matching ``eigenvalues_``."""
+        self._check_fitted()
+        m = int(self._m[0])
+        return self._q[:m, :m].copy()
+
+    @property
+    def X_fit_(self):
+        """The instances seen, in order."""
+        self._check_fitted()
+        return self._X[:int(self._m[0])].copy()
+
+    @property
+    def weights_(self):
+        """The capped softmin ``lambdabar`` of the next trial (None while m <= r)."""
+        from .kernels import cap_log
+        self._check_fitted()
+        m = int(self._m[0])
+        D = m - as_int(self.n_components, "n_components", 1, _MAX_COMPONENTS)
+        if D < 1:
+            return None
+        lam = self._evals[:m]
+        mu = np.where(np.abs(lam) > null_space_tol(lam), -_check_eta(self.eta) * lam, 0.0)
+        return np.exp(cap_log(mu, D))
+
+    def fit_transform(self, X, y=None):
+        """:meth:`fit` on X, then :meth:`transform` X with the final eigensystem."""
+        return self.fit(X).transform(X)
+
+    def transform(self, X):
+        """Coordinates of ``phi(x)`` on the r leading feature-space directions.
+
+        The directions are ``X u_i / sqrt(lambda_i)`` for the r largest
+        eigenvalues of the current kernel matrix (those with the smallest
+        weights, i.e. the top-r of ``E[P~]``; KW Alg. 2 on the past
+        instances), and the coordinates ``u_i^T y / sqrt(lambda_i)`` are
+        orthonormal ones (KW's compression vector ``Lambda_r^-1 U_r^T y``
+        scaled by ``Lambda_r^{1/2}``, as scikit-learn's ``KernelPCA``).
+        Columns of directions in the numerical null space are 0.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components)
+        """
+        self._check_fitted()
+        X, _ = self._validate_rows(X, "X", single=False)
+        cfg = self._config(self.n_features_in_)
+        self._check_kernel_unchanged(cfg)
+        m = int(self._m[0])
+        r = cfg["r"]
+        Z = np.zeros((X.shape[0], r))
+        if m == 0:
+            return Z
+        lam = self._evals[:m]
+        top = np.arange(m - 1, max(m - r, 0) - 1, -1)
+        keep = top[np.abs(lam[top]) > null_space_tol(lam)]
+        Y = self._gram(X, self._X[:m], cfg)
+        Z[:, :keep.size] = (Y @ self._q[:m, keep]) / np.sqrt(lam[keep])
+        return Z
+
+
+def _builtin_gram(X, Y, cfg):
+    kernel = cfg["kernel"]
+    G = X @ Y.T
+    if kernel == "poly":
+        G *= cfg["gamma"]
+        G += cfg["coef0"]
+        G **= cfg["degree"]
+    elif kernel == "rbf":  # |x - y|^2 = |x|^2 + |y|^2 - 2 x.y, clipped at 0
+        G *= -2.0
+        G += np.einsum("ij,ij->i", X, X)[:, np.newaxis]
+        G += np.einsum("ij,ij->i", Y, Y)[np.newaxis, :]
+        np.maximum(G, 0.0, out=G)
+        G *= -cfg["gamma"]
+        np.exp(G, out=G)
+    return G
+
+
+def null_space_tol(evals):
+    """Threshold below which an eigenvalue of a kernel matrix counts as zero.
+
+    ``m * eps * max|evals|`` for ``m`` eigenvalues, the default of
+    ``numpy.linalg.matrix_rank``; see :class:`OnlineKernelPCA`, Notes.
+    """
+    evals = np.ascontiguousarray(evals, dtype=np.float64)
+    if evals.ndim != 1:
+        raise ValueError(f"evals must be 1-D, got shape {evals.shape}")
+    if evals.size == 0:
+        return 0.0
+    return float(evals.size * np.finfo(np.float64).eps * np.abs(evals).max())

@@ -1,0 +1,203 @@
+/*
+ * kernel_pca.c -- the trial loop of online kernel PCA (Kuzmin & Warmuth,
+ * ICML 2007, Algorithm 6).
+ *
+ * Trial t sees m = t - 1 stored instances, the eigensystem
+ * K = U diag(lambda) U^T of their kernel matrix (ascending lambda), the
+ * kernel vector y = (k(x_i, x))_i of the new instance x and kappa = k(x, x).
+ * With z = U^T y and D = m - r (r = n_components):
+ *
+ *   numerical null space: |lambda_i| <= tol = m eps max|lambda| counts as
+ *     lambda_i = 0.  In exact arithmetic y lies in the range of K, so
+ *     z_i = 0 there and the terms z_i^2 / lambda_i below are 0/0 = 0: they
+ *     are dropped (computed, they would be rounding noise divided by
+ *     rounding noise).
+ *   p_i = z_i^2 / lambda_i   (the squared coordinate of phi(x) along the
+ *     i-th feature-space eigenvector X u_i / sqrt(lambda_i); KW Lemma 1)
+ *   D >= 1: softmin and capping in the log domain,
+ *     nu = cap_log(-eta lambda, D), lambdabar = exp(nu)   (KW Alg. 6)
+ *     a corner of size D drawn from lambdabar with the uniform u;
+ *     expected error  kappa - sum_i (1 - D lambdabar_i) p_i
+ *                   = kappa - tr(W~ y y^T),  W~ = U (I - D diag(lambdabar)) Lambda^-1 U^T
+ *     realized error  kappa - sum_{i not in corner} p_i
+ *                   = kappa - tr(P~ y y^T),  P~ = U_r Lambda_r^-1 U_r^T.
+ *     1 - D lambdabar_i is computed as -expm1(nu_i + log D), which is exactly
+ *     0 for capped entries (nu_i = -log D exactly), so the capped
+ *     directions -- among them every null direction -- contribute exactly 0.
+ *   D <= 0 (t - 1 <= r; KW start at t = r + 1, where D = 0): the
+ *     hypothesis is the projection onto the span of all m stored instances
+ *     (rank <= r, no draw): error kappa - sum_i p_i, expected = realized.
+ *     m = 0: error kappa.
+ * Then the eigensystem grows by the bordered update (bordered_update.c).
+ *
+ * Cost per trial: two GEMVs-worth O(m^2) (z here, and inside the update),
+ * O(m) capping, O(m^2) worst-case decomposition (usually far less), and the
+ * bordered update: O(m^2) + GEMMs on the non-deflated blocks.
+ * No allocation: the caller provides the workspace.
+ */
+
+#include "kernel_pca.h"
+
+#include <float.h>
+#include <math.h>
+
+#include "cap.h"
+#include "decompose.h"
+#include "systematic.h"
+
+/* Workspace (doubles): z, p, mu, nu, omega, decompose (n each), cap 3n,
+ * and the bordered update's own. */
+size_t opf_kpca_work_len(ptrdiff_t capacity)
+{
+    size_t n = capacity > 0 ? (size_t)capacity : 0;
+    return 9 * n + opf_bu_work_len(capacity);
+}
+
+/* Workspace (indices): corner n, decompose 3n, marks n. */
+size_t opf_kpca_iwork_len(ptrdiff_t capacity)
+{
+    size_t n = capacity > 0 ? (size_t)capacity : 0;
+    return 5 * n + 1;
+}
+
+double opf_kpca_null_tol(ptrdiff_t m, const double *evals)
+{
+    double a, b;
+    if (m <= 0)
+        return 0.0;
+    a = fabs(evals[0]);
+    b = fabs(evals[m - 1]);
+    return (double)m * DBL_EPSILON * (a > b ? a : b);
+}
+
+typedef struct {
+    double *z, *p, *mu, *nu, *omega, *decw, *capw, *buw;
+    ptrdiff_t *corner, *deciw, *mark;
+} kpca_ws;
+
+static kpca_ws split(const opf_kpca *s)
+{
+    kpca_ws w;
+    const ptrdiff_t n = s->capacity;
+    w.z = s->work;
+    w.p = w.z + n;
+    w.mu = w.p + n;
+    w.nu = w.mu + n;
+    w.omega = w.nu + n;
+    w.decw = w.omega + n;
+    w.capw = w.decw + n;
+    w.buw = w.capw + 3 * n;
+    w.corner = s->iwork;
+    w.deciw = w.corner + n;
+    w.mark = w.deciw + 3 * n;
+    return w;
+}
+
+/* Losses of one trial with m stored instances (see the header comment). */
+static int losses(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m,
+                  const double *y, double kappa, double u, double *el,
+                  double *rl)
+{
+    const double *lam = s->evals;
+    const ptrdiff_t D = m - s->r;
+    double tol, sum, e;
+    ptrdiff_t i, n_raised;
+    int st;
+
+    if (m == 0) {
+        *el = *rl = kappa;
+        return OPF_OK;
+    }
+    {   /* z = U^T y; row-major q (ldq = capacity) is U^T in column-major */
+        int mm = (int)m, ld = (int)s->capacity, inc = 1;
+        double one = 1.0, zero = 0.0;
+        char nt = 'N';
+        s->fns->dgemv(&nt, &mm, &mm, &one, s->q, &ld, (double *)y, &inc,
+                      &zero, w->z, &inc);
+    }
+    tol = opf_kpca_null_tol(m, lam);
+    for (i = 0; i < m; i++)
+        w->p[i] = fabs(lam[i]) > tol ? w->z[i] * w->z[i] / lam[i] : 0.0;
+
+    if (D <= 0) {
+        sum = 0.0;
+        for (i = 0; i < m; i++)
+            sum += w->p[i];
+        *el = *rl = kappa - sum;
+        return OPF_OK;
+    }
+
+    for (i = 0; i < m; i++)
+        w->mu[i] = fabs(lam[i]) > tol ? -s->eta * lam[i] : 0.0;
+    if (opf_cap(w->mu, m, D, 1, w->nu, w->omega, w->capw, &n_raised) < 0)
+        return OPF_EINVAL;
+    if (s->sampler == OPF_SAMPLER_SYSTEMATIC) {
+        st = opf_sample_systematic(w->omega, m, D, u, w->corner, w->decw);
+        if (st != OPF_OK)
+            return st;
+    } else {
+        ptrdiff_t j = opf_decompose(w->omega, m, D, u, 0, NULL, NULL,
+                                    w->corner, w->decw, w->deciw);
+        if (j < 0)
+            return (int)j;
+    }
+
+    {   /* expected: kappa - sum (1 - D lambdabar_i) p_i */
+        const double logd = log((double)D);
+        sum = 0.0;
+        for (i = 0; i < m; i++)
+            if (w->p[i] != 0.0)
+                sum += -expm1(w->nu[i] + logd) * w->p[i];
+        *el = kappa - sum;
+    }
+    /* realized: kappa - sum over the r directions outside the corner */
+    for (i = 0; i < m; i++)
+        w->mark[i] = 0;
+    for (i = 0; i < D; i++)
+        w->mark[w->corner[i]] = 1;
+    e = 0.0;
+    for (i = 0; i < m; i++)
+        if (!w->mark[i])
+            e += w->p[i];
+    *rl = kappa - e;
+    return OPF_OK;
+}
+
+ptrdiff_t opf_kpca_trials(const opf_kpca *s, const double *G, ptrdiff_t ldg,
+                          ptrdiff_t T, const double *u, double *exp_loss,
+                          double *real_loss, int *status,
+                          opf_kpca_stats *stats)
+{
+    kpca_ws w = split(s);
+    ptrdiff_t j;
+    opf_bu_info info;
+
+    *status = OPF_OK;
+    if (*s->m + T > s->capacity || ldg < *s->m + T) {
+        *status = OPF_KPCA_ECAPACITY;
+        return 0;
+    }
+    for (j = 0; j < T; j++) {
+        const ptrdiff_t m = *s->m;
+        const double *row = G + j * ldg;
+        int st = losses(s, &w, m, row, row[m], u[j], exp_loss + j,
+                        real_loss + j);
+        if (st != OPF_OK) {
+            *status = st;
+            return j;
+        }
+        st = opf_bordered_update(m, s->evals, s->q, s->capacity, row, row[m],
+                                 w.buw, s->buiwork, s->fns, &info);
+        if (st != OPF_BU_OK) {
+            *status = st;
+            return j;
+        }
+        if (stats != NULL) {
+            stats->n_updates++;
+            stats->secular_sum += info.m1 + info.m2;
+            stats->n_fallbacks += info.n_fallbacks;
+        }
+        (*s->m)++;
+    }
+    return T;
+}

@@ -1,0 +1,74 @@
+#ifndef OPF_KERNEL_PCA_H
+#define OPF_KERNEL_PCA_H
+
+#include <stddef.h>
+
+#include "bordered_update.h"
+#include "learner.h"
+
+/*
+ * Trial loop of online kernel PCA (Kuzmin & Warmuth 2007, Algorithm 6); see
+ * kernel_pca.c.  The state lives in caller-owned arrays (the Python learner
+ * pickles them); this struct only points at them.  The kernel is evaluated
+ * by the caller: the loop receives, for each instance of the batch, its
+ * kernel values with all earlier instances and itself.
+ */
+
+/* Status codes of opf_kpca_trials besides those of bordered_update.h. */
+#define OPF_KPCA_ECAPACITY -40 /* the batch does not fit the capacity */
+
+typedef struct {
+    /* parameters */
+    ptrdiff_t r;           /* n_components */
+    int sampler;           /* OPF_SAMPLER_DECOMPOSITION or _SYSTEMATIC */
+    double eta;
+    ptrdiff_t capacity;    /* leading dimension of q; the order never exceeds it */
+    /* state (caller-owned) */
+    double *evals;         /* capacity: ascending eigenvalues of K (first m) */
+    double *q;             /* capacity x capacity row-major, columns = eigenvectors */
+    ptrdiff_t *m;          /* order of K = number of instances stored */
+    /* workspace: opf_kpca_work_len / opf_kpca_iwork_len / opf_bu_iwork_len */
+    double *work;
+    ptrdiff_t *iwork;
+    int *buiwork;
+    const opf_r1_lapack *fns;
+} opf_kpca;
+
+/* Running totals of the eigen-updates, for diagnostics and benchmarks. */
+typedef struct {
+    long long n_updates;     /* bordered updates done */
+    long long secular_sum;   /* sum of the secular orders of their rank-one updates */
+    long long n_fallbacks;   /* roots by bisection + blocks by dsyevr in them */
+} opf_kpca_stats;
+
+size_t opf_kpca_work_len(ptrdiff_t capacity);  /* doubles */
+size_t opf_kpca_iwork_len(ptrdiff_t capacity); /* indices */
+
+/*
+ * The numerical null space of K: eigenvalues with |lambda| <= tol, where
+ *     tol = m * eps * max_i |lambda_i|
+ * (numpy.linalg.matrix_rank's default), are zero for the algorithm.
+ */
+double opf_kpca_null_tol(ptrdiff_t m, const double *evals);
+
+/*
+ * Run T trials.  Row j of G (row stride ldg) holds k(x_j, x) for the m0 + j
+ * stored instances x followed by k(x_j, x_j), where m0 = *s->m before the
+ * call; u[j] is the uniform of trial j.  Writes the expected and realized
+ * approximation errors of each trial.
+ *
+ * Returns the number of trials completed.  If it is less than T, *status
+ * says why, and trial `done` is either
+ *  - a bordered-update failure (OPF_BU_EFIRST, OPF_BU_EPARTIAL): its losses
+ *    are written but its instance is not counted in *s->m; with EFIRST the
+ *    eigensystem is that before the trial, with EPARTIAL it is invalid and
+ *    the caller must rebuild it (and then count the instance); or
+ *  - any other status (OPF_KPCA_ECAPACITY, a capping or sampling error):
+ *    nothing of trial `done` was written or changed.
+ */
+ptrdiff_t opf_kpca_trials(const opf_kpca *s, const double *G, ptrdiff_t ldg,
+                          ptrdiff_t T, const double *u, double *exp_loss,
+                          double *real_loss, int *status,
+                          opf_kpca_stats *stats);
+
+#endif
