@@ -8,6 +8,7 @@ import pytest
 MODULES = [
     "onlinepca_fast.kernels",
     "onlinepca_fast.learners",
+    "onlinepca_fast.kernel_pca",
     "onlinepca_fast.metrics",
     "onlinepca_fast.datasets",
     "onlinepca_fast.experiments",
