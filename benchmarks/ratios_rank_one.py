@@ -1,6 +1,6 @@
 """Time ratios of the rank-one eigen-update, printed in one run.
 
-    python benchmarks/ratios_rank_one.py [--rounds R] [n ...]
+    python benchmarks/ratios_rank_one.py [--cpu] [--rounds R] [n ...]
 
 For each n (default 20 100 300 1000 2000):
 
@@ -18,17 +18,27 @@ load from other processes does not decide it; the load average is printed.
 NumPy and SciPy bundle separate OpenBLAS builds whose idle workers spin for
 a while after each call and slow the other library down; the script waits
 between phases so each is timed alone.
+
+--cpu: every BLAS single-threaded and timed by the CPU time of the calling
+thread, so the ratios do not depend on other load on the machine (wall
+time does).  Both sides of every ratio then run on one core.
 """
 
 import os
 import sys
 import time
 
-import numpy as np
+CPU = "--cpu" in sys.argv
+if CPU:  # must precede the first import of numpy / scipy
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
-from onlinepca_fast._rank_one import RankOneUpdater, rank_one_update
+import numpy as np  # noqa: E402
 
-SETTLE = 0.5  # seconds for the other OpenBLAS pool's workers to go idle
+from onlinepca_fast._rank_one import (RankOneUpdater,  # noqa: E402
+                                      rank_one_update)
+
+SETTLE = 0.0 if CPU else 0.5  # s for the other OpenBLAS pool to go idle
+clock = time.thread_time if CPU else time.perf_counter
 
 
 def best(fn, repeat, prepare=None):
@@ -38,9 +48,9 @@ def best(fn, repeat, prepare=None):
     for _ in range(repeat):
         if prepare is not None:
             prepare()
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
     return min(times)
 
 
@@ -90,6 +100,8 @@ def measure_gemm(n):
 
 
 def main(sizes, rounds):
+    print("single-threaded BLAS, thread CPU time" if CPU
+          else "default BLAS threads, wall time")
     print(f"load average before: {os.getloadavg()[0]:.2f}")
     results = {}
     for _ in range(rounds):
@@ -115,7 +127,7 @@ def main(sizes, rounds):
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
+    args = [a for a in sys.argv[1:] if a != "--cpu"]
     rounds = 3
     if args[:1] == ["--rounds"]:
         rounds, args = int(args[1]), args[2:]
