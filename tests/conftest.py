@@ -22,3 +22,15 @@ settings.register_profile("ci", max_examples=60, **_COMMON)
 settings.register_profile("dev", max_examples=30, **_COMMON)
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+# NumPy and SciPy each bundle an OpenBLAS with its own thread pool; on a
+# 2-core machine the idle workers of one spin while the other computes and
+# slow small eigh/GEMM calls down 5-10x.  One BLAS thread for the whole
+# session keeps the suite's run time steady (threadpoolctl comes with
+# scikit-learn, a test dependency).
+try:
+    from threadpoolctl import threadpool_limits
+except ImportError:  # pragma: no cover - scikit-learn missing
+    threadpool_limits = None
+if threadpool_limits is not None:
+    _BLAS_LIMIT = threadpool_limits(limits=1, user_api="blas")
