@@ -23,7 +23,10 @@ def as_float_vector(x, name, *, allow_neg_inf=False, nonnegative=False):
     (and -inf unless `allow_neg_inf`), or negative entries when
     `nonnegative`.
     """
-    arr = np.asarray(x)
+    try:
+        arr = np.asarray(x)
+    except ValueError as exc:  # ragged nested sequences
+        raise ValueError(f"{name} must be a 1-D numeric array: {exc}") from None
     kind = arr.dtype.kind
     if kind not in "iuf":
         if kind == "c":
@@ -33,7 +36,8 @@ def as_float_vector(x, name, *, allow_neg_inf=False, nonnegative=False):
         raise ValueError(f"{name} must be 1-D, got an array of shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    with np.errstate(over="ignore"):  # float128 beyond range -> inf, caught below
+        arr = np.ascontiguousarray(arr, dtype=np.float64)
     if np.isnan(arr).any():
         raise ValueError(f"{name} contains NaN")
     if allow_neg_inf:

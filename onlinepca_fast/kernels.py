@@ -94,7 +94,9 @@ def cap_log(mu, d):
     Equivalent to ``log(cap(exp(mu), d))`` without ever forming
     ``exp(mu)``: the feasibility test is evaluated relative to the largest
     uncapped log-weight, so log-weights spanning thousands of natural-log
-    units are handled exactly and nothing underflows to zero weight.
+    units are handled exactly and nothing underflows to zero weight.  The
+    level of mu does not matter either: mu is first shifted so that its
+    d-th largest entry is 0 when that is beyond +-512 (see ``_level``).
 
     Parameters
     ----------
@@ -124,7 +126,38 @@ def cap_log(mu, d):
     >>> np.exp(cap_log([0.0, -1000.0, -1000.0], 2))
     array([0.5 , 0.25, 0.25])
     """
-    return _cap(as_float_vector(mu, "mu", allow_neg_inf=True), d, True, "mu")
+    mu = as_float_vector(mu, "mu", allow_neg_inf=True)
+    return _cap(_level(mu, as_int(d, "d", 1, mu.shape[0])), d, True, "mu")
+
+
+#: :func:`cap_log` shifts mu by its d-th largest entry when that is larger
+#: than this in magnitude (see :func:`_level`).
+_CAP_SHIFT_AT = 512.0
+
+
+def _level(mu, d):
+    """mu shifted so that its d-th largest entry is 0, if that is far from 0.
+
+    The compiled kernel returns an uncapped entry as ``mu_i + c`` with ``c``
+    about minus the largest uncapped entry; when that is large the sum
+    cancels and the weights share a relative error of ``ulp(|c|)`` (1e-13
+    at 512, 4e-11 at 1e6; at 1e300 every uncapped weight rounds up to the
+    cap and the weights sum to more than one).  The largest uncapped entry lies within
+    ``log(n)`` above the d-th largest (fewer than d entries are capped), so
+    after this shift -- which does not change the projection -- ``c`` is of
+    the order of ``log(n)``.  The learners' trial loop does the same
+    (``src/learner.c``).
+    """
+    if -_CAP_SHIFT_AT <= mu.min() and mu.max() <= _CAP_SHIFT_AT:
+        return mu  # so is v_d (cheaper than finding it)
+    vd = np.partition(mu, mu.shape[0] - d)[mu.shape[0] - d]
+    if not (np.isfinite(vd) and abs(vd) > _CAP_SHIFT_AT):
+        return mu
+    with np.errstate(over="ignore"):
+        shifted = mu - vd
+    # Entries far above v_d are capped: an overflow to +inf may become any
+    # large value.  Below, -inf is a zero weight, as it would be anyway.
+    return np.minimum(shifted, np.finfo(np.float64).max)
 
 
 def _capped_vector(w, d):
@@ -132,9 +165,12 @@ def _capped_vector(w, d):
     w = as_float_vector(w, "w", nonnegative=True)
     n = w.shape[0]
     d = as_int(d, "d", 1, n)
-    total = w.sum()
+    with np.errstate(over="ignore"):
+        total = w.sum()
     if not total > 0:
         raise ValueError("w must have a positive sum")
+    if not np.isfinite(total):  # the coefficients sum to sum(w): keep it finite
+        raise ValueError("w must have a finite sum (it overflows float64); rescale w")
     if w.max() > (1.0 + CAP_RTOL) * total / d:
         raise ValueError(
             f"w is not in the capped simplex: max(w) = {w.max()!r} exceeds "

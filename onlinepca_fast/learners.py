@@ -17,8 +17,36 @@ Conventions shared by all learners
   ``(n-k) tr(W x x^T)``) and the realized loss of the drawn hypothesis, in
   ``expected_losses_`` and ``realized_losses_``.
 - A batch is validated as a whole before any state changes: a bad row
-  anywhere rejects the whole batch with a ``ValueError``/``TypeError`` and
-  the learner is left exactly as it was.
+  anywhere (even the last of a million) rejects the whole batch with a
+  ``ValueError``/``TypeError`` naming the argument, and the learner is left
+  exactly as it was (its pickle is byte for byte the same).  Bad
+  hyper-parameters are reported the same way, at the first call that needs
+  them.  Should the compiled loop itself fail on a trial (not observed; it
+  would mean a non-finite eigensystem), a ``RuntimeError`` says so; the
+  rows before that trial have been processed, that trial changed nothing,
+  and the generator has consumed exactly one number per processed row.
+- Any finite input that passes validation keeps the state finite.  The
+  PCA learners need ``max(1, eta) * |y|^2 <= MAX_STEP = 2**1020`` for each
+  instance, ``y = x - mean`` (for a learned center, the bound
+  ``|x| + max(|mean|, |x_j| of the rows before)`` is checked); the other
+  learners' instances are at most 1 and ``eta <= 2**1020``.  Larger
+  instances are rejected like any bad input.  Log-weights are kept exactly,
+  except that those more than 2**1020 below the largest are raised to that
+  distance (their weight, ``exp(-2**1020)``, is zero either way) and that
+  :class:`CenteredOnlinePCA`/:class:`FollowTheLeader` shift their
+  eigenvalues by a constant once all of them are below -2**1020 (W is
+  unchanged); see ``src/learner.c``.
+- Known limitation: the eigen-update's deflation tolerance is relative to
+  the largest eigenvalue in magnitude, so one step ~10^15 times larger
+  than the ordinary ones (e.g. a single outlier with ``eta |x|^2 = 1e16``
+  among steps of 1) makes every later ordinary update negligible: the
+  learner stays valid but stops adapting.  Clip or rescale outliers first.
+- Learners pickle (and ``copy.deepcopy``) with their generator and continue
+  bit for bit as if never interrupted.  The pickle holds the package
+  version and its layout is tied to it: loading a pickle from another
+  version warns.  Independent learners may run in parallel threads: the
+  trial loop releases the GIL.  One learner must not be used by two
+  threads at once.
 
 References
 ----------
@@ -29,6 +57,7 @@ References
 """
 
 import inspect
+import math
 import numbers
 
 import numpy as np
@@ -53,20 +82,52 @@ _SHARES = {None: _kernels.SHARE_NONE, "fixed": _kernels.SHARE_FIXED,
            "uniform": _kernels.SHARE_UNIFORM, "past": _kernels.SHARE_PAST}
 
 
+#: The largest step a trial may subtract from a log-weight: ``eta * |x|^2``
+#: (and ``|x|^2``, the loss) for the PCA learners, ``eta`` for the others,
+#: whose instances are at most 1.  The compiled loop keeps log-weights within
+#: this distance of the largest (see ``src/learner.c``); with steps bounded
+#: too, nothing can overflow.  2**1020 ~ 1.1e307.
+MAX_STEP = 2.0 ** 1020
+
+
+def _real(value, name):
+    """`value` as a float, or TypeError naming `name` (bools and complex too)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    try:
+        return float(value)
+    except OverflowError:  # an int beyond the float range
+        raise ValueError(f"{name} must be a finite number, got an int of "
+                         f"{int(value).bit_length()} bits") from None
+
+
 def _check_eta(eta):
-    if isinstance(eta, (bool, np.bool_)) or not isinstance(eta, numbers.Real):
-        raise TypeError(f"eta must be a real number, got {type(eta).__name__}")
-    if not (np.isfinite(eta) and eta > 0):
-        raise ValueError(f"eta must be a finite number > 0, got {eta!r}")
-    return float(eta)
+    value = _real(eta, "eta")
+    if not (np.isfinite(value) and 0 < value <= MAX_STEP):
+        raise ValueError(f"eta must be a finite number > 0 (at most 2**1020), got {eta!r}")
+    return value
 
 
 def _check_alpha(alpha):
-    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, numbers.Real):
-        raise TypeError(f"alpha must be a real number, got {type(alpha).__name__}")
-    if not 0.0 <= alpha < 1.0:
+    value = _real(alpha, "alpha")
+    if not 0.0 <= value < 1.0:
         raise ValueError(f"alpha must satisfy 0 <= alpha < 1, got {alpha!r}")
-    return float(alpha)
+    return value
+
+
+def _check_bool(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def _row_norms(Y):
+    """Euclidean norms of the rows of Y without overflow (inf if they overflow)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = np.abs(Y).max(axis=1)
+        safe = np.where(s > 0, s, 1.0)[:, np.newaxis]
+        norms = s * np.sqrt(np.einsum("ij,ij->i", Y / safe, Y / safe))
+    return np.where(np.isnan(norms), np.inf, norms)
 
 
 def _check_choice(value, name, choices):
@@ -149,6 +210,17 @@ class _Learner:
         """Validated engine configuration for dimension n (dict)."""
         raise NotImplementedError
 
+    def _checked_config(self, n):
+        """:meth:`_config` and the options every learner shares, all
+        validated before any state changes: (engine configuration,
+        re-orthogonalisation period or 0)."""
+        cfg = self._config(n)
+        _check_bool(getattr(self, "record_losses", True), "record_losses")
+        every = getattr(self, "reorthogonalize_every", None)
+        if every is None or self._kind not in (_kernels.KIND_MEG, _kernels.KIND_CUMULATIVE):
+            return cfg, 0
+        return cfg, as_int(every, "reorthogonalize_every", 1, 2 ** 62)
+
     def _initial_state(self, n, cfg):
         """(lam, q, mean) at reset: W^0 = I/n."""
         lam = np.full(n, -np.log(n))
@@ -158,12 +230,25 @@ class _Learner:
 
     # -- validation --------------------------------------------------------
     def _validate_rows(self, X, name, single):
+        """(rows as C-contiguous float64, whether they are matrices)."""
+        return self._validated(X, name, single)[:2]
+
+    def _validate_rows_fresh(self, X):
+        """:meth:`_validate_rows` as if unfitted (fit may change the number
+        of features), without touching the state."""
+        return self._validated(X, "X", single=False, fresh=True)[:2]
+
+    def _validated(self, X, name, single, fresh=False):
+        """(rows, matrices?, max |entry|), or ValueError/TypeError naming `name`."""
         # Messages follow scikit-learn's wording where it has one, so that
         # code and tests written against scikit-learn estimators recognise them.
         if hasattr(X, "toarray") or hasattr(X, "tocsr"):
             raise TypeError(f"{name} is a sparse matrix; the learners need dense "
                             "input (use X.toarray())")
-        arr = np.asarray(X)
+        try:
+            arr = np.asarray(X)
+        except ValueError as exc:  # ragged nested sequences
+            raise ValueError(f"{name} must be a rectangular numeric array: {exc}") from None
         kind = arr.dtype.kind
         if kind not in "iuf":
             if kind == "c":
@@ -171,7 +256,7 @@ class _Learner:
                                  f"got dtype {arr.dtype}")
             raise TypeError(f"{name} must be a real numeric array (int or float), "
                             f"got dtype {arr.dtype}")
-        n = getattr(self, "n_features_in_", None)
+        n = None if fresh else getattr(self, "n_features_in_", None)
         if self._instance == "vector_or_matrix":
             ok_ndim = (1, 2) if single else (2, 3)
         else:
@@ -196,18 +281,71 @@ class _Learner:
         if n is not None and width != n:
             raise ValueError(f"{name} has {width} features, but {type(self).__name__} "
                              f"is expecting {n} features as input.")
-        arr = np.ascontiguousarray(arr, dtype=np.float64)
-        if not np.isfinite(arr).all():
+        if arr.dtype == np.float64:
+            arr = np.ascontiguousarray(arr)
+        else:  # float128 beyond the float64 range becomes inf, caught below
+            with np.errstate(over="ignore"):
+                arr = np.ascontiguousarray(arr, dtype=np.float64)
+        amax = max(float(arr.max()), -float(arr.min()))  # NaN and inf propagate
+        if not math.isfinite(amax):
             raise ValueError(f"{name} contains NaN or infinity")
         self._check_values(arr, name, matrix)
-        return arr, matrix
+        return arr, matrix, amax
 
     def _check_values(self, X, name, matrix):
         """Hook for algorithm-specific domains (loss vectors in [0, 1] ...)."""
 
+    def _check_steps(self, X, amax, name, matrix, cfg, mean):
+        """Reject a batch with an instance whose step would overflow.
+
+        The PCA learners subtract ``eta f |y|^2`` (``y = x - m``, ``f <= 1``)
+        from a log-weight and record losses up to ``|y|^2``; both must be at
+        most :data:`MAX_STEP`.  For the learned center, ``m`` stays in the
+        convex hull of the current center and the batch's rows (eq. 15 with
+        ``c >= 0``), so the bound ``|y| <= |x| + max(|m|, max |x_j|)`` is what is
+        checked, with the ``x_j`` before ``x``.  The other learners'
+        instances are at most 1 and ``eta <= MAX_STEP`` is checked with the
+        hyper-parameters.
+        """
+        if matrix or cfg["kind"] not in (_kernels.KIND_MEG, _kernels.KIND_CUMULATIVE):
+            return
+        limit = 2.0 ** 510 / math.sqrt(max(1.0, cfg["eta"]))  # |y| <= limit
+        root_n = math.sqrt(X.shape[1])
+        ax = amax
+        if cfg["kind"] == _kernels.KIND_MEG:
+            if root_n * ax <= limit:  # |x| <= sqrt(n) max|x_i|: the cheap test
+                return
+            bound, what = _row_norms(X), "|x|"
+        else:
+            am = float(np.abs(mean).max())
+            if cfg["centered"]:
+                if root_n * (ax + max(am, ax)) <= limit:
+                    return
+                norms = _row_norms(X)
+                # |m^{t-1}| <= max(|m|, |x_1|, ..., |x_{t-1}|)
+                reach = np.maximum.accumulate(np.concatenate([_row_norms(mean[np.newaxis]),
+                                                              norms[:-1]]))
+                bound, what = norms + reach, "(|x| + |mean|)"
+            else:
+                if root_n * (ax + am) <= limit:
+                    return
+                with np.errstate(over="ignore"):
+                    bound, what = _row_norms(X - mean), "|x - mean|"
+        bad = np.flatnonzero(~(bound <= limit))
+        if bad.size:
+            i = int(bad[0])
+            with np.errstate(over="ignore"):
+                step = max(1.0, cfg["eta"]) * np.float64(bound[i]) ** 2
+            raise ValueError(
+                f"{name} row {i} is too large for eta = {cfg['eta']!r}: max(1, eta) * "
+                f"{what}^2 = {step:.3g} exceeds 2**1020, the largest step a log-weight "
+                "can take; rescale the data or eta (nothing was changed)")
+
     # -- state ------------------------------------------------------------
     def _reset(self, n):
+        # everything that can raise comes before the first assignment
         cfg = self._config(n)
+        rng = as_generator(self.random_state) if self._randomized else None
         lam, q, mean = self._initial_state(n, cfg)
         self.n_features_in_ = n
         self._lam = lam
@@ -225,14 +363,13 @@ class _Learner:
         self._t = np.zeros(1, dtype=np.intp)
         self._losses = np.empty((2, 0))
         self._n_recorded = 0
-        self._rng = as_generator(self.random_state) if self._randomized else None
+        self._rng = rng
         self._engine = None
         self._engine_key = None
 
-    def _get_engine(self, matrix):
+    def _get_engine(self, matrix, cfg):
         n = self.n_features_in_
-        cfg = self._config(n)
-        cfg["matrix_input"] = bool(matrix)
+        cfg = dict(cfg, matrix_input=bool(matrix))
         if cfg["share"] == _kernels.SHARE_PAST:
             need = n if self._kind == _kernels.KIND_EXPERTS else n * n
             if self._wsum.size != need:
@@ -246,16 +383,47 @@ class _Learner:
             self._engine_key = key
         return self._engine
 
-    def _run(self, X, matrix):
+    def _start(self, X, matrix, amax, name, fresh):
+        """Check everything about the batch, then reset if fresh, then run.
+
+        Nothing is changed until every check has passed.
+        """
+        n = X.shape[1]
+        cfg, every = self._checked_config(n)
+        mean = self._initial_state(n, cfg)[2] if fresh else self._mean
+        self._check_steps(X, amax, name, matrix, cfg, mean)
+        if fresh:
+            self._reset(n)
+        return self._run(X, matrix, cfg, every)
+
+    def _run(self, X, matrix, cfg, every):
         T = X.shape[0]
-        engine = self._get_engine(matrix)  # validates hyper-parameters
+        engine = self._get_engine(matrix, cfg)
         if self._randomized:
             saved = self._rng.bit_generator.state
             u = self._rng.random(T)
         else:
             u = np.zeros(T)
         losses = np.empty((2, T))
-        done, status = engine.run(X.reshape(T, -1), u, losses[0], losses[1])
+        X = X.reshape(T, -1)
+        # The batch runs in pieces that end where the trial count reaches a
+        # multiple of `every`, so that re-orthogonalisation happens after the
+        # same trials however the stream is split into batches.
+        to_next = every - int(self._t[0]) % every if every else T + 1
+        if to_next > T:  # the common case: no re-orthogonalisation in this batch
+            done, status = engine.run(X, u, losses[0], losses[1])
+        else:
+            done = status = 0
+            while done < T:
+                stop = min(T, done + to_next)
+                ran, status = engine.run(X[done:stop], u[done:stop], losses[0, done:stop],
+                                         losses[1, done:stop])
+                done += ran
+                if done < stop:
+                    break
+                if int(self._t[0]) % every == 0:
+                    self._reorthogonalize()
+                to_next = every
         self._record(losses[:, :done])
         if done < T:
             if self._randomized:  # consume exactly one uniform per trial done
@@ -266,6 +434,21 @@ class _Learner:
                                f"were processed")
         return self
 
+    def _reorthogonalize(self):
+        """One Newton-Schulz step towards the nearest orthogonal matrix.
+
+        Each rank-one update leaves the eigenvectors orthonormal to working
+        precision, but the rounding accumulates: ``||Q^T Q - I||`` grows by
+        about 1e-18 to 1e-16 per trial (measured at n = 20..200), i.e. past
+        1e-10 after 10^6..10^8 trials.  ``Q <- Q (I + (I - Q^T Q)/2)`` takes
+        an error e to ~ e^2 (plus rounding, ~1e-15) and moves each column by
+        O(e), the size of the error it already carries as an eigenvector; it
+        keeps the columns' order, so eigenvalues and draws are unaffected.
+        In place: the engine points into ``_q``.
+        """
+        q = self._q
+        q += 0.5 * (q @ (np.eye(q.shape[0]) - q.T @ q))
+
     def _record(self, losses):
         if not getattr(self, "record_losses", True) or losses.shape[1] == 0:
             return
@@ -273,7 +456,9 @@ class _Learner:
         n_old = self._n_recorded
         need = n_old + losses.shape[1]
         if need > old.shape[1]:
-            grown = np.empty((2, max(need, 2 * old.shape[1], 16)))
+            # zeros, not empty: the buffer is pickled whole, and uninitialised
+            # memory would make equal learners pickle differently
+            grown = np.zeros((2, max(need, 2 * old.shape[1], 16)))
             grown[:, :n_old] = old[:, :n_old]
             self._losses = old = grown
         old[:, n_old:need] = losses
@@ -294,37 +479,22 @@ class _Learner:
         -------
         self
         """
-        X, matrix = self._validate_rows(X, "X", single=False)
-        if not hasattr(self, "n_features_in_"):
-            self._config(X.shape[1])  # validate before creating any state
-            self._reset(X.shape[1])
-        return self._run(X, matrix)
+        X, matrix, amax = self._validated(X, "X", single=False)
+        return self._start(X, matrix, amax, "X", fresh=not hasattr(self, "n_features_in_"))
 
     def fit(self, X, y=None):
-        """Reset the learner, then :meth:`partial_fit` on X."""
-        X, matrix = self._validate_rows_fresh(X)
-        self._reset(X.shape[1])
-        return self._run(X, matrix)
+        """Reset the learner, then :meth:`partial_fit` on X.
 
-    def _validate_rows_fresh(self, X):
-        # validate as if unfitted (fit may change the number of features),
-        # without touching the current state if X is bad
-        had = self.__dict__.pop("n_features_in_", None)
-        try:
-            X, matrix = self._validate_rows(X, "X", single=False)
-            self._config(X.shape[1])
-        finally:
-            if had is not None:
-                self.n_features_in_ = had
-        return X, matrix
+        X is validated as for an unfitted learner (it may change the number
+        of features); if it is rejected the learner keeps its state.
+        """
+        X, matrix, amax = self._validated(X, "X", single=False, fresh=True)
+        return self._start(X, matrix, amax, "X", fresh=True)
 
     def learn_one(self, x):
         """Run one trial on the single instance x (a 1-D row)."""
-        X, matrix = self._validate_rows(x, "x", single=True)
-        if not hasattr(self, "n_features_in_"):
-            self._config(X.shape[1])
-            self._reset(X.shape[1])
-        return self._run(X, matrix)
+        X, matrix, amax = self._validated(x, "x", single=True)
+        return self._start(X, matrix, amax, "x", fresh=not hasattr(self, "n_features_in_"))
 
     def _check_fitted(self):
         if not hasattr(self, "n_features_in_"):
@@ -452,7 +622,14 @@ class _PCALearner(_CappedMixin, _Learner):
     def inverse_transform(self, Y):
         """Map coordinates back: ``Y @ components_ + mean_``."""
         self._check_fitted()
-        Y = np.asarray(Y, dtype=np.float64)
+        try:
+            Y = np.asarray(Y)
+        except ValueError as exc:  # ragged nested sequences
+            raise ValueError(f"Y must be a rectangular numeric array: {exc}") from None
+        if Y.dtype.kind not in "iuf":  # no silent casts of complex, str, object
+            raise TypeError(f"Y must be a real numeric array, got dtype {Y.dtype}")
+        with np.errstate(over="ignore"):  # float128 beyond range -> inf, caught below
+            Y = Y.astype(np.float64, copy=False)
         if Y.ndim != 2 or Y.shape[1] != self.n_components:
             raise ValueError(f"Y must have shape (n_samples, {self.n_components}), "
                              f"got {Y.shape}")
@@ -524,7 +701,15 @@ class OnlinePCA(_MixingLearner, _PCALearner):
     random_state : None, int or numpy.random.Generator, default=None
         Seeds the draws.
     record_losses : bool, default=True
-        Keep the per-trial losses; turn off for unbounded streams.
+        Keep the per-trial losses; turn off for unbounded streams (then
+        memory does not grow with the number of trials).
+    reorthogonalize_every : int or None, default=10000
+        Every this many trials (counted since the reset, so independently
+        of how the stream is split into batches) the eigenvectors are
+        re-orthogonalised by one Newton-Schulz step, O(n^3).  Rounding in
+        the rank-one updates makes ``||Q^T Q - I||`` grow by ~1e-18 to
+        1e-16 per trial; the default keeps it below ~1e-12.  None never
+        re-orthogonalises.
 
     Attributes
     ----------
@@ -573,6 +758,14 @@ class OnlinePCA(_MixingLearner, _PCALearner):
 
     _kind = _kernels.KIND_MEG
 
+    def __init__(self, n_components, *, eta=1.0, share=None, alpha=0.0,
+                 sampler="decomposition", random_state=None, record_losses=True,
+                 reorthogonalize_every=10_000):
+        super().__init__(n_components, eta=eta, share=share, alpha=alpha,
+                         sampler=sampler, random_state=random_state,
+                         record_losses=record_losses)
+        self.reorthogonalize_every = reorthogonalize_every
+
 
 class OnlineAdaptivePCA(OnlinePCA):
     """Online adaptive PCA (YL Algorithm 4): :class:`OnlinePCA` with fixed share.
@@ -590,7 +783,7 @@ class OnlineAdaptivePCA(OnlinePCA):
         :func:`onlinepca_fast.metrics.adaptive_parameters`.
     alpha : float, default=1e-5
         Fixed-share rate, ``0 <= alpha < 1`` (YL Sec. 6.1 uses 1e-5).
-    sampler, random_state, record_losses
+    sampler, random_state, record_losses, reorthogonalize_every
         As for :class:`OnlinePCA`.
 
     Attributes
@@ -611,13 +804,15 @@ class OnlineAdaptivePCA(OnlinePCA):
     """
 
     def __init__(self, n_components, *, eta=1.0, alpha=1e-5,
-                 sampler="decomposition", random_state=None, record_losses=True):
+                 sampler="decomposition", random_state=None, record_losses=True,
+                 reorthogonalize_every=10_000):
         self.n_components = n_components
         self.eta = eta
         self.alpha = alpha
         self.sampler = sampler
         self.random_state = random_state
         self.record_losses = record_losses
+        self.reorthogonalize_every = reorthogonalize_every
 
     share = "fixed"
 
@@ -651,7 +846,7 @@ class CenteredOnlinePCA(_PCALearner):
         False gives "the uncentered version of Algorithm 6" (WK Sec. 6.2,
         Fig. 4): step (15) is skipped, the center stays ``mean_init``
         (zeros by default) and (16) uses factor 1: ``C^t = sum y y^T``.
-    sampler, random_state, record_losses
+    sampler, random_state, record_losses, reorthogonalize_every
         As for :class:`OnlinePCA`.
 
     Notes
@@ -667,7 +862,9 @@ class CenteredOnlinePCA(_PCALearner):
         The center ``m^t``.
     eigenvalues_, eigenvectors_ : ndarray
         Eigensystem of ``log W^0 - eta C^t = -log(n) I - eta C^t``
-        (ascending; not capped).
+        (ascending; not capped).  Exactly so unless its eigenvalues
+        leave the float64 range: then it is shifted by a constant and
+        floored 2**1020 below its largest eigenvalue (see the module doc).
     components_, density_, expected_losses_, realized_losses_, n_trials_
         As for :class:`OnlinePCA` (W is ``cap(exp(eigenvalues_))``).
 
@@ -690,7 +887,7 @@ class CenteredOnlinePCA(_PCALearner):
 
     def __init__(self, n_components, *, eta=1.0, center_lr_inv=0.0, mean_init=None,
                  centered=True, sampler="decomposition", random_state=None,
-                 record_losses=True):
+                 record_losses=True, reorthogonalize_every=10_000):
         self.n_components = n_components
         self.eta = eta
         self.center_lr_inv = center_lr_inv
@@ -699,21 +896,20 @@ class CenteredOnlinePCA(_PCALearner):
         self.sampler = sampler
         self.random_state = random_state
         self.record_losses = record_losses
+        self.reorthogonalize_every = reorthogonalize_every
 
     def _config(self, n):
         k = self._k(n)
-        c = self.center_lr_inv
-        if isinstance(c, (bool, np.bool_)) or not isinstance(c, numbers.Real):
-            raise TypeError(f"center_lr_inv must be a real number, got {type(c).__name__}")
+        c = _real(self.center_lr_inv, "center_lr_inv")
         if not (np.isfinite(c) and c >= 0):
-            raise ValueError(f"center_lr_inv must be finite and >= 0, got {c!r}")
+            raise ValueError(f"center_lr_inv must be finite and >= 0, got {self.center_lr_inv!r}")
         if not isinstance(self.centered, (bool, np.bool_)):
             raise TypeError(f"centered must be a bool, got {type(self.centered).__name__}")
         self._mean_init(n)
         return dict(kind=self._kind, n=n, d=n - k, eta=_check_eta(self.eta), alpha=0.0,
                     share=_kernels.SHARE_NONE,
                     sampler=_SAMPLERS[_check_choice(self.sampler, "sampler", _SAMPLERS)],
-                    centered=bool(self.centered), center_lr_inv=float(c))
+                    centered=bool(self.centered), center_lr_inv=c)
 
     def _mean_init(self, n):
         if self.mean_init is None:
@@ -728,7 +924,7 @@ class CenteredOnlinePCA(_PCALearner):
         return np.full(n, -np.log(n)), np.eye(n), self._mean_init(n)
 
     def _weights(self):
-        from .kernels import cap_log
+        from .kernels import cap_log  # accurate at any level of lam
         return np.exp(cap_log(self._lam, self.n_features_in_ - self.n_components))
 
 
@@ -750,12 +946,15 @@ class FollowTheLeader(_PCALearner):
         Center by the running mean (``m^0 = 0``; WK eq. 15 with
         ``center_lr_inv = 0``).
     record_losses : bool, default=True
+    reorthogonalize_every : int or None, default=10000
+        As for :class:`OnlinePCA`.
 
     Attributes
     ----------
     eigenvalues_, eigenvectors_ : ndarray
         Eigensystem of ``-C^t`` (ascending, so the leading directions of
-        ``C^t`` come first).
+        ``C^t`` come first), shifted and floored as for
+        :class:`CenteredOnlinePCA` should it leave the float64 range.
     components_, mean_, expected_losses_, realized_losses_, n_trials_
         As for :class:`OnlinePCA`.
 
@@ -776,10 +975,12 @@ class FollowTheLeader(_PCALearner):
     _kind = _kernels.KIND_CUMULATIVE
     _randomized = False
 
-    def __init__(self, n_components, *, centered=False, record_losses=True):
+    def __init__(self, n_components, *, centered=False, record_losses=True,
+                 reorthogonalize_every=10_000):
         self.n_components = n_components
         self.centered = centered
         self.record_losses = record_losses
+        self.reorthogonalize_every = reorthogonalize_every
 
     random_state = None  # deterministic
     sampler = "leader"
@@ -970,6 +1171,9 @@ class VarianceMinimizer(_CappedMixin, _Learner):
     alpha : float, default=0.0
     random_state : None, int or numpy.random.Generator, default=None
     record_losses : bool, default=True
+    reorthogonalize_every : int or None, default=10000
+        As for :class:`OnlinePCA` (vector instances; matrix instances
+        recompute the eigenvectors every trial).
 
     Attributes
     ----------
@@ -998,12 +1202,13 @@ class VarianceMinimizer(_CappedMixin, _Learner):
     _instance = "vector_or_matrix"
 
     def __init__(self, *, eta=1.0, share=None, alpha=0.0, random_state=None,
-                 record_losses=True):
+                 record_losses=True, reorthogonalize_every=10_000):
         self.eta = eta
         self.share = share
         self.alpha = alpha
         self.random_state = random_state
         self.record_losses = record_losses
+        self.reorthogonalize_every = reorthogonalize_every
 
     sampler = "decomposition"
 

@@ -15,6 +15,12 @@
  * Everything is in the log domain: weights are exp(lam) with lam kept
  * exactly, so a direction suppressed for thousands of trials keeps its
  * (tiny) weight instead of underflowing to 0, and capping is cap_log.
+ * The one exception keeps lam finite on any stream (keep_finite below):
+ * entries more than OPF_LOG_SPAN = 2^1020 below the largest are raised to
+ * that distance, and the eigenvalues of A (CUMULATIVE, never normalised)
+ * are shifted by a constant, which leaves W unchanged, once the largest
+ * falls below -2^1020.  The Python layer bounds each trial's step
+ * (eta |x|^2 <= 2^1020) so that nothing in between can overflow.
  *
  * A trial either completes or changes nothing (so a failing trial leaves the
  * learner as it was).  No allocation: the caller provides the workspace.
@@ -102,6 +108,139 @@ static void normalize_log(double *lam, ptrdiff_t n)
     c = m + log(sum);
     for (i = 0; i < n; i++)
         lam[i] -= c;
+}
+
+/*
+ * Keep lam finite whatever the stream (see the header comment).  A weight
+ * exp(-2^1020) relative to the largest is 0 in every practical sense; the
+ * floor only matters once the top weights have since lost another 2^1020
+ * (e.g. 10^15 trials at eta |x|^2 = 10^292), so unlike a fixed share
+ * (weights >= alpha/n, recovery within log(n/alpha)/eta of loss) it cannot
+ * bring back a direction on any stream of representable length and scale.
+ * Without it, eta |x|^2 = 1e306 (eta = 1e6, |x| = 1e150) reaches -inf in
+ * ~180 trials, which the rank-one update rejects.  Both steps preserve the
+ * order of lam (ascending for the eigen-learners).  shift: also move the
+ * whole spectrum up when its largest entry is below -OPF_LOG_SPAN (only
+ * for A, whose level is not normalised; W = cap(exp(A)) is unchanged).
+ * Bounds: entering a trial lam lies in [-2^1021, 0], a step subtracts at
+ * most 2^1020, so everything stays below 2^1022 in magnitude, where the
+ * rank-one update's power-of-two scaling cannot overflow.
+ */
+#define OPF_LOG_SPAN 0x1p1020
+
+static void keep_finite(double *lam, ptrdiff_t n, int ascending, int shift)
+{
+    /* Normalised log-weights (all but CUMULATIVE) have their largest entry
+     * in [-log n, 0], and top - 2^1020 rounds to -2^1020 for any such top:
+     * no need to find it. */
+    double top = 0.0, floor;
+    ptrdiff_t i;
+    if (shift) {
+        top = lam[n - 1]; /* CUMULATIVE is ascending */
+        if (top < -OPF_LOG_SPAN) {
+            for (i = 0; i < n; i++)
+                lam[i] -= top;
+            top = 0.0;
+        }
+    }
+    floor = top - OPF_LOG_SPAN;
+    if (ascending) { /* only a prefix can be below the floor */
+        for (i = 0; i < n && lam[i] < floor; i++)
+            lam[i] = floor;
+    } else {
+        for (i = 0; i < n; i++)
+            lam[i] = lam[i] < floor ? floor : lam[i];
+    }
+}
+
+/* The k-th largest of v[0..n) (1 <= k <= n), reordering v: Hoare
+ * selection with a median-of-three pivot, O(n) expected. */
+static double kth_largest(double *v, ptrdiff_t n, ptrdiff_t k)
+{
+    ptrdiff_t lo = 0, hi = n - 1;
+    const ptrdiff_t target = k - 1; /* position in descending order */
+    while (lo < hi) {
+        const double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];
+        const double p = a > b ? (b > c ? b : (a > c ? c : a))
+                               : (a > c ? a : (b > c ? c : b));
+        ptrdiff_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] > p)
+                i++;
+            while (v[j] < p)
+                j--;
+            if (i <= j) {
+                const double t = v[i];
+                v[i++] = v[j];
+                v[j--] = t;
+            }
+        }
+        if (target <= j)
+            hi = j;
+        else if (target >= i)
+            lo = i;
+        else
+            return v[target]; /* between j and i: equal to p */
+    }
+    return v[target];
+}
+
+/*
+ * cap_log of lam (n log-weights, ascending if `ascending`) into out and its
+ * exponentials into out_lin, accurate at any level of lam.  opf_cap returns
+ * an uncapped entry as mu_i + c with c ~ -(largest uncapped mu); when that
+ * is large the sum cancels, and the weights carry a common relative error
+ * of ulp(|c|): 4e-11 at 1e6, and at 1e300 every uncapped weight rounds up
+ * to the cap (the weights then sum to more than 1).  The largest uncapped
+ * entry lies within log(n) above the d-th largest entry v_d (fewer than d
+ * are capped, and the uncapped ones must carry d - ncap times the weight
+ * of the largest), so capping lam - v_d instead -- the same projection --
+ * keeps c of the order of log(n).  Only done when |v_d| > 512, where the
+ * error could exceed ulp(512) = 1.1e-13 (the weights must sum to one within
+ * 1e-12), so that ordinary trajectories are unchanged bit for bit.  v_d is
+ * lam[n - d] when lam is ascending; the experts' lam is not, but it is the
+ * previous weights (a capped distribution, whose d-th largest is at least
+ * 1/(d(n-d+1))) minus at most eta, so |v_d| <= 2 log(n) + eta, and only
+ * eta > 512 - 2 log(n) makes it worth finding (a count, then a selection
+ * if it is outside [-512, 512]).  scratch: n doubles, may not alias lam or
+ * out.
+ */
+#define OPF_CAP_SHIFT_AT 512.0
+
+static int cap_log_at_any_level(const opf_learner *s, const workspace *w,
+                                double *lam, int ascending, double *out,
+                                double *out_lin, double *scratch)
+{
+    const ptrdiff_t n = s->n, d = s->d;
+    const double *src = lam;
+    ptrdiff_t i, n_raised;
+    double vd;
+    if (ascending) {
+        vd = lam[n - d];
+    } else if (s->eta + 2.0 * log((double)n) <= OPF_CAP_SHIFT_AT) {
+        vd = 0.0;
+    } else {
+        /* |v_d| <= 512 iff at least d entries are >= -512 and fewer than d
+         * are > 512: count (cheap) and select v_d only if it is outside */
+        ptrdiff_t n_above_lo = 0, n_above_hi = 0;
+        for (i = 0; i < n; i++) {
+            n_above_lo += lam[i] >= -OPF_CAP_SHIFT_AT;
+            n_above_hi += lam[i] > OPF_CAP_SHIFT_AT;
+        }
+        vd = 0.0;
+        if (n_above_lo < d || n_above_hi >= d) {
+            memcpy(scratch, lam, (size_t)n * sizeof(double));
+            vd = kth_largest(scratch, n, d);
+        }
+    }
+    if (fabs(vd) > OPF_CAP_SHIFT_AT && isfinite(vd)) {
+        for (i = 0; i < n; i++)
+            scratch[i] = lam[i] - vd;
+        src = scratch;
+    }
+    if (opf_cap(src, n, d, 1, out, out_lin, w->capw, &n_raised) < 0)
+        return OPF_EINVAL;
+    return OPF_OK;
 }
 
 /* Mix the normalised log-weights with the uniform distribution:
@@ -210,13 +349,16 @@ static void project(const opf_learner *s, const double *x, double *z)
 static int finish_meg(const opf_learner *s, const workspace *w, ptrdiff_t t)
 {
     const ptrdiff_t n = s->n;
-    ptrdiff_t i, n_raised;
+    ptrdiff_t i;
     int st;
     if (s->share == OPF_SHARE_FIXED && s->alpha > 0.0) {
         normalize_log(s->lam, n); /* YL: v is a distribution before (11b) */
         mix_uniform_log(s->lam, n, s->alpha);
     }
-    if (opf_cap(s->lam, n, s->d, 1, s->lam, s->omega, w->capw, &n_raised) < 0)
+    /* lam is ascending for the eigen-learners (rank-one update, eig and
+     * the monotone mixing keep it so); w->y is free at this point */
+    if (cap_log_at_any_level(s, w, s->lam, s->kind == OPF_KIND_MEG, s->lam,
+                             s->omega, w->y) != OPF_OK)
         return OPF_EINVAL;
     if (s->alpha <= 0.0)
         return OPF_OK;
@@ -264,7 +406,7 @@ static int trial(const opf_learner *s, const workspace *w, const double *x,
                  double u, double *el, double *rl)
 {
     const ptrdiff_t n = s->n, t = *s->t + 1; /* 1-based number of this trial */
-    ptrdiff_t i, n_raised;
+    ptrdiff_t i;
     int st;
     opf_r1_info info;
 
@@ -361,8 +503,8 @@ static int trial(const opf_learner *s, const workspace *w, const double *x,
             w->lam2[i] = w->z[i] * w->z[i];
         /* W = cap(exp(A)): capped log-weights to lamsave, weights to omega */
         if (s->sampler != OPF_SAMPLER_LEADER)
-            if (opf_cap(s->lam, n, s->d, 1, w->lamsave, w->omega, w->capw,
-                        &n_raised) < 0)
+            if (cap_log_at_any_level(s, w, s->lam, 1, w->lamsave, w->omega,
+                                     w->z) != OPF_OK) /* z is spent */
                 return OPF_EINVAL;
         if ((st = draw(s, w, w->omega, u)) != OPF_OK)
             return st;
@@ -393,6 +535,7 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
 {
     workspace w = split(s);
     const ptrdiff_t stride = s->matrix_input ? s->n * s->n : s->n;
+    const int basis = s->kind == OPF_KIND_MEG || s->kind == OPF_KIND_CUMULATIVE;
     ptrdiff_t i;
     *status = OPF_OK;
     for (i = 0; i < T; i++) {
@@ -402,6 +545,7 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
             *status = st;
             return i;
         }
+        keep_finite(s->lam, s->n, basis, s->kind == OPF_KIND_CUMULATIVE);
         (*s->t)++;
     }
     return i;
