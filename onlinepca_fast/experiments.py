@@ -142,6 +142,17 @@ _STYLES = {
 }
 
 
+def _static_vs_adaptive(k, eta, alpha):
+    """The learners of YL Sec. 6: OnlinePCA, OnlineAdaptivePCA and FTL."""
+    return [
+        ("online_pca", "OnlinePCA (WK Alg. 5)",
+         lambda seed: OnlinePCA(k, eta=eta, random_state=seed)),
+        ("adaptive_pca", f"OnlineAdaptivePCA (YL Alg. 4, alpha={alpha:g})",
+         lambda seed: OnlineAdaptivePCA(k, eta=eta, alpha=alpha, random_state=seed)),
+        ("ftl", "Follow the Leader", lambda seed: FollowTheLeader(k)),
+    ]
+
+
 def _run_learners(name, X, learners, seeds, progress):
     """Fit every learner on X once per seed; per-trial losses of shape (S, T).
 
@@ -358,13 +369,7 @@ def yl_fig1(n_features=20, n_components=2, segment_length=200, n_segments=3, eta
     data_seed = as_int(data_seed, "data_seed", 0, 2**63 - 1)
     lengths = [m] * s
     X, labels = datasets.shifting_subspaces(n, k, lengths, random_state=data_seed)
-    learners = [
-        ("online_pca", "OnlinePCA (WK Alg. 5)",
-         lambda seed: OnlinePCA(k, eta=eta, random_state=seed)),
-        ("adaptive_pca", f"OnlineAdaptivePCA (YL Alg. 4, alpha={alpha:g})",
-         lambda seed: OnlineAdaptivePCA(k, eta=eta, alpha=alpha, random_state=seed)),
-        ("ftl", "Follow the Leader", lambda seed: FollowTheLeader(k)),
-    ]
+    learners = _static_vs_adaptive(k, eta, alpha)
     losses = _run_learners("yl-fig1", X, learners, seeds, progress)
     curves = {key: _learner_curve(label, key, losses[key]) for key, label, _ in learners}
     curves["best_fixed"] = _comparator("best fixed subspace in hindsight", "best_fixed",
@@ -535,13 +540,7 @@ def digits(n_components=2, eta=5.0, alpha=1e-4, segment_length=None, seeds=10, d
     X = X_all[np.concatenate(order)]
     X = X / np.linalg.norm(X, axis=1).max()
     boundaries = _boundaries(lengths)
-    learners = [
-        ("online_pca", "OnlinePCA (WK Alg. 5)",
-         lambda seed: OnlinePCA(k, eta=eta, random_state=seed)),
-        ("adaptive_pca", f"OnlineAdaptivePCA (YL Alg. 4, alpha={alpha:g})",
-         lambda seed: OnlineAdaptivePCA(k, eta=eta, alpha=alpha, random_state=seed)),
-        ("ftl", "Follow the Leader", lambda seed: FollowTheLeader(k)),
-    ]
+    learners = _static_vs_adaptive(k, eta, alpha)
     losses = _run_learners("digits", X, learners, seeds, progress)
     curves = {key: _learner_curve(label, key, losses[key]) for key, label, _ in learners}
     curves["best_fixed"] = _comparator("best fixed subspace in hindsight", "best_fixed",
