@@ -1,0 +1,43 @@
+#ifndef OPF_SIMD_H
+#define OPF_SIMD_H
+
+/*
+ * Vectorisation hints for the O(n) passes of the kernels.
+ *
+ * A C compiler may not reorder floating-point sums, maxima or selects on
+ * its own, so a plain loop that accumulates a sum or a maximum stays
+ * scalar.  An OpenMP "simd" pragma allows exactly that reordering for the
+ * loop it precedes, and nothing else: with -fopenmp-simd (GCC, Clang) it
+ * needs no OpenMP runtime and starts no threads.  The build defines
+ * OPF_OMP_SIMD when the compiler takes the flag; otherwise the pragmas
+ * vanish and the loops run as written (same results up to the order of the
+ * sums).
+ *
+ *   OPF_SIMD                  the iterations are independent
+ *   OPF_SIMD_WITH(clauses)    ... except for the listed reductions, e.g.
+ *                             OPF_SIMD_WITH(reduction(+:s) reduction(max:m))
+ */
+#define OPF_STR_(...) #__VA_ARGS__
+
+/*
+ * OPF_MULTIVERSION before a hot function compiles it twice, for the
+ * baseline instruction set and for x86-64-v3 (AVX2, 4 doubles per vector),
+ * and picks one when the library is loaded (GCC's target_clones; the build
+ * defines OPF_TARGET_CLONES where the compiler and the C library support
+ * it).  The clones compute the same values except for the order of the
+ * vectorised sums (more lanes, other partial sums).
+ */
+#ifdef OPF_TARGET_CLONES
+#define OPF_MULTIVERSION __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define OPF_MULTIVERSION
+#endif
+#ifdef OPF_OMP_SIMD
+#define OPF_SIMD _Pragma("omp simd")
+#define OPF_SIMD_WITH(...) _Pragma(OPF_STR_(omp simd __VA_ARGS__))
+#else
+#define OPF_SIMD
+#define OPF_SIMD_WITH(...)
+#endif
+
+#endif
