@@ -10,6 +10,17 @@ cdef extern from "cap.h" nogil:
                        int log_domain, double *out, double *out_lin,
                        double *work,
                        Py_ssize_t *n_raised)
+    ctypedef struct opf_cap_hint:
+        double lo, hi, xmax, shift
+        int bracketed
+    Py_ssize_t opf_cap_ex(const double *x, Py_ssize_t n, Py_ssize_t d,
+                          int log_domain, double *out, double *out_lin,
+                          double *work, Py_ssize_t *n_raised,
+                          opf_cap_hint *hint)
+
+cdef extern from "vexp.h" nogil:
+    void opf_exp_shifted(const double *x, Py_ssize_t n, double shift,
+                         double *out)
 
 cdef extern from "decompose.h" nogil:
     Py_ssize_t opf_decompose(const double *w, Py_ssize_t n, Py_ssize_t d,
@@ -21,6 +32,9 @@ cdef extern from "decompose.h" nogil:
 cdef extern from "systematic.h" nogil:
     int opf_sample_systematic(const double *w, Py_ssize_t n, Py_ssize_t d,
                               double u, Py_ssize_t *chosen, double *work)
+    int opf_sample_systematic_sum(const double *w, Py_ssize_t n,
+                                  Py_ssize_t d, double u, const double *v,
+                                  double *vsum, Py_ssize_t *scratch)
 
 # --- rank_one_update declarations (begin) ---
 cdef extern from "rank_one_update.h" nogil:

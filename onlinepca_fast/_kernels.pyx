@@ -26,6 +26,33 @@ def cap(const double[::1] x, Py_ssize_t d, bint log_domain,
     return r, n_raised
 
 
+def cap_hinted(const double[::1] x, Py_ssize_t d, double lo, double hi,
+               double xmax, double[::1] out, double[::1] out_lin,
+               double[::1] work):
+    """cap_log with a bracket [lo, hi] for the threshold (src/cap.h).
+
+    Returns (n_capped, shift, bracketed).  For tests and benchmarks: the
+    learners pass their bracket from C.
+    """
+    cdef Py_ssize_t r, n_raised = 0
+    cdef opf_cap_hint hint
+    hint.lo = lo
+    hint.hi = hi
+    hint.xmax = xmax
+    with nogil:
+        r = opf_cap_ex(&x[0], x.shape[0], d, 1, &out[0], &out_lin[0],
+                       &work[0], &n_raised, &hint)
+    if r < 0:
+        _raise(r, "cap")
+    return r, hint.shift, bool(hint.bracketed)
+
+
+def exp_shifted(const double[::1] x, double shift, double[::1] out):
+    """out = exp(x - shift) for x <= shift, by src/vexp.c (for tests)."""
+    with nogil:
+        opf_exp_shifted(&x[0], x.shape[0], shift, &out[0])
+
+
 def decompose(const double[::1] w, Py_ssize_t d, double[::1] coef,
               Py_ssize_t[:, ::1] corners, double[::1] work,
               Py_ssize_t[::1] iwork):
@@ -66,6 +93,19 @@ def sample_systematic(const double[::1] w, Py_ssize_t d, double u,
                                   &work[0])
     if r < 0:
         _raise(r, "sample_corner")
+
+
+def sample_systematic_sum(const double[::1] w, Py_ssize_t d, double u,
+                          const double[::1] v, Py_ssize_t[::1] scratch):
+    """Sum of v over the systematic sample (the list is not formed)."""
+    cdef int r
+    cdef double vsum = 0.0
+    with nogil:
+        r = opf_sample_systematic_sum(&w[0], w.shape[0], d, u, &v[0], &vsum,
+                                      &scratch[0])
+    if r < 0:
+        _raise(r, "sample_corner")
+    return vsum
 
 
 # --- rank_one_update (begin) ---
@@ -299,7 +339,7 @@ cdef class Engine:
                 and (not basis or (q.shape[0] == n and q.shape[1] == n))
                 and wsum.shape[0] >= 1):
             raise ValueError("Engine: inconsistent state shapes")
-        work = _np.empty(opf_learner_work_len(n, kind, with_matrices))
+        work = _np.zeros(opf_learner_work_len(n, kind, with_matrices))  # hint zeroed
         iwork = _np.empty(opf_learner_iwork_len(n), dtype=_np.intp)
         r1iwork = _np.empty(opf_r1_iwork_len(n) if basis else 1, dtype=_np.intc)
         cdef double[::1] work_v = work

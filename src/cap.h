@@ -30,4 +30,32 @@ ptrdiff_t opf_cap(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
                   double *out, double *out_lin, double *work,
                   ptrdiff_t *n_raised);
 
+/*
+ * A bracket for the threshold, for repeated projections of a slowly
+ * changing vector (the learners' weights between trials).  It changes how
+ * fast the answer is found, never the answer: the capped set is the same
+ * (up to ties with the threshold within rounding) and the outputs are
+ * computed from it in a fixed order.
+ *
+ * lo, hi     in: log domain only: a guess lo <= hi such that the entries
+ *            capped are those with x_i > t for some t in [lo, hi].  Ignored
+ *            unless both are finite and lo <= hi.
+ * xmax       in: log domain only: NaN, or max_i x_i when the caller knows it
+ *            and every x_i is finite (saves a pass).
+ * shift      out: the c with out_i = x_i + c for the uncapped entries (log
+ *            domain; linear domain: the factor, out_i = x_i * c).
+ * bracketed  out: 1 if the hint was used and the threshold was inside it.
+ */
+typedef struct {
+    double lo, hi;
+    double xmax;
+    double shift;
+    int bracketed;
+} opf_cap_hint;
+
+/* opf_cap with an optional hint (NULL: opf_cap). */
+ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
+                     double *out, double *out_lin, double *work,
+                     ptrdiff_t *n_raised, opf_cap_hint *hint);
+
 #endif

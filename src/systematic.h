@@ -19,4 +19,13 @@
 int opf_sample_systematic(const double *w, ptrdiff_t n, ptrdiff_t d,
                           double u, ptrdiff_t *chosen, double *work);
 
+/*
+ * The same draw, but only the sum of v over the drawn indices (what a
+ * learner's realized loss needs), without writing the list: one pass less.
+ * scratch: d indices, used only when rounding forces the sequential sweep.
+ */
+int opf_sample_systematic_sum(const double *w, ptrdiff_t n, ptrdiff_t d,
+                              double u, const double *v, double *vsum,
+                              ptrdiff_t *scratch);
+
 #endif

@@ -510,3 +510,83 @@ def test_cap_accepts_numpy_integer_d(d):
 def test_cap_log_allows_negative_and_minus_inf():
     nu = kernels.cap_log([-3.0, -np.inf, -1.0, -2.0], 2)
     check_cap_log(np.array([-3.0, -np.inf, -1.0, -2.0]), 2, nu)
+
+
+# --- the vectorised exp and the hinted search (src/vexp.c, opf_cap_ex) ---
+
+def test_exp_shifted_within_one_ulp_of_numpy():
+    """exp(x - shift) for x <= shift: within 2 eps (relative) of numpy.exp
+    (itself within an ulp of exact) wherever the result is >= 2^-1022;
+    0 below -1022.5 ln 2; exact at 0 and -inf."""
+    from onlinepca_fast import _kernels
+    rng = np.random.default_rng(5)
+    t = np.concatenate([-rng.random(200_000) * 745, -rng.random(50_000) * 2,
+                        [0.0, -0.0, -np.inf, -1e-300, -708.3, -708.8, -745.2]])
+    for shift in [0.0, 3.5, -1e3]:
+        out = np.empty_like(t)
+        _kernels.exp_shifted(t + shift, shift, out)
+        exact = np.exp((t + shift) - shift)
+        normal = exact >= 2.0 ** -1022
+        assert np.all(np.abs(out[normal] - exact[normal]) <= 2 * np.finfo(float).eps * exact[normal])
+        assert np.all(out[(t + shift) - shift < -1022.5 * math.log(2)] == 0.0)
+        assert np.all(out >= 0)
+    out = np.empty(3)
+    _kernels.exp_shifted(np.array([0.0, -np.inf, 1.0]), 1.0, out)
+    assert out[0] == math.exp(-1.0) or abs(out[0] - math.exp(-1.0)) <= 2e-16
+    assert out[1] == 0.0 and out[2] == 1.0
+
+
+def _hinted(mu, d, lo, hi, xmax=np.nan):
+    from onlinepca_fast import _kernels
+    n = mu.size
+    out, lin, work = np.empty(n), np.empty(n), np.empty(3 * n)
+    ncap, shift, bracketed = _kernels.cap_hinted(mu, d, lo, hi, xmax, out, lin, work)
+    return out, lin, ncap, shift, bracketed
+
+
+@pytest.mark.parametrize("n, d", [(10, 3), (1000, 500), (20_000, 700), (20_000, 19_999)])
+def test_hint_never_changes_the_answer(n, d):
+    """opf_cap_ex with a bracket for the threshold -- right, too low, too
+    high, empty, degenerate, or with lo underflowing -- returns the capped
+    set of the plain search and outputs equal to the oracle's."""
+    rng = np.random.default_rng(n + d)
+    mu = np.log(rng.random(n)) * 3
+    mu[rng.integers(0, n, n // 10)] = mu.max()  # ties at the top
+    ref = reference.cap_log(mu, d)
+    base, _, ncap0, shift0, _ = _hinted(mu, d, 1.0, 0.0)  # no hint
+    capped = ref == -math.log(d)
+    theta = -math.log(d) - shift0  # the threshold in mu's coordinates
+    scale = max(1.0, np.abs(mu).max())
+    brackets = [(theta - 0.01, theta + 0.01), (theta - 1e-9, theta + 1e-9),
+                (theta + 0.5, theta + 1.0), (theta - 1.0, theta - 0.5),
+                (theta, theta), (mu.min() - 1, mu.max() + 1), (-1e6, theta + 0.1),
+                (mu.max() + 1, mu.max() + 2), (-np.inf, 0.0)]
+    held = 0
+    for lo, hi in brackets:
+        for xmax in [np.nan, mu.max()]:
+            out, lin, ncap, shift, bracketed = _hinted(mu, d, lo, hi, xmax)
+            held += bracketed
+            assert ncap == ncap0
+            np.testing.assert_array_equal(out == -math.log(d), capped)
+            np.testing.assert_allclose(out, ref, rtol=0, atol=1e-14 * scale)
+            np.testing.assert_allclose(lin, np.exp(ref), rtol=1e-13, atol=1e-300)
+            assert abs(shift - shift0) <= 1e-14 * scale
+    assert held >= 2  # the brackets around theta were used
+
+
+def test_systematic_sum_equals_sum_over_the_sample():
+    """The list-free systematic draw sums v over exactly the indices that
+    the listed draw returns, at every size (quarters of any length,
+    rounding fallbacks) and for u at the ends of [0, 1)."""
+    from onlinepca_fast import _kernels
+    rng = np.random.default_rng(11)
+    for n in [1, 2, 3, 4, 5, 7, 8, 9, 100, 1001, 20_000]:
+        for d in sorted({1, max(1, n // 3), n}):
+            w = reference.cap(rng.random(n) ** 3, d)
+            v = rng.random(n)
+            for u in [0.0, 0.5, 1 - 2 ** -53, *rng.random(5)]:
+                chosen = np.empty(d, dtype=np.intp)
+                _kernels.sample_systematic(w, d, u, chosen, np.empty(n))
+                assert np.all(np.diff(chosen) > 0) and chosen.size == d
+                got = _kernels.sample_systematic_sum(w, d, u, v, np.empty(d, dtype=np.intp))
+                assert math.isclose(got, math.fsum(v[chosen]), rel_tol=1e-12, abs_tol=1e-12)
