@@ -286,14 +286,18 @@ class _Learner:
         else:  # float128 beyond the float64 range becomes inf, caught below
             with np.errstate(over="ignore"):
                 arr = np.ascontiguousarray(arr, dtype=np.float64)
-        amax = max(float(arr.max()), -float(arr.min()))  # NaN and inf propagate
+        lo, hi = float(arr.min()), float(arr.max())  # NaN and inf propagate
+        amax = max(hi, -lo)
         if not math.isfinite(amax):
             raise ValueError(f"{name} contains NaN or infinity")
-        self._check_values(arr, name, matrix)
+        self._check_values(arr, name, matrix, lo, hi)
         return arr, matrix, amax
 
-    def _check_values(self, X, name, matrix):
-        """Hook for algorithm-specific domains (loss vectors in [0, 1] ...)."""
+    def _check_values(self, X, name, matrix, lo, hi):
+        """Hook for algorithm-specific domains (loss vectors in [0, 1] ...).
+
+        lo and hi are the smallest and largest entry of X (finite).
+        """
 
     def _check_steps(self, X, amax, name, matrix, cfg, mean):
         """Reject a batch with an instance whose step would overflow.
@@ -1072,10 +1076,10 @@ class CappedHedge(_MixingLearner, _CappedMixin, _Learner):
             raise ValueError(f"CappedHedge needs at least 2 experts, got {n}")
         return as_int(self.n_components, "n_components", 1, n - 1)
 
-    def _check_values(self, X, name, matrix):
-        if (X < 0).any() or (X > 1).any():
+    def _check_values(self, X, name, matrix, lo, hi):
+        if lo < 0 or hi > 1:
             raise ValueError(f"{name} must hold loss vectors in [0, 1], got values in "
-                             f"[{float(X.min())!r}, {float(X.max())!r}]")
+                             f"[{lo!r}, {hi!r}]")
 
     @property
     def weights_(self):
@@ -1222,7 +1226,7 @@ class VarianceMinimizer(_CappedMixin, _Learner):
                     sampler=_kernels.SAMPLER_DECOMPOSITION, centered=False,
                     center_lr_inv=0.0)
 
-    def _check_values(self, X, name, matrix):
+    def _check_values(self, X, name, matrix, lo, hi):
         _check_covariances(X, name, matrix)
 
     eigenvalues_ = _PCALearner.eigenvalues_
@@ -1310,7 +1314,7 @@ class SimplexVarianceMinimizer(_Learner):
                     sampler=_kernels.SAMPLER_DECOMPOSITION, centered=False,
                     center_lr_inv=0.0)
 
-    def _check_values(self, X, name, matrix):
+    def _check_values(self, X, name, matrix, lo, hi):
         _check_covariances(X, name, matrix)
 
     @property

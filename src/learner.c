@@ -32,18 +32,23 @@
 #include "decompose.h"
 #include "learner.h"
 #include "rank_one_update.h"
+#include "simd.h"
 #include "systematic.h"
 
-/* Workspace (doubles): omega, z, y, lam2, lamsave, omegasave (n each), cap 3n,
- * decompose n, dsyevr 26n, the rank-one update's own, and five n x n
- * matrices only when the eigenbasis is recomputed (matrix instances or
- * mixing in the past average). */
+/* Workspace (doubles): the capping hint (OPF_HINT_LEN, must start zeroed),
+ * omega, z, y, lam2, lamsave, omegasave (n each), cap 3n, decompose n, and
+ * for the eigen-learners dsyevr 26n and the rank-one update's own, and five
+ * n x n matrices only when the eigenbasis is recomputed (matrix instances
+ * or mixing in the past average). */
+#define OPF_HINT_LEN 4
+
 size_t opf_learner_work_len(ptrdiff_t n, int kind, int with_matrices)
 {
     size_t nn = (size_t)n;
     int basis = kind == OPF_KIND_MEG || kind == OPF_KIND_CUMULATIVE;
-    return 36 * nn + (basis ? opf_r1_work_len(n) : 0)
-           + (with_matrices ? 5 * nn * nn : 0);
+    return OPF_HINT_LEN + 10 * nn
+           + (basis ? 26 * nn + opf_r1_work_len(n)
+                          + (with_matrices ? 5 * nn * nn : 0) : 0);
 }
 
 /* Workspace (indices): corner n, decompose 3n. */
@@ -53,6 +58,8 @@ size_t opf_learner_iwork_len(ptrdiff_t n)
 }
 
 typedef struct {
+    double *hint; /* [0] 1 once a shift is known, [1] last shift, [2] the
+                     mean size of its changes; see cap_log_at_any_level */
     double *omega, *z, *y, *lam2, *lamsave, *omegasave, *capw, *decw, *evw,
         *r1w;
     double *m1, *m2, *m3, *wprev, *qsave; /* NULL without matrices */
@@ -63,7 +70,8 @@ static workspace split(const opf_learner *s)
 {
     workspace w;
     const ptrdiff_t n = s->n;
-    w.omega = s->work;
+    w.hint = s->work;
+    w.omega = s->work + OPF_HINT_LEN;
     w.z = w.omega + n;
     w.y = w.z + n;
     w.lam2 = w.y + n;
@@ -71,11 +79,16 @@ static workspace split(const opf_learner *s)
     w.omegasave = w.lamsave + n;
     w.capw = w.omegasave + n;
     w.decw = w.capw + 3 * n;
-    w.evw = w.decw + n;
-    w.r1w = w.evw + 26 * n;
-    if (s->with_matrices) {
-        w.m1 = w.r1w + ((s->kind == OPF_KIND_MEG || s->kind == OPF_KIND_CUMULATIVE)
-                        ? opf_r1_work_len(n) : 0);
+    if (s->kind == OPF_KIND_MEG || s->kind == OPF_KIND_CUMULATIVE) {
+        w.evw = w.decw + n;
+        w.r1w = w.evw + 26 * n;
+    } else {
+        w.evw = w.r1w = NULL;
+    }
+    if (s->with_matrices
+        && (s->kind == OPF_KIND_MEG || s->kind == OPF_KIND_CUMULATIVE)) {
+        /* only the eigen-learners have evw and r1w (and matrices) */
+        w.m1 = w.r1w + opf_r1_work_len(n);
         w.m2 = w.m1 + n * n;
         w.m3 = w.m2 + n * n;
         w.wprev = w.m3 + n * n;
@@ -209,12 +222,14 @@ static double kth_largest(double *v, ptrdiff_t n, ptrdiff_t k)
 
 static int cap_log_at_any_level(const opf_learner *s, const workspace *w,
                                 double *lam, int ascending, double *out,
-                                double *out_lin, double *scratch)
+                                double *out_lin, double *scratch, double xmax)
 {
     const ptrdiff_t n = s->n, d = s->d;
     const double *src = lam;
     ptrdiff_t i, n_raised;
     double vd;
+    opf_cap_hint hint, *hp = NULL;
+    hint.xmax = xmax; /* NaN: unknown */
     if (ascending) {
         vd = lam[n - d];
     } else if (s->eta + 2.0 * log((double)n) <= OPF_CAP_SHIFT_AT) {
@@ -237,9 +252,32 @@ static int cap_log_at_any_level(const opf_learner *s, const workspace *w,
         for (i = 0; i < n; i++)
             scratch[i] = lam[i] - vd;
         src = scratch;
+        w->hint[0] = 0.0; /* no shift known in lam's coordinates */
+    } else if (s->kind == OPF_KIND_EXPERTS && w->hint[0] != 0.0) {
+        /* The experts' weights change little from trial to trial, and so
+         * does the shift c that capping adds to the uncapped log-weights
+         * (the threshold is -log d - c).  Bracket the threshold around the
+         * last one by four times the mean change of c, so that the search
+         * (see opf_cap_ex) only has to resolve the few entries in between.
+         * A wrong bracket costs time, never accuracy. */
+        const double centre = -log((double)d) - w->hint[1];
+        const double half = 4.0 * w->hint[2] + 0x1p-30 * (1.0 + fabs(centre));
+        hint.lo = centre - half;
+        hint.hi = centre + half;
+        hp = &hint;
+    } else if (s->kind == OPF_KIND_EXPERTS) {
+        hint.lo = 1.0; /* no bracket yet (lo > hi): only report the shift */
+        hint.hi = 0.0;
+        hp = &hint;
     }
-    if (opf_cap(src, n, d, 1, out, out_lin, w->capw, &n_raised) < 0)
+    if (opf_cap_ex(src, n, d, 1, out, out_lin, w->capw, &n_raised, hp) < 0)
         return OPF_EINVAL;
+    if (hp) {
+        if (w->hint[0] != 0.0)
+            w->hint[2] = 0.5 * w->hint[2] + 0.5 * fabs(hint.shift - w->hint[1]);
+        w->hint[0] = isfinite(hint.shift) ? 1.0 : 0.0;
+        w->hint[1] = hint.shift;
+    }
     return OPF_OK;
 }
 
@@ -346,7 +384,8 @@ static void project(const opf_learner *s, const double *x, double *z)
 /* The mixing and capping that follow the loss update of MEG and EXPERTS:
  * lam holds the updated, unnormalised log-weights.  Leaves the new weights
  * in lam and their exponentials in omega. */
-static int finish_meg(const opf_learner *s, const workspace *w, ptrdiff_t t)
+static int finish_meg(const opf_learner *s, const workspace *w, ptrdiff_t t,
+                      double xmax)
 {
     const ptrdiff_t n = s->n;
     ptrdiff_t i;
@@ -354,11 +393,12 @@ static int finish_meg(const opf_learner *s, const workspace *w, ptrdiff_t t)
     if (s->share == OPF_SHARE_FIXED && s->alpha > 0.0) {
         normalize_log(s->lam, n); /* YL: v is a distribution before (11b) */
         mix_uniform_log(s->lam, n, s->alpha);
+        xmax = NAN;
     }
     /* lam is ascending for the eigen-learners (rank-one update, eig and
      * the monotone mixing keep it so); w->y is free at this point */
     if (cap_log_at_any_level(s, w, s->lam, s->kind == OPF_KIND_MEG, s->lam,
-                             s->omega, w->y) != OPF_OK)
+                             s->omega, w->y, xmax) != OPF_OK)
         return OPF_EINVAL;
     if (s->alpha <= 0.0)
         return OPF_OK;
@@ -402,6 +442,7 @@ static int finish_meg(const opf_learner *s, const workspace *w, ptrdiff_t t)
     return OPF_OK;
 }
 
+OPF_MULTIVERSION
 static int trial(const opf_learner *s, const workspace *w, const double *x,
                  double u, double *el, double *rl)
 {
@@ -412,16 +453,44 @@ static int trial(const opf_learner *s, const workspace *w, const double *x,
 
     switch (s->kind) {
 
-    case OPF_KIND_EXPERTS:
-        if ((st = draw(s, w, s->omega, u)) != OPF_OK)
-            return st;
-        losses(s, w, s->omega, x, 1, el, rl);
+    case OPF_KIND_EXPERTS: {
+        /* one pass: expected loss, the loss update and the new maximum
+         * (which capping then need not look for) */
+        double e = 0.0, r = 0.0, top = -INFINITY, low = INFINITY;
+        const double eta = s->eta;
+        double *lam = s->lam;
+        const double *omega = s->omega;
+        if (s->sampler == OPF_SAMPLER_SYSTEMATIC) {
+            /* the realized loss straight from the draw (no list) */
+            if ((st = opf_sample_systematic_sum(omega, n, s->d, u, x, &r,
+                                                w->corner)) != OPF_OK)
+                return st;
+        } else {
+            if ((st = draw(s, w, omega, u)) != OPF_OK)
+                return st;
+            for (i = 0; i < s->d; i++)
+                r += x[w->corner[i]];
+        }
         if (s->share == OPF_SHARE_PAST)
             for (i = 0; i < n; i++)
-                s->wsum[i] += s->omega[i];
-        for (i = 0; i < n; i++)
-            s->lam[i] -= s->eta * x[i];
-        return finish_meg(s, w, t);
+                s->wsum[i] += omega[i];
+        OPF_SIMD_WITH(reduction(+:e) reduction(max:top) reduction(min:low))
+        for (i = 0; i < n; i++) {
+            const double xi = x[i], l = lam[i] - eta * xi;
+            e += omega[i] * xi;
+            lam[i] = l;
+            top = l > top ? l : top;
+            low = l < low ? l : low;
+        }
+        *el = e * (double)s->d;
+        *rl = r;
+        st = finish_meg(s, w, t, top);
+        /* keep_finite has nothing to do if capping left the smallest
+         * log-weight (low + shift, or the cap) above its floor: say so */
+        w->hint[3] = st == OPF_OK && s->alpha <= 0.0 && w->hint[0] != 0.0
+                     && low + w->hint[1] >= -OPF_LOG_SPAN;
+        return st;
+    }
 
     case OPF_KIND_SIMPLEX_VAR: {
         double loss = 0.0;
@@ -492,7 +561,7 @@ static int trial(const opf_learner *s, const workspace *w, const double *x,
             if (st != OPF_OK)
                 return st;
         }
-        return finish_meg(s, w, t);
+        return finish_meg(s, w, t, NAN);
 
     case OPF_KIND_CUMULATIVE: {
         double f = 1.0;
@@ -504,7 +573,7 @@ static int trial(const opf_learner *s, const workspace *w, const double *x,
         /* W = cap(exp(A)): capped log-weights to lamsave, weights to omega */
         if (s->sampler != OPF_SAMPLER_LEADER)
             if (cap_log_at_any_level(s, w, s->lam, 1, w->lamsave, w->omega,
-                                     w->z) != OPF_OK) /* z is spent */
+                                     w->z, NAN) != OPF_OK) /* z is spent */
                 return OPF_EINVAL;
         if ((st = draw(s, w, w->omega, u)) != OPF_OK)
             return st;
@@ -529,6 +598,7 @@ static int trial(const opf_learner *s, const workspace *w, const double *x,
     return OPF_EINVAL;
 }
 
+OPF_MULTIVERSION
 ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
                              ptrdiff_t T, const double *u, double *exp_loss,
                              double *real_loss, int *status)
@@ -545,7 +615,8 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
             *status = st;
             return i;
         }
-        keep_finite(s->lam, s->n, basis, s->kind == OPF_KIND_CUMULATIVE);
+        if (!(s->kind == OPF_KIND_EXPERTS && w.hint[3] != 0.0))
+            keep_finite(s->lam, s->n, basis, s->kind == OPF_KIND_CUMULATIVE);
         (*s->t)++;
     }
     return i;
