@@ -393,7 +393,7 @@ class OnlineKernelPCA(_Learner):
             self._t[0] = self._m[0]
             if start == T:
                 break
-            if status in (_kernels.BU_EFIRST, _kernels.BU_EPARTIAL):
+            if status in (_kernels.BU_EFAILED, _kernels.BU_EPARTIAL):
                 # trial `start` has its losses; redo its eigen-update by eigh
                 self._rebuild(int(self._m[0]) + 1)
                 self.n_eigh_fallbacks_ += 1
