@@ -124,8 +124,9 @@ void opf_sec_merge(int K, const double *lam, int ndf, int sg, double *d,
  * after deflation) to column odf[j].  One GEMM.  The output has K + ndf
  * columns (nr for a rank-one update, nr + 1 for a bordered one, whose
  * last row the caller writes).  If nothing was deflated (ndf == 0) the
- * caller guarantees onew[c] == c, nd[l] == l and ks == nr.  S must not
- * overlap ws->big beyond its first big_used doubles, which are kept.
+ * caller guarantees onew[c] == c, nd[l] == l and ks == nr.  S lies in the
+ * first big_used doubles of ws->big, which are kept; the rest of ws->big
+ * is scratch for the gathered columns (and the GEMM's output).
  */
 void opf_sec_vectors(int nr, int ks, int K, const double *S, int lds,
                      int sg, const opf_sec_defl *df, double *q, int ldq,
