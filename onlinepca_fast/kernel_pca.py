@@ -194,9 +194,9 @@ class OnlineKernelPCA(_Learner):
     eigenvectors: ``k`` is about ``rho + 1`` for a kernel of rank ``rho``
     (linear: ``n_features``; ``(x . y)^2``: ``n(n+1)/2``), but up to all
     ``m`` for a numerically full-rank kernel such as "rbf", where a trial
-    is O(m^3) like a fresh ``eigh``, but one GEMM (measured 5x faster than
-    a reference trial, which calls ``eigh``, at ``m = 1000``; 8.6x at
-    ``m = 2000``).
+    is O(m^3) like a fresh ``eigh``, but one GEMM (measured about 5x faster
+    than a reference trial, which calls ``eigh``, at ``m = 1000``; about 9x
+    at ``m = 2000``).
     Memory: about ``3 c^2`` doubles for a capacity ``c >= m`` (the
     eigenvectors and the bordered update's workspace; ``c`` grows by half
     when needed, and ``fit`` sizes it exactly).
