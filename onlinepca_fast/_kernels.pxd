@@ -118,10 +118,16 @@ cdef extern from "bordered_update.h" nogil:
     int OPF_BU_OK
     int OPF_BU_EINVAL
     int OPF_BU_EY
+    int OPF_BU_EFAILED
     int OPF_BU_EFIRST
     int OPF_BU_EPARTIAL
     ctypedef struct opf_bu_info:
-        Py_ssize_t m1, m2
+        Py_ssize_t order
+        Py_ssize_t n_reflectors
+        Py_ssize_t n_rotations
+        Py_ssize_t n_dlaed4_failures
+        Py_ssize_t n_bisection
+        Py_ssize_t n_eig
         Py_ssize_t n_fallbacks
     size_t opf_bu_work_len(Py_ssize_t capacity)
     size_t opf_bu_iwork_len(Py_ssize_t capacity)
@@ -129,6 +135,11 @@ cdef extern from "bordered_update.h" nogil:
                             const double *y, double kappa, double *work,
                             int *iwork, const opf_r1_lapack *fns,
                             opf_bu_info *info)
+    int opf_bordered_update_flags(Py_ssize_t m, double *d, double *q,
+                                  Py_ssize_t ldq, const double *y, double kappa,
+                                  double *work, int *iwork,
+                                  const opf_r1_lapack *fns, int flags,
+                                  opf_bu_info *info)
 
 cdef extern from "kernel_pca.h" nogil:
     int OPF_KPCA_ECAPACITY

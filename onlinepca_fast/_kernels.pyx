@@ -122,13 +122,19 @@ from numpy.linalg import LinAlgError as _R1LinAlgError
 #: Deflation tolerance factor: tol = R1_DEFLATION_FACTOR * eps *
 #: max(max|evals|, |rho| |x|^2) (LAPACK dlaed2/dlaed8 use 8).
 R1_DEFLATION_FACTOR = OPF_R1_DEFLATION_FACTOR
-#: Testing switches for RankOneUpdater.update(..., _flags=...): every
-#: root by bisection; the block by dsyevr; a dlaed4 that reports failure
-#: (info = 1) on odd roots and returns a root outside its interval
-#: (info = 0) on roots 2 mod 4, to exercise the checks that catch both.
+#: Testing switches for RankOneUpdater.update(..., _flags=...) and
+#: bordered_update(..., _flags=...): every root by bisection; the block by
+#: dsyevr; a dlaed4 that reports failure (info = 1) on odd roots and
+#: returns a root outside its interval (info = 0) on roots 2 mod 4, to
+#: exercise the checks that catch both; a dsyevr that always fails (with
+#: R1_FORCE_EIG: the whole update fails, to test that nothing is written).
 R1_FORCE_BISECTION = OPF_R1_FORCE_BISECTION
 R1_FORCE_EIG = OPF_R1_FORCE_EIG
-R1_TEST_BAD_DLAED4 = 1 << 8
+cdef enum:
+    _R1_TEST_BAD_DLAED4 = 1 << 8
+    _R1_TEST_FAILING_DSYEVR = 1 << 9
+R1_TEST_BAD_DLAED4 = _R1_TEST_BAD_DLAED4
+R1_TEST_FAILING_DSYEVR = _R1_TEST_FAILING_DSYEVR
 
 
 cdef void _r1_bad_dlaed4(int *n, int *i, double *d, double *z, double *delta,
@@ -140,6 +146,24 @@ cdef void _r1_bad_dlaed4(int *n, int *i, double *d, double *z, double *delta,
         dlam[0] = d[i[0]] + 1.0  # beyond the next pole
         for k in range(n[0]):
             delta[k] = d[k] - dlam[0]
+
+
+cdef void _r1_failing_dsyevr(char *jobz, char *range_, char *uplo, int *n,
+                             double *a, int *lda, double *vl, double *vu,
+                             int *il, int *iu, double *abstol, int *m,
+                             double *w, double *z, int *ldz, int *isuppz,
+                             double *work, int *lwork, int *iwork,
+                             int *liwork, int *info) noexcept nogil:
+    info[0] = 1
+
+
+cdef int _r1_test_fns(opf_r1_lapack *fns, int flags) noexcept nogil:
+    """Swap in the testing stand-ins the flags ask for; return the C flags."""
+    if flags & _R1_TEST_BAD_DLAED4:
+        fns.dlaed4 = _r1_bad_dlaed4
+    if flags & _R1_TEST_FAILING_DSYEVR:
+        fns.dsyevr = _r1_failing_dsyevr
+    return flags & ~(_R1_TEST_BAD_DLAED4 | _R1_TEST_FAILING_DSYEVR)
 
 
 cdef int _r1_raise(int status) except -1:
@@ -248,9 +272,7 @@ cdef class RankOneUpdater:
                              f"({evecs.shape[0]}, {evecs.shape[1]})")
         if x.shape[0] != n:
             raise ValueError(f"x must have shape ({n},), got ({x.shape[0]},)")
-        if _flags & R1_TEST_BAD_DLAED4:
-            self._fns.dlaed4 = _r1_bad_dlaed4
-            _flags &= ~R1_TEST_BAD_DLAED4
+        _flags = _r1_test_fns(&self._fns, _flags)
         try:
             with nogil:
                 status = self.update_c(&evals[0], &evecs[0, 0], n, rho, &x[0],
@@ -383,27 +405,37 @@ cdef class Engine:
 
 
 # --- bordered update and kernel PCA engine (begin) ---
-# src/bordered_update.c grows an eigensystem by one row/column (two rank-one
-# updates); src/kernel_pca.c is the trial loop of online kernel PCA.
+# src/bordered_update.c grows an eigensystem by one row/column (one arrowhead
+# eigenproblem: deflation, one secular equation, one GEMM); src/kernel_pca.c
+# is the trial loop of online kernel PCA.
 BU_EY = OPF_BU_EY
-BU_EFIRST = OPF_BU_EFIRST
-BU_EPARTIAL = OPF_BU_EPARTIAL
+BU_EFAILED = OPF_BU_EFAILED
+BU_EFIRST = OPF_BU_EFIRST  # = BU_EFAILED (its old name)
+BU_EPARTIAL = OPF_BU_EPARTIAL  # no longer returned by the C update
 KPCA_ECAPACITY = OPF_KPCA_ECAPACITY
 
 
 def bordered_update(double[::1] evals not None, double[:, ::1] evecs not None,
-                    Py_ssize_t m, const double[::1] y not None, double kappa):
+                    Py_ssize_t m, const double[::1] y not None, double kappa,
+                    *, int _flags=0):
     """Grow, in place, the eigensystem of order m to that of the bordered matrix.
 
     ``evals[:m]`` (ascending) and the leading m x m block of ``evecs``
     (columns are eigenvectors, leading dimension ``evecs.shape[1]``) describe
     A; on return ``evals[:m+1]`` and the leading (m+1) x (m+1) block describe
-    ``[[A, y], [y^T, kappa]]``.  Returns a dict with the secular orders of the
-    two rank-one updates (``m1``, ``m2``) and their fallback count.
+    ``[[A, y], [y^T, kappa]]``.  The method is one arrowhead eigenproblem
+    (``src/bordered_update.c``): ``z = Q^T y``, deflation, one secular
+    equation for the non-deflated block, one GEMM.  Returns a dict: the
+    order of that secular equation (``order``: non-deflated eigenvalues + 1,
+    0 if all deflated), the deflating reflectors and rotations, dlaed4
+    failures, bisection roots, dsyevr blocks and ``n_fallbacks`` (the last
+    two added).  ``_flags`` (testing only): the ``R1_FORCE_*`` and
+    ``R1_TEST_*`` switches.  On error the arrays are unchanged.
     """
     cdef Py_ssize_t ldq = evecs.shape[1]
     cdef const double *yp = NULL
     cdef opf_bu_info info
+    cdef opf_r1_lapack fns = _LAPACK
     cdef int st
     if m < 0 or evals.shape[0] < m + 1 or evecs.shape[0] < m + 1 or ldq < m + 1:
         raise ValueError(f"evals and evecs must have room for order {m + 1}, got "
@@ -412,24 +444,29 @@ def bordered_update(double[::1] evals not None, double[:, ::1] evecs not None,
         raise ValueError(f"y must have {m} entries, got {y.shape[0]}")
     if m > 0:
         yp = &y[0]
+    _flags = _r1_test_fns(&fns, _flags)
     work = _np.empty(opf_bu_work_len(m + 1))
     iwork = _np.empty(opf_bu_iwork_len(m + 1), dtype=_np.intc)
     cdef double[::1] work_v = work
     cdef int[::1] iwork_v = iwork
     with nogil:
-        st = opf_bordered_update(m, &evals[0], &evecs[0, 0], ldq, yp, kappa,
-                                 &work_v[0], &iwork_v[0], &_LAPACK, &info)
+        st = opf_bordered_update_flags(m, &evals[0], &evecs[0, 0], ldq, yp,
+                                       kappa, &work_v[0], &iwork_v[0], &fns,
+                                       _flags, &info)
     if st == OPF_BU_EY:
         raise ValueError("y and kappa must be finite (and |y| must not overflow)")
-    if st == OPF_BU_EFIRST:
-        raise _R1LinAlgError("bordered_update: the first rank-one update failed; "
-                             "the arrays are unchanged")
-    if st == OPF_BU_EPARTIAL:
-        raise _R1LinAlgError("bordered_update: the second rank-one update failed; "
-                             "the arrays hold an intermediate eigensystem")
+    if st == OPF_BU_EFAILED:
+        raise _R1LinAlgError("bordered_update failed (evals not finite or not "
+                             "ascending, evecs not finite, or the secular "
+                             "equation and its fallbacks failed); the arrays "
+                             "are unchanged")
     if st != OPF_BU_OK:
         raise ValueError(f"bordered_update: invalid argument (status {st})")
-    return {"m1": info.m1, "m2": info.m2, "n_fallbacks": info.n_fallbacks}
+    return {"order": info.order, "n_reflectors": info.n_reflectors,
+            "n_rotations": info.n_rotations,
+            "n_dlaed4_failures": info.n_dlaed4_failures,
+            "n_bisection": info.n_bisection, "n_eig": info.n_eig,
+            "n_fallbacks": info.n_fallbacks}
 
 
 def kpca_null_tol(const double[::1] evals not None):
@@ -497,7 +534,8 @@ cdef class KernelPCAEngine:
 
     @property
     def stats(self):
-        """Bordered updates done, the sum of their secular orders, fallbacks."""
+        """Bordered updates done, the sum of their secular orders, fallbacks
+        (bisection roots + dsyevr blocks)."""
         return {"n_updates": self.st.n_updates, "secular_sum": self.st.secular_sum,
                 "n_fallbacks": self.st.n_fallbacks}
 # --- bordered update and kernel PCA engine (end) ---

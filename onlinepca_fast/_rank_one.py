@@ -2,7 +2,7 @@
 
 Re-exported by :mod:`onlinepca_fast.kernels`.  The work is done by
 ``src/rank_one_update.c`` through :class:`RankOneUpdater` in the binding
-module, and by ``src/bordered_update.c`` (two rank-one updates) for
+module, and by ``src/bordered_update.c`` (one arrowhead eigenproblem) for
 :func:`bordered_update`; this module only checks and converts the arguments.
 """
 
@@ -25,6 +25,8 @@ _FORCE_FLAGS = {
     "bisection": _kernels.R1_FORCE_BISECTION,
     "eig": _kernels.R1_FORCE_EIG,
 }
+# bordered_update also accepts the dlaed4 stand-in that fails on some roots
+_BU_FORCE_FLAGS = dict(_FORCE_FLAGS, bad_dlaed4=_kernels.R1_TEST_BAD_DLAED4)
 
 
 def _real_array(a, name, shape=None):
@@ -164,20 +166,20 @@ def rank_one_update(evals, evecs, rho, x, *, overwrite=False, _force=None,
     return new_evals, new_evecs
 
 
-def bordered_update(evals, evecs, y, kappa):
+def bordered_update(evals, evecs, y, kappa, *, _force=None, _return_info=False):
     """Eigensystem of the bordered matrix ``[[A, y], [y^T, kappa]]``.
 
     ``A = evecs @ diag(evals) @ evecs.T`` of order m grows by one row and
-    column without re-diagonalising: the eigenvalue ``kappa`` with
-    eigenvector ``e_{m+1}`` is inserted in order, then, with
-    ``beta = |y|``,
-
-        [[0, y], [y^T, 0]] = (beta/2) v v^T - (beta/2) w w^T,
-        v = (y/beta, 1),  w = (y/beta, -1),
-
-    is applied as two rank-one updates (:func:`rank_one_update`, with its
-    deflation: for a matrix of rank rho only about rho + 1 eigenpairs enter
-    each secular equation).  This is how
+    column without re-diagonalising.  In the basis ``blockdiag(evecs, 1)``
+    the bordered matrix is the arrowhead ``[[diag(evals), z], [z^T,
+    kappa]]`` with ``z = evecs.T @ y``; its eigenvalues are the roots of
+    ``lam - kappa + sum(z_i**2 / (evals_i - lam)) = 0``.  After deflation
+    (as in :func:`rank_one_update`: negligible ``z_i``, equal and nearly
+    equal eigenvalues -- for a matrix of rank rho only about rho + 1
+    eigenpairs remain), the non-deflated block is solved by one secular
+    equation (LAPACK dlaed4 after an exact change of variable, Loewner
+    eigenvectors) and the new eigenvectors are formed by one matrix product
+    of the non-deflated columns of `evecs`.  This is how
     :class:`onlinepca_fast.OnlineKernelPCA` grows the eigensystem of its
     kernel matrix.
 
@@ -204,13 +206,15 @@ def bordered_update(evals, evecs, y, kappa):
     TypeError, ValueError
         Non-numeric input, wrong shapes, NaN or inf, `evals` not ascending.
     numpy.linalg.LinAlgError
-        If a rank-one update fails (dlaed4, bisection and dsyevr; not
-        observed in practice).
+        If dlaed4, the bisection fallback and ``dsyevr`` all fail on the
+        secular equation (not observed in practice).
 
     Notes
     -----
-    Cost O(m^2) plus the GEMMs of the two rank-one updates on their
-    non-deflated blocks; backward error that of two rank-one updates.
+    Cost ``O(m^2) + O(m k^2)`` where ``k <= m`` is the number of
+    non-deflated eigenvalues (one GEMM); the computed eigensystem is exact
+    for a matrix within ``O(eps)`` of the bordered one in norm.  Deflation
+    tolerance ``DEFLATION_FACTOR * eps * max(max|evals|, |kappa|, |y|)``.
 
     Examples
     --------
@@ -220,6 +224,9 @@ def bordered_update(evals, evecs, y, kappa):
     >>> w
     array([-1.,  3.])
     """
+    if _force not in _BU_FORCE_FLAGS:
+        raise ValueError(f"_force must be one of {sorted(map(str, _BU_FORCE_FLAGS))}"
+                         f", got {_force!r}")
     evals_arr = _real_array(evals, "evals")
     if evals_arr.ndim != 1:
         raise ValueError(f"evals must be 1-D, got shape {evals_arr.shape}")
@@ -242,5 +249,8 @@ def bordered_update(evals, evecs, y, kappa):
     new_evals[:m] = evals_arr
     new_evecs = np.empty((m + 1, m + 1))
     new_evecs[:m, :m] = evecs_arr
-    _kernels.bordered_update(new_evals, new_evecs, m, y_arr, kappa)
+    info = _kernels.bordered_update(new_evals, new_evecs, m, y_arr, kappa,
+                                    _flags=_BU_FORCE_FLAGS[_force])
+    if _return_info:
+        return new_evals, new_evecs, info
     return new_evals, new_evecs

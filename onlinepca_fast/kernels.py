@@ -14,7 +14,7 @@ the GIL released.
   (Gu & Eisenstat, with deflation); :class:`RankOneUpdater` is its
   allocation-free in-place form.
 - :func:`bordered_update` -- eigensystem of ``[[A, y], [y^T, kappa]]`` from
-  that of ``A``, as two rank-one updates (online kernel PCA).
+  that of ``A``, as one arrowhead eigenproblem (online kernel PCA).
 
 References
 ----------

@@ -11,44 +11,79 @@
  *     [ A    y     ]                          A = Q diag(d) Q^T   (order m)
  *     [ y^T  kappa ]  =  Q' diag(d') Q'^T,    d' ascending        (order m+1)
  *
- * as two rank-one updates (see bordered_update.c for the splitting).  This
- * is how the online kernel PCA learner keeps the eigensystem of the kernel
- * matrix of all past instances without re-diagonalising it.
+ * as ONE arrowhead eigenproblem: in the basis blockdiag(Q, 1) the bordered
+ * matrix is [[diag(d), z], [z^T, kappa]] with z = Q^T y; after deflation
+ * its non-deflated part is solved by one secular equation and the
+ * eigenvectors are formed by one GEMM (see bordered_update.c).  This is how
+ * the online kernel PCA learner keeps the eigensystem of the kernel matrix
+ * of all past instances without re-diagonalising it.
  *
  * Layout as rank_one_update.h: q is row-major with leading dimension
  * ldq >= m + 1 and its COLUMNS are the eigenvectors; d and q must have room
- * for order m + 1 (the (m+1)-th row of q and d[m] are written).
+ * for order m + 1 (the (m+1)-th row and column of q and d[m] are written;
+ * their input values are never read).
  */
 
 /* Status codes (negative: failure). */
 #define OPF_BU_OK 0
-#define OPF_BU_EINVAL -1     /* size, leading dimension or pointer */
+#define OPF_BU_EINVAL -1     /* size, leading dimension, pointer or flag */
 #define OPF_BU_EY -30        /* y or kappa not finite, or |y| overflows */
-/* The first rank-one update failed: d and q are restored to the input. */
-#define OPF_BU_EFIRST -31
-/* The second rank-one update failed: d and q hold the eigensystem of an
- * intermediate matrix; the caller must rebuild them (e.g. by eigh). */
+/* The update failed -- d not finite or not ascending, Q^T y not finite
+ * (q holds inf or NaN), or the secular equation and its fallbacks all
+ * failed: d and q are unchanged.  (The name is from the time the update
+ * was two rank-one updates and this meant "the first one failed".) */
+#define OPF_BU_EFAILED -31
+#define OPF_BU_EFIRST OPF_BU_EFAILED
+/* Never returned since the update is one step (nothing is written before
+ * the last point of failure); kept so that callers handling it still
+ * compile: it meant "d and q hold an intermediate eigensystem". */
 #define OPF_BU_EPARTIAL -32
+
+/*
+ * Deflation tolerance (as rank_one_update.h, with the arrowhead's own
+ * scale): a component z_j of z = Q^T y with |z_j| <= tol is dropped,
+ * exactly equal eigenvalues are merged by one Householder reflector per
+ * run and two nearly equal ones by a Givens rotation when the off-diagonal
+ * entry it discards is <= tol, where
+ *
+ *     tol = OPF_R1_DEFLATION_FACTOR * eps * max(max_j |d_j|, |kappa|, |z|).
+ */
 
 /* What one call did. */
 typedef struct {
-    ptrdiff_t m1, m2;        /* secular orders of the two rank-one updates */
-    ptrdiff_t n_fallbacks;   /* bisection roots + dsyevr blocks in them */
+    ptrdiff_t order;             /* order of the secular equation solved:
+                                    non-deflated eigenvalues of A + 1, or 0
+                                    when everything deflated */
+    ptrdiff_t n_reflectors;      /* Householder reflectors (exact ties) */
+    ptrdiff_t n_rotations;       /* Givens rotations (near ties) */
+    ptrdiff_t n_dlaed4_failures; /* roots where dlaed4 failed its checks */
+    ptrdiff_t n_bisection;       /* roots solved by bisection instead */
+    ptrdiff_t n_eig;             /* 1 if the block was solved by dsyevr */
+    ptrdiff_t n_fallbacks;       /* n_bisection + n_eig */
 } opf_bu_info;
 
 /* Workspace for orders up to `capacity` (= the largest m + 1). */
-size_t opf_bu_work_len(ptrdiff_t capacity);  /* doubles */
-size_t opf_bu_iwork_len(ptrdiff_t capacity); /* ints */
+size_t opf_bu_work_len(ptrdiff_t capacity);  /* doubles: 2 c^2 + 40 c + 26 */
+size_t opf_bu_iwork_len(ptrdiff_t capacity); /* ints:    23 c + 10 */
 
 /*
  * Grow the eigensystem (d[0..m), q) of A to that of the bordered matrix.
  * y: m entries (ignored when m == 0); kappa: the new diagonal entry.
- * work/iwork: opf_bu_work_len / opf_bu_iwork_len of some capacity >= m + 1.
- * info may be NULL.
+ * work/iwork: opf_bu_work_len / opf_bu_iwork_len of some capacity >= m + 1;
+ * no other memory is allocated.  info may be NULL.
+ * Returns OPF_BU_OK or a negative status (see above).
  */
 int opf_bordered_update(ptrdiff_t m, double *d, double *q, ptrdiff_t ldq,
                         const double *y, double kappa, double *work,
                         int *iwork, const opf_r1_lapack *fns,
                         opf_bu_info *info);
+
+/* The same with testing flags: OPF_R1_FORCE_BISECTION (every root by
+ * bisection), OPF_R1_FORCE_EIG (the arrowhead block by dsyevr). */
+int opf_bordered_update_flags(ptrdiff_t m, double *d, double *q,
+                              ptrdiff_t ldq, const double *y, double kappa,
+                              double *work, int *iwork,
+                              const opf_r1_lapack *fns, int flags,
+                              opf_bu_info *info);
 
 #endif

@@ -28,11 +28,14 @@
  *     hypothesis is the projection onto the span of all m stored instances
  *     (rank <= r, no draw): error kappa - sum_i p_i, expected = realized.
  *     m = 0: error kappa.
- * Then the eigensystem grows by the bordered update (bordered_update.c).
+ * Then the eigensystem grows by the bordered update (bordered_update.c):
+ * one arrowhead eigenproblem -- deflation, one secular equation, one GEMM.
  *
  * Cost per trial: two GEMVs-worth O(m^2) (z here, and inside the update),
  * O(m) capping, O(m^2) worst-case decomposition (usually far less), and the
- * bordered update: O(m^2) + GEMMs on the non-deflated blocks.
+ * bordered update: O(m^2) + one GEMM, m x k x (k + 1) for its k
+ * non-deflated eigenpairs (k <= rank + 1 of a low-rank kernel matrix, up
+ * to m for a full-rank one).
  * No allocation: the caller provides the workspace.
  */
 
@@ -194,7 +197,7 @@ ptrdiff_t opf_kpca_trials(const opf_kpca *s, const double *G, ptrdiff_t ldg,
         }
         if (stats != NULL) {
             stats->n_updates++;
-            stats->secular_sum += info.m1 + info.m2;
+            stats->secular_sum += info.order;
             stats->n_fallbacks += info.n_fallbacks;
         }
         (*s->m)++;

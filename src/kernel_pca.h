@@ -37,7 +37,7 @@ typedef struct {
 /* Running totals of the eigen-updates, for diagnostics and benchmarks. */
 typedef struct {
     long long n_updates;     /* bordered updates done */
-    long long secular_sum;   /* sum of the secular orders of their rank-one updates */
+    long long secular_sum;   /* sum of the orders of their secular equations */
     long long n_fallbacks;   /* roots by bisection + blocks by dsyevr in them */
 } opf_kpca_stats;
 
@@ -59,10 +59,10 @@ double opf_kpca_null_tol(ptrdiff_t m, const double *evals);
  *
  * Returns the number of trials completed.  If it is less than T, *status
  * says why, and trial `done` is either
- *  - a bordered-update failure (OPF_BU_EFIRST, OPF_BU_EPARTIAL): its losses
- *    are written but its instance is not counted in *s->m; with EFIRST the
- *    eigensystem is that before the trial, with EPARTIAL it is invalid and
- *    the caller must rebuild it (and then count the instance); or
+ *  - a bordered-update failure (OPF_BU_EFAILED, alias OPF_BU_EFIRST): its
+ *    losses are written but its instance is not counted in *s->m; the
+ *    eigensystem is that before the trial, and the caller rebuilds it with
+ *    the new instance (and then counts it); or
  *  - any other status (OPF_KPCA_ECAPACITY, a capping or sampling error):
  *    nothing of trial `done` was written or changed.
  */

@@ -1,27 +1,63 @@
 """Tests of kernels.bordered_update: the eigensystem of [[A, y], [y^T, kappa]]
-grown from that of A by two rank-one updates (src/bordered_update.c).
+grown from that of A as one arrowhead eigenproblem (src/bordered_update.c):
+z = Q^T y, deflation, one secular equation, one GEMM.
 
-Compared with numpy.linalg.eigh of the formed matrix (reference), on single
-steps and on whole growing kernel matrices, including low-rank ones whose
-zero eigenvalues must be deflated.
+Compared with numpy.linalg.eigh of the formed matrix B (reference), on
+single steps -- random, y = 0, y with zeros, exact and near ties, kappa on
+an eigenvalue of A, low rank, extreme scales, every fallback forced -- and
+on whole growing kernel matrices, full rank or low rank.
 
 Tolerances
 ----------
-Each step is two backward-stable rank-one updates, so eigenvalues are exact
-for a matrix within a few ``eps |A|`` of the bordered one: EIG_RTOL = 1e-13
-relative to the largest eigenvalue.  Orthogonality ORTH_ATOL = 1e-13 per
-step; over a growth of 300 steps errors accumulate (about linearly), hence
-GROWTH_RTOL = 1e-12.
+The update is backward stable: the computed eigenpairs are exact for a
+matrix within a small multiple of ``eps |B|`` of B (the deflation
+tolerance is ``8 eps max(|d|, |kappa|, |y|)``).  With ``n`` the order of B
+and ``|B|`` its 2-norm, one step must give
+
+- eigenvalues within EIG_RTOL * |B| of eigh's (EIG_RTOL = 1e-13: the
+  eigenvalues of a symmetric matrix move by at most the perturbation),
+- ``|V^T V - I|_2 <= ORTH_RTOL * n`` and ``|B V - V diag(w)|_2 <=
+  RES_RTOL * n * |B|`` (ORTH_RTOL = RES_RTOL = 1e-15, i.e. ~5 n eps: the
+  GEMM and the secular solve accumulate rounding over n terms; measured
+  up to ~1.5 n eps).  The block solved by dsyevr (MRRR, forced) is much
+  less orthogonal (measured up to ~90 n eps, 6e-13 at n = 31):
+  DSYEVR_FACTOR = 100 times the two bounds then.
+
+A growth of T steps accumulates those errors about linearly:
+GROWTH_RTOL = 1e-12 (~4500 eps) for T = 300.
 """
 
 import numpy as np
 import pytest
 
-from onlinepca_fast import kernels, reference
+from onlinepca_fast import _kernels, kernels, reference
 
 EIG_RTOL = 1e-13
-ORTH_ATOL = 1e-13
+ORTH_RTOL = 1e-15
+RES_RTOL = 1e-15
+DSYEVR_FACTOR = 100
 GROWTH_RTOL = 1e-12
+
+FORCES = [None, "bisection", "eig", "bad_dlaed4"]
+
+
+def _bordered(evals, Q, y, kappa):
+    m = len(evals)
+    A = (Q * evals) @ Q.T
+    return np.block([[A, np.reshape(y, (m, 1))],
+                     [np.reshape(y, (1, m)), np.array([[kappa]])]])
+
+
+def _check(B, w, V, force=None):
+    """w, V is an accurate eigensystem of B (see the module docstring)."""
+    n = B.shape[0]
+    f = DSYEVR_FACTOR if force == "eig" else 1
+    w_ref = np.linalg.eigvalsh(B)
+    nrm = max(np.abs(w_ref).max(), np.finfo(float).tiny)
+    assert np.all(np.diff(w) >= 0), "eigenvalues not ascending"
+    assert np.abs(w - w_ref).max() <= EIG_RTOL * nrm
+    assert np.linalg.norm(V.T @ V - np.eye(n), 2) <= f * ORTH_RTOL * max(n, 4)
+    assert np.linalg.norm(B @ V - V * w, 2) <= f * RES_RTOL * max(n, 4) * nrm
 
 
 def _random_eigensystem(m, rng, spectrum="random"):
@@ -35,6 +71,8 @@ def _random_eigensystem(m, rng, spectrum="random"):
     return evals, Q
 
 
+# --- single steps ------------------------------------------------------------
+
 @pytest.mark.parametrize("spectrum", ["random", "ties", "zeros"])
 @pytest.mark.parametrize("m", [1, 2, 5, 40])
 def test_one_step_matches_eigh(m, spectrum):
@@ -43,12 +81,77 @@ def test_one_step_matches_eigh(m, spectrum):
     y, kappa = rng.standard_normal(m), float(rng.standard_normal())
     w, V = kernels.bordered_update(evals, Q, y, kappa)
     w_ref, _ = reference.bordered_update(evals, Q, y, kappa)
-    A = np.block([[(Q * evals) @ Q.T, y[:, None]], [y[None, :], np.array([[kappa]])]])
-    scale = np.abs(w_ref).max()
-    np.testing.assert_allclose(w, w_ref, rtol=0, atol=EIG_RTOL * scale)
-    assert np.all(np.diff(w) >= 0)
-    np.testing.assert_allclose(V.T @ V, np.eye(m + 1), rtol=0, atol=ORTH_ATOL)
-    np.testing.assert_allclose((V * w) @ V.T, A, rtol=0, atol=EIG_RTOL * scale)
+    np.testing.assert_allclose(w, w_ref, rtol=0, atol=EIG_RTOL * np.abs(w_ref).max())
+    _check(_bordered(evals, Q, y, kappa), w, V)
+
+
+@pytest.mark.parametrize("force", FORCES)
+@pytest.mark.parametrize("m", [0, 1, 2, 3, 5, 20, 100, 300])
+def test_random_against_eigh(m, force):
+    """Random A, y, kappa: nothing deflates, the secular order is m + 1, and
+    every path (dlaed4, forced bisection, forced dsyevr, a failing dlaed4
+    caught and replaced by bisection) is accurate."""
+    rng = np.random.default_rng(100 + m)
+    evals, Q = _random_eigensystem(m, rng)
+    y, kappa = rng.standard_normal(m), float(rng.standard_normal())
+    w, V, info = kernels.bordered_update(evals, Q, y, kappa, _force=force,
+                                         _return_info=True)
+    _check(_bordered(evals, Q, y, kappa), w, V, force)
+    if m == 0:
+        assert info["order"] == 0
+        return
+    assert info["order"] == m + 1
+    assert info["n_fallbacks"] == info["n_bisection"] + info["n_eig"]
+    if force == "eig":
+        assert info["n_eig"] == 1 and info["n_bisection"] == 0
+    elif force == "bisection":
+        assert info["n_bisection"] == m + 1 and info["n_dlaed4_failures"] == 0
+        assert info["n_eig"] == 0
+    elif force == "bad_dlaed4" and m + 1 > 2:
+        # the stand-in fails (info = 1) on odd roots and returns a root
+        # outside its interval on roots 2 mod 4: all caught, all bisected
+        bad = len(range(1, m + 1, 2)) + len(range(2, m, 4))
+        assert info["n_dlaed4_failures"] == bad
+        assert info["n_bisection"] == bad and info["n_eig"] == 0
+    else:
+        assert info["n_fallbacks"] == 0 and info["n_dlaed4_failures"] == 0
+
+
+def test_failure_leaves_the_arrays_unchanged():
+    """dsyevr failing with the block forced onto it: the whole update fails
+    (LinAlgError) and the caller's arrays hold exactly what they held."""
+    rng = np.random.default_rng(7)
+    m = 6
+    evals, Q = _random_eigensystem(m, rng)
+    ev = np.full(m + 1, 9.0)
+    ev[:m] = evals
+    q = np.full((m + 1, m + 1), 9.0)
+    q[:m, :m] = Q
+    ev0, q0 = ev.copy(), q.copy()
+    flags = _kernels.R1_FORCE_EIG | _kernels.R1_TEST_FAILING_DSYEVR
+    with pytest.raises(np.linalg.LinAlgError, match="arrays are unchanged"):
+        _kernels.bordered_update(ev, q, m, rng.standard_normal(m), 0.5, _flags=flags)
+    np.testing.assert_array_equal(ev, ev0)
+    np.testing.assert_array_equal(q, q0)
+    # without the forcing flag the secular path succeeds, dsyevr unused
+    info = _kernels.bordered_update(ev, q, m, rng.standard_normal(m), 0.5,
+                                    _flags=_kernels.R1_TEST_FAILING_DSYEVR)
+    assert info["n_eig"] == 0
+
+
+def test_invalid_state_is_reported_not_used():
+    """The C update itself rejects a non-ascending or non-finite state."""
+    ev, q = np.array([2.0, 1.0, 0.0]), np.eye(3)
+    with pytest.raises(np.linalg.LinAlgError, match="ascending"):
+        _kernels.bordered_update(ev, q, 2, np.ones(2), 0.0)
+    ev, q = np.array([1.0, 2.0, 0.0]), np.eye(3)
+    q[0, 0] = np.nan
+    q0 = q.copy()
+    with pytest.raises(np.linalg.LinAlgError):
+        _kernels.bordered_update(ev, q, 2, np.ones(2), 0.0)
+    np.testing.assert_array_equal(q, q0)
+    with pytest.raises(ValueError, match="invalid argument"):
+        _kernels.bordered_update(np.zeros(3), np.eye(3), 2, np.ones(2), 0.0, _flags=1 << 5)
 
 
 def test_empty_and_zero_border():
@@ -61,6 +164,151 @@ def test_empty_and_zero_border():
     np.testing.assert_array_equal(np.abs(V), [[1, 0, 0], [0, 0, 1], [0, 1, 0]])
 
 
+@pytest.mark.parametrize("m", [1, 5, 50])
+def test_zero_border_is_an_exact_insertion(m):
+    """y = 0 (and y below the tolerance): (kappa, e_{m+1}) inserted after
+    any equal eigenvalues, A's eigenpairs untouched bit for bit."""
+    rng = np.random.default_rng(m)
+    evals, Q = _random_eigensystem(m, rng, "ties")
+    for y in (np.zeros(m), np.full(m, 1e-300)):
+        kappa = float(evals[m // 2])  # equal to an eigenvalue of A
+        w, V, info = kernels.bordered_update(evals, Q, y, kappa, _return_info=True)
+        p = int(np.searchsorted(evals, kappa, side="right"))
+        np.testing.assert_array_equal(w, np.insert(evals, p, kappa))
+        np.testing.assert_array_equal(V[:m, :p], Q[:, :p])
+        np.testing.assert_array_equal(V[:m, p + 1:], Q[:, p:])
+        np.testing.assert_array_equal(V[:, p], np.eye(m + 1)[m])
+        np.testing.assert_array_equal(V[m, np.arange(m + 1) != p], 0.0)
+        assert info["order"] == 0
+
+
+@pytest.mark.parametrize("force", FORCES)
+def test_y_with_zeros(force):
+    """z = Q^T y with zero components: those eigenpairs deflate unchanged
+    (A diagonal, so z = y), and the rest is solved."""
+    rng = np.random.default_rng(3)
+    m = 30
+    evals = np.sort(rng.standard_normal(m))
+    y = rng.standard_normal(m)
+    zero = rng.permutation(m)[:12]
+    y[zero] = 0.0
+    kappa = 0.3
+    w, V, info = kernels.bordered_update(evals, np.eye(m), y, kappa, _force=force,
+                                         _return_info=True)
+    _check(_bordered(evals, np.eye(m), y, kappa), w, V, force)
+    assert info["order"] == m - 12 + 1
+    for j in zero:  # the deflated e_j is still an eigenvector, for evals[j]
+        col = np.flatnonzero(np.abs(V[j]) == 1.0)
+        assert len(col) == 1 and w[col[0]] == evals[j]
+
+
+@pytest.mark.parametrize("force", FORCES)
+def test_exact_ties_and_near_ties(force):
+    """Clusters of exactly equal eigenvalues (one Householder reflector per
+    cluster) and pairs closer than the tolerance (Givens rotations), with
+    kappa equal to a clustered eigenvalue."""
+    rng = np.random.default_rng(11)
+    base = np.repeat([-1.0, 0.0, 0.5, 2.0], [6, 5, 1, 7])
+    near = np.array([1.0, 1.0 + 1e-17, 1.0 + 3e-16, 1.0 + 1e-15, 1.0 + 1e-13,
+                     1.0 + 1e-10, 1.5, 1.5 * (1 + 2 ** -52)])
+    evals = np.sort(np.concatenate([base, near]))
+    m = len(evals)
+    _, Q = _random_eigensystem(m, rng)
+    y = rng.standard_normal(m)
+    for kappa in (0.0, 2.0, 1.0):
+        w, V, info = kernels.bordered_update(evals, Q, y, kappa, _force=force,
+                                             _return_info=True)
+        _check(_bordered(evals, Q, y, kappa), w, V, force)
+        assert info["n_reflectors"] == 4  # the clusters of 6, 5, 7 and 2 (1 + 1e-17 == 1)
+        assert info["n_rotations"] >= 3   # among the near ties
+        assert info["order"] <= m + 1 - (5 + 4 + 6 + 1) - 3
+
+
+@pytest.mark.parametrize("force", FORCES)
+@pytest.mark.parametrize("where", ["bottom", "middle", "top"])
+def test_kappa_equal_to_an_eigenvalue(where, force):
+    rng = np.random.default_rng(5)
+    m = 25
+    evals, Q = _random_eigensystem(m, rng)
+    kappa = float(evals[{"bottom": 0, "middle": m // 2, "top": m - 1}[where]])
+    y = rng.standard_normal(m)
+    w, V = kernels.bordered_update(evals, Q, y, kappa, _force=force)
+    _check(_bordered(evals, Q, y, kappa), w, V, force)
+
+
+@pytest.mark.parametrize("rank", [3, 10])
+def test_low_rank_kernel_deflates(rank):
+    """A = X X^T of rank r with m = 200, the border of a new point of the
+    same span: the m - r zero eigenvalues deflate, so the secular order is
+    at most r + 2 (r poles, one merged zero cluster, kappa)."""
+    rng = np.random.default_rng(rank)
+    m = 200
+    X = rng.standard_normal((m + 1, rank))
+    K = X @ X.T
+    evals, Q = np.linalg.eigh(K[:m, :m])
+    for force in FORCES:
+        w, V, info = kernels.bordered_update(evals, Q, K[:m, m], K[m, m], _force=force,
+                                             _return_info=True)
+        _check(K, w, V, force)
+        assert info["order"] <= rank + 2
+
+
+def test_outer_roots_far_out():
+    """|y| much larger than A and kappa: the extreme roots are near -+|y|."""
+    rng = np.random.default_rng(2)
+    m = 40
+    evals, Q = _random_eigensystem(m, rng)
+    y = 1e6 * rng.standard_normal(m)
+    for kappa in (-3.0, 0.0, 1e7):
+        w, V = kernels.bordered_update(evals, Q, y, kappa)
+        _check(_bordered(evals, Q, y, kappa), w, V)
+
+
+@pytest.mark.parametrize("force", FORCES)
+@pytest.mark.parametrize("scale", [1e-150, 1e-300, 1e150, 1e300])
+def test_huge_and_tiny_scales(scale, force):
+    """The update is homogeneous: B scaled by s gives eigenvalues scaled by
+    s and the same accuracy relative to |B|, without overflow or underflow."""
+    rng = np.random.default_rng(9)
+    m = 30
+    evals, Q = _random_eigensystem(m, rng)
+    y, kappa = rng.standard_normal(m), float(rng.standard_normal())
+    w, V = kernels.bordered_update(scale * evals, Q, scale * y, scale * kappa,
+                                   _force=force)
+    assert np.isfinite(w).all() and np.isfinite(V).all()
+    # compare in unit scale: B / scale has eigenvalues w / scale
+    _check(_bordered(evals, Q, y, kappa), w / scale, V, force)
+
+
+def test_mixed_scales():
+    """A tiny border on a big A (all deflated: an insertion), and a big
+    border on a tiny A."""
+    rng = np.random.default_rng(4)
+    m = 20
+    evals, Q = _random_eigensystem(m, rng)
+    y = rng.standard_normal(m)
+    w, V, info = kernels.bordered_update(1e150 * evals, Q, 1e-150 * y, 0.0,
+                                         _return_info=True)
+    assert info["order"] == 0
+    np.testing.assert_array_equal(np.delete(w, np.flatnonzero(w == 0.0)), 1e150 * evals)
+    w, V = kernels.bordered_update(1e-150 * evals, Q, 1e150 * y, 1e150)
+    _check(_bordered(1e-150 * evals, Q, 1e150 * y, 1e150) / 1e150, w / 1e150, V)
+
+
+# --- growth ----------------------------------------------------------------------
+
+def _grow(K, force_flags=0):
+    T = K.shape[0]
+    ev = np.zeros(T)
+    Q = np.zeros((T, T))
+    orders = []
+    for m in range(T):
+        info = _kernels.bordered_update(ev, Q, m, np.ascontiguousarray(K[:m, m]),
+                                        float(K[m, m]), _flags=force_flags)
+        orders.append(info["order"])
+    return ev, Q, orders
+
+
 @pytest.mark.parametrize("rank", [3, 20, None])
 def test_growing_kernel_matrix(rank):
     """Grow a Gram matrix X X^T row by row: low rank must stay cheap and exact."""
@@ -68,23 +316,54 @@ def test_growing_kernel_matrix(rank):
     T = 300
     X = rng.standard_normal((T, rank if rank else T)) / 3
     K = X @ X.T
-    w, V = np.empty(0), np.empty((0, 0))
-    orders = []
-    ev = np.zeros(T + 1)
-    Q = np.zeros((T + 1, T + 1))
-    for m in range(T):
-        info = kernels._kernels.bordered_update(ev, Q, m, np.ascontiguousarray(K[:m, m]),
-                                                float(K[m, m]))
-        orders.append(max(info["m1"], info["m2"]))
-    w, V = ev[:T], Q[:T, :T]
+    w, V, orders = _grow(K)
     w_ref = np.linalg.eigvalsh(K)
     scale = w_ref.max()
     np.testing.assert_allclose(w, w_ref, rtol=0, atol=GROWTH_RTOL * scale)
     np.testing.assert_allclose(V.T @ V, np.eye(T), rtol=0, atol=GROWTH_RTOL)
     np.testing.assert_allclose((V * w) @ V.T, K, rtol=0, atol=GROWTH_RTOL * scale)
     if rank is not None:
-        # the m - rank zero eigenvalues are deflated: rank + 1 secular roots
-        assert max(orders) <= rank + 1
+        # the m - rank zero eigenvalues are deflated: at most rank + 1 poles
+        # and kappa enter the secular equation
+        assert max(orders) <= rank + 2
+
+
+def test_growing_rbf_kernel():
+    """A full-rank rbf kernel grown point by point for 300 points: the
+    eigensystem agrees with eigh at the end and stays orthogonal (the
+    drift grows slowly, about linearly in the number of steps)."""
+    rng = np.random.default_rng(1)
+    T = 300
+    X = rng.standard_normal((T, 5))
+    sq = (X * X).sum(1)
+    K = np.exp(-0.1 * (sq[:, None] + sq[None, :] - 2 * X @ X.T))
+    K = (K + K.T) / 2
+    w, V, orders = _grow(K)
+    w_ref = np.linalg.eigvalsh(K)
+    scale = w_ref.max()
+    assert np.abs(w - w_ref).max() <= GROWTH_RTOL * scale
+    drift = np.linalg.norm(V.T @ V - np.eye(T), 2)
+    assert drift <= GROWTH_RTOL
+    assert np.linalg.norm(K @ V - V * w, 2) <= GROWTH_RTOL * scale
+    # numerically full rank in its leading part: little deflates early on
+    assert orders[50] == 51
+
+
+@pytest.mark.parametrize("flags", [_kernels.R1_FORCE_BISECTION, _kernels.R1_FORCE_EIG,
+                                   _kernels.R1_TEST_BAD_DLAED4])
+def test_growing_with_fallbacks(flags):
+    """Every fallback path keeps a long growth accurate, too."""
+    rng = np.random.default_rng(6)
+    T = 120
+    X = rng.standard_normal((T, 4))
+    sq = (X * X).sum(1)
+    K = np.exp(-0.2 * (sq[:, None] + sq[None, :] - 2 * X @ X.T))
+    K = (K + K.T) / 2
+    w, V, _ = _grow(K, flags)
+    scale = np.abs(w).max()
+    assert np.abs(w - np.linalg.eigvalsh(K)).max() <= GROWTH_RTOL * scale
+    assert np.linalg.norm(V.T @ V - np.eye(T), 2) <= GROWTH_RTOL
+    assert np.linalg.norm(K @ V - V * w, 2) <= GROWTH_RTOL * scale
 
 
 def test_validation():
@@ -100,3 +379,5 @@ def test_validation():
         kernels.bordered_update([1.0], np.eye(1), [0.0], np.inf)
     with pytest.raises(TypeError, match="kappa must be a real number"):
         kernels.bordered_update([1.0], np.eye(1), [0.0], "1")
+    with pytest.raises(ValueError, match="_force must be one of"):
+        kernels.bordered_update([1.0], np.eye(1), [0.0], 1.0, _force="nope")

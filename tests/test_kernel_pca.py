@@ -323,11 +323,15 @@ def test_pickle_mid_stream_continues_identically():
 
 
 class _FailingEngine:
-    """Runs the real engine but reports a failed second rank-one update
-    (OPF_BU_EPARTIAL) at one trial, leaving garbage in the eigensystem."""
+    """Runs the real engine but reports a failed bordered update at one
+    trial, leaving garbage in the eigensystem: OPF_BU_EFAILED (what the C
+    update returns; it leaves the eigensystem of the trial before, which
+    the learner must not rely on either) or OPF_BU_EPARTIAL (no longer
+    returned, still handled)."""
 
-    def __init__(self, engine, learner, fail_at):
+    def __init__(self, engine, learner, fail_at, status):
         self.engine, self.learner, self.fail_at = engine, learner, fail_at
+        self.status = status
 
     def run(self, G, u, el, rl):
         k = self.fail_at
@@ -339,17 +343,19 @@ class _FailingEngine:
         m = int(self.learner._m[0]) + 1
         self.learner._q[:m, :m] = 1.0  # intermediate eigensystem: invalid
         self.fail_at = None
-        return k, _kernels.BU_EPARTIAL
+        return k, self.status
 
 
-def test_failed_update_is_rebuilt_by_eigh(monkeypatch):
+@pytest.mark.parametrize("status", [_kernels.BU_EFAILED, _kernels.BU_EPARTIAL])
+def test_failed_update_is_rebuilt_by_eigh(monkeypatch, status):
     X = _data(120)
     good = opf.OnlineKernelPCA(3, random_state=1).fit(X)
     bad = opf.OnlineKernelPCA(3, random_state=1).fit(X[:50])
     real, failures = bad._get_engine, [30]
 
     def get_engine(cfg):  # fail once, at trial 50 + 30
-        return _FailingEngine(real(cfg), bad, failures.pop() if failures else None)
+        return _FailingEngine(real(cfg), bad, failures.pop() if failures else None,
+                              status)
 
     monkeypatch.setattr(bad, "_get_engine", get_engine)
     bad.partial_fit(X[50:])

@@ -401,6 +401,25 @@ def test_failing_dlaed4_falls_back_to_bisection(n, rho):
     assert upd.n_fallbacks == expected and upd.n_eig_fallbacks == 0
 
 
+def test_total_failure_leaves_arrays_unchanged():
+    """dsyevr failing with the block forced onto it: the update fails with
+    LinAlgError, counts nothing, and the arrays hold what they held."""
+    rng = np.random.default_rng(71)
+    n = 8
+    evals, evecs, x = fallback_problem("random", n, rng)
+    upd = RankOneUpdater(n)
+    new_evals, new_evecs = evals.copy(), evecs.copy()
+    with pytest.raises(np.linalg.LinAlgError, match="all failed"):
+        upd.update(new_evals, new_evecs, 1.0, x,
+                   _flags=_kernels.R1_FORCE_EIG | _kernels.R1_TEST_FAILING_DSYEVR)
+    np.testing.assert_array_equal(new_evals, evals)
+    np.testing.assert_array_equal(new_evecs, evecs)
+    assert upd.n_updates == 0
+    # the stand-in is swapped out again after the call
+    upd.update(new_evals, new_evecs, 1.0, x, _flags=_kernels.R1_FORCE_EIG)
+    check_eigensystem(evals, evecs, 1.0, x, new_evals, new_evecs)
+
+
 def test_updater_counts_fallbacks():
     rng = np.random.default_rng(67)
     n = 10

@@ -1,0 +1,572 @@
+/*
+ * secular.c -- the pieces of a Gu-Eisenstat eigen-update that the rank-one
+ * update (rank_one_update.c) and the bordered update (bordered_update.c)
+ * share: workspace layout, deflation, the secular solve with its
+ * fallbacks, the merge into ascending order and the eigenvector GEMM.
+ * One implementation of each; see secular.h for the contracts.  No
+ * allocation: all workspace is the caller's.
+ *
+ * Deflation is LAPACK dlaed2/dlaed8's: components of the coupling vector
+ * below the tolerance are dropped (their eigenpairs are kept), each pair of
+ * nearly equal eigenvalues is merged by a Givens rotation that moves the
+ * weight onto the second of them, and a run of c exactly equal eigenvalues
+ * (the common case: capped learners) at once by one Householder reflector,
+ * O(n c) with no dependency chain, where c - 1 chained rotations would be
+ * latency bound.  Both are applied to Q row by row.
+ *
+ * The secular equation 1 + rho sum w_j^2 / (d_j - lambda) = 0 is solved
+ * root by root by LAPACK dlaed4, which also returns d_j - lambda
+ * accurately; a root dlaed4 fails on is found by bisection on its
+ * interlacing interval.  The weights are then recomputed by the Loewner
+ * formula (dlaed3/dlaed9), so that the eigenvectors w_j / (d_j - lambda_i)
+ * are orthogonal to working precision.
+ */
+
+#include "secular.h"
+
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+size_t opf_sec_work_len(ptrdiff_t n)
+{
+    size_t u = n > 0 ? (size_t)n : 0;
+    return 2 * u * u + 40 * u + 26;
+}
+
+size_t opf_sec_iwork_len(ptrdiff_t n)
+{
+    size_t u = n > 0 ? (size_t)n : 0;
+    return 23 * u + 10;
+}
+
+void opf_sec_layout(ptrdiff_t n, double *work, int *iwork, opf_sec_ws *s)
+{
+    s->zq = work;
+    s->u = s->zq + n;
+    s->dw = s->u + n;
+    s->dlam = s->dw + n;
+    s->w = s->dlam + n;
+    s->lam = s->w + n;
+    s->what = s->lam + n;
+    s->dd = s->what + n;
+    s->tmp = s->dd + n;
+    s->defval = s->tmp + n;
+    s->rc = s->defval + n;
+    s->rs = s->rc + n;
+    s->hv = s->rs + n;
+    s->hbeta = s->hv + n;
+    s->syw = s->hbeta + n;
+    s->big = s->syw + 26 * n + 1;
+    s->nbig = 2 * (size_t)n * (size_t)n;
+    s->nd = iwork;
+    s->df = s->nd + n;
+    s->rp = s->df + n;
+    s->rj = s->rp + n;
+    s->onew = s->rj + n;
+    s->odf = s->onew + n;
+    s->mark = s->odf + n;
+    s->list = s->mark + n;
+    s->hidx = s->list + n;
+    s->hoff = s->hidx + n;
+    s->hfirst = s->hoff + n + 1;
+    s->isuppz = s->hfirst + n;
+    s->syiw = s->isuppz + 2 * n;
+}
+
+/* ---- deflation ---------------------------------------------------------- */
+
+void opf_sec_deflate(int n, double zs, double tol, opf_sec_ws *ws,
+                     opf_sec_defl *out)
+{
+    double *u = ws->u, *dw = ws->dw;
+
+    /* 1. Each run of exactly equal eigenvalues with c >= 2 components
+     * above the tolerance: one reflector H = I - beta v v^T with
+     * H u_C = -sign(u_last) |u_C| e_last.  The other c - 1 components
+     * become 0 and deflate in 2 with their eigenvalues untouched. */
+    int nh = 0, nhv = 0;
+    ws->hoff[0] = 0;
+    for (int a = 0, b; a < n; a = b) {
+        int c = 0;
+        double ss = 0.0;
+        for (b = a; b < n && dw[b] == dw[a]; b++)
+            if (zs * fabs(u[b]) > tol) {
+                ws->hidx[nhv + c++] = b;
+                ss += u[b] * u[b];
+            }
+        if (c < 2)
+            continue;
+        const int last = ws->hidx[nhv + c - 1];
+        const double tau = copysign(sqrt(ss), u[last]);
+        for (int j = 0; j < c; j++)
+            ws->hv[nhv + j] = u[ws->hidx[nhv + j]];
+        ws->hv[nhv + c - 1] += tau;
+        /* v^T v = ss + 2 tau u_last + tau^2 = 2 tau (tau + u_last) */
+        ws->hbeta[nh] = 1.0 / (tau * ws->hv[nhv + c - 1]);
+        for (int j = 0; j < c - 1; j++)
+            u[ws->hidx[nhv + j]] = 0.0;
+        u[last] = -tau;
+        ws->hfirst[nh] = last - ws->hidx[nhv] == c - 1 ? ws->hidx[nhv] : -1;
+        nhv += c;
+        ws->hoff[++nh] = nhv;
+    }
+
+    /* 2. Small components and nearly equal pairs. */
+    int k = 0, ndf = 0, nrot = 0, prev = -1;
+    for (int j = 0; j < n; j++) {
+        if (zs * fabs(u[j]) <= tol) {
+            ws->df[ndf] = j;
+            ws->defval[ndf++] = dw[j];
+            continue;
+        }
+        if (prev < 0) {
+            prev = j;
+            continue;
+        }
+        const double tau = hypot(u[j], u[prev]);
+        const double c = u[j] / tau, s = -u[prev] / tau;
+        const double t = dw[j] - dw[prev]; /* >= 0 */
+        if (fabs(t * c * s) <= tol) {
+            /* Rotate (prev, j) so that the weight sits on j.  The rotated
+             * diagonal is d_prev + t s^2, d_j - t s^2 (exact when t = 0, so
+             * an exact cluster keeps its value bit for bit); the discarded
+             * off-diagonal t c s is below tol. */
+            const double ts2 = t * s * s;
+            u[j] = tau;
+            u[prev] = 0.0;
+            ws->rp[nrot] = prev;
+            ws->rj[nrot] = j;
+            ws->rc[nrot] = c;
+            ws->rs[nrot++] = s;
+            ws->df[ndf] = prev;
+            ws->defval[ndf++] = dw[prev] + ts2;
+            dw[j] -= ts2;
+        } else {
+            ws->nd[k++] = prev;
+        }
+        prev = j;
+    }
+    if (prev >= 0)
+        ws->nd[k++] = prev;
+
+    /* Deflated eigenvalues ascending.  Rotations move a value within
+     * [d_prev, d_j], so the list is nearly sorted: insertion sort. */
+    for (int j = 1; j < ndf; j++) {
+        const double v = ws->defval[j];
+        const int idx = ws->df[j];
+        int i = j - 1;
+        for (; i >= 0 && ws->defval[i] > v; i--) {
+            ws->defval[i + 1] = ws->defval[i];
+            ws->df[i + 1] = ws->df[i];
+        }
+        ws->defval[i + 1] = v;
+        ws->df[i + 1] = idx;
+    }
+    out->k = k;
+    out->ndf = ndf;
+    out->nh = nh;
+    out->nhv = nhv;
+    out->nrot = nrot;
+}
+
+/* ---- the secular equation --------------------------------------------- */
+
+/* f(tau) = 1/rho + sum w_k^2 / (dd_k - tau), dd = poles minus the origin. */
+static double secular(int m, const double *dd, const double *w, double rhoinv,
+                      double tau)
+{
+    double f = rhoinv;
+    for (int k = 0; k < m; k++)
+        f += w[k] * w[k] / (dd[k] - tau);
+    return f;
+}
+
+/* delta_k = d_k - lambda_l must interlace: delta_l < 0 < delta_{l+1}. */
+static int root_ok(int m, int l, const double *delta, double lam)
+{
+    if (!isfinite(lam) || !(delta[l] < 0.0))
+        return 0;
+    return l == m - 1 || delta[l + 1] > 0.0;
+}
+
+/*
+ * Root l (0-based, m >= 2) by bisection on its interval (dlam_l, dlam_{l+1}),
+ * or (dlam_{m-1}, dlam_{m-1} + rho |w|^2] for the last.  Like dlaed4 it works
+ * relative to the nearer pole, so that the differences delta_k it returns
+ * are accurate (the Loewner formula needs them).  Returns 1 on success.
+ */
+static int bisect_root(int m, int l, const double *dlam, const double *w,
+                       double rho, double *delta, double *lam, double *dd)
+{
+    const double rhoinv = 1.0 / rho;
+    int org = l;
+    double lo, hi;
+
+    for (int k = 0; k < m; k++)
+        dd[k] = dlam[k] - dlam[l];
+    if (l < m - 1) {
+        const double gap = dlam[l + 1] - dlam[l];
+        const double mid = 0.5 * gap;
+        const double f = secular(m, dd, w, rhoinv, mid);
+        if (!isfinite(f))
+            return 0;
+        if (f >= 0.0) {
+            lo = 0.0;
+            hi = mid;
+        } else {
+            org = l + 1;
+            for (int k = 0; k < m; k++)
+                dd[k] = dlam[k] - dlam[l + 1];
+            lo = mid - gap;
+            hi = 0.0;
+        }
+    } else {
+        double wsum = 0.0;
+        for (int k = 0; k < m; k++)
+            wsum += w[k] * w[k];
+        /* lambda_max - d_max <= rho |w|^2; widen for rounding. */
+        hi = 2.0 * rho * wsum;
+        lo = 0.0;
+        if (!(hi > 0.0) || !(secular(m, dd, w, rhoinv, hi) >= 0.0))
+            return 0;
+    }
+
+    /* f increases from -inf to +inf across the interval.  Stop when the
+     * bracket is two adjacent floats: at most ~2100 halvings. */
+    for (int it = 0; it < 2200; it++) {
+        const double mid = lo + 0.5 * (hi - lo);
+        if (mid <= lo || mid >= hi)
+            break;
+        const double f = secular(m, dd, w, rhoinv, mid);
+        if (isnan(f))
+            return 0;
+        if (f > 0.0)
+            hi = mid;
+        else if (f < 0.0)
+            lo = mid;
+        else
+            lo = hi = mid;
+    }
+    /* Never return the origin itself: that is a pole (delta = 0). */
+    const double tau = org == l ? (lo > 0.0 ? lo : hi) : (hi < 0.0 ? hi : lo);
+    for (int k = 0; k < m; k++)
+        delta[k] = dd[k] - tau;
+    *lam = dlam[org] + tau;
+    return root_ok(m, l, delta, *lam);
+}
+
+/*
+ * Loewner (dlaed3/dlaed9): the weights what_k for which the computed
+ * lambdas are the exact eigenvalues are
+ *     what_k^2 = -prod_i (dlam_k - lambda_i) / prod_{i != k} (dlam_k - dlam_i).
+ * loewner_factor multiplies root i's factors into what (started at 1), so
+ * that each column delta_i = dlam - lambda_i is used while it is in cache.
+ */
+static void loewner_factor(int m, int i, const double *dlam,
+                           const double *delta, double *what)
+{
+    const double li = dlam[i];
+    for (int k = 0; k < i; k++)
+        what[k] *= delta[k] / (dlam[k] - li);
+    what[i] *= delta[i];
+    for (int k = i + 1; k < m; k++)
+        what[k] *= delta[k] / (dlam[k] - li);
+}
+
+/* Overwrite the columns delta_i of s with the unit eigenvectors
+ * what_k / (dlam_k - lambda_i), what signed as w.  Returns 1 on success. */
+static int loewner_vectors(int m, const double *w, double *s, double *what)
+{
+    for (int k = 0; k < m; k++) {
+        if (!(what[k] <= 0.0))
+            return 0;
+        what[k] = copysign(sqrt(-what[k]), w[k]);
+    }
+    for (int i = 0; i < m; i++) {
+        double *v = s + (ptrdiff_t)i * m;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        int j = 0;
+        for (int k = 0; k < m; k++) /* vectorises */
+            v[k] = what[k] / v[k];
+        /* four partial sums: a single one is a latency-bound chain */
+        for (; j + 4 <= m; j += 4) {
+            s0 += v[j] * v[j];
+            s1 += v[j + 1] * v[j + 1];
+            s2 += v[j + 2] * v[j + 2];
+            s3 += v[j + 3] * v[j + 3];
+        }
+        for (; j < m; j++)
+            s0 += v[j] * v[j];
+        double sum = (s0 + s1) + (s2 + s3);
+        if (!(sum > DBL_MIN) || !(sum < DBL_MAX)) { /* rare: rescale */
+            double vmax = 0.0;
+            for (int k = 0; k < m; k++)
+                vmax = fmax(vmax, fabs(v[k]));
+            if (!(vmax > 0.0) || !isfinite(vmax))
+                return 0;
+            sum = 0.0;
+            for (int k = 0; k < m; k++)
+                sum += (v[k] / vmax) * (v[k] / vmax);
+            if (!isfinite(sum)) /* a NaN that fmax skipped */
+                return 0;
+            const double inv = 1.0 / (vmax * sqrt(sum));
+            for (int k = 0; k < m; k++)
+                v[k] *= inv;
+            continue;
+        }
+        const double inv = 1.0 / sqrt(sum);
+        for (int k = 0; k < m; k++)
+            v[k] *= inv;
+    }
+    return 1;
+}
+
+int opf_sec_syevr(int m, double *a, double *lam, double *s,
+                  const opf_sec_ws *ws, const opf_r1_lapack *fns)
+{
+    char jobz = 'V', range = 'A', uplo = 'L';
+    double vl = 0.0, vu = 0.0, abstol = 0.0;
+    int il = 1, iu = m, found = 0, info = 0, ld = m;
+    int lwork = 26 * m > 1 ? 26 * m : 1, liwork = 10 * m > 1 ? 10 * m : 1;
+
+    fns->dsyevr(&jobz, &range, &uplo, &ld, a, &ld, &vl, &vu, &il, &iu,
+                &abstol, &found, lam, s, &ld, ws->isuppz, ws->syw, &lwork,
+                ws->syiw, &liwork, &info);
+    if (info != 0 || found != m)
+        return 0;
+    for (ptrdiff_t k = 0; k < (ptrdiff_t)m * m; k++)
+        if (!isfinite(s[k]))
+            return 0;
+    for (int k = 0; k < m; k++)
+        if (!isfinite(lam[k]))
+            return 0;
+    return 1;
+}
+
+int opf_sec_solve(int m, const double *dlam, const double *w, double rho,
+                  opf_sec_ws *ws, double *s, const opf_r1_lapack *fns,
+                  int flags, ptrdiff_t *n_dlaed4_failures,
+                  ptrdiff_t *n_bisection)
+{
+    double *lam = ws->lam;
+    /* For m == 2 dlaed4 (via dlaed5) returns the unit eigenvector in delta
+     * rather than the differences. */
+    const int vecmode = m == 2 && !(flags & OPF_R1_FORCE_BISECTION);
+
+    for (int k = 0; k < m; k++)
+        ws->what[k] = 1.0;
+    for (int l = 0; l < m; l++) {
+        double *delta = s + (ptrdiff_t)l * m;
+        int ok = 0;
+        if (!(flags & OPF_R1_FORCE_BISECTION)) {
+            int mi = m, li = l + 1, inf = 0;
+            double r = rho;
+            fns->dlaed4(&mi, &li, (double *)dlam, (double *)w, delta, &r,
+                        &lam[l], &inf);
+            if (vecmode)
+                ok = inf == 0 && isfinite(lam[l]) && isfinite(delta[0]) &&
+                     isfinite(delta[1]);
+            else
+                ok = inf == 0 && root_ok(m, l, delta, lam[l]);
+            if (!ok)
+                (*n_dlaed4_failures)++;
+        }
+        if (!ok && !vecmode) {
+            ok = bisect_root(m, l, dlam, w, rho, delta, &lam[l], ws->dd);
+            if (ok)
+                (*n_bisection)++;
+        }
+        if (!ok)
+            return 0;
+        if (!vecmode)
+            loewner_factor(m, l, dlam, delta, ws->what);
+    }
+    return vecmode || loewner_vectors(m, w, s, ws->what);
+}
+
+/* ---- merge and eigenvectors ---------------------------------------------- */
+
+void opf_sec_merge(int K, const double *lam, int ndf, int sg, double *d,
+                   opf_sec_ws *ws)
+{
+    const int nout = K + ndf;
+    int a = 0, b = 0;
+    for (int p = 0; p < nout; p++) {
+        const int oc = sg > 0 ? p : nout - 1 - p;
+        if (b == ndf || (a < K && lam[a] < ws->defval[b])) {
+            ws->onew[a] = oc;
+            d[oc] = sg * lam[a++];
+        } else {
+            ws->odf[b] = oc;
+            d[oc] = sg * ws->defval[b++];
+        }
+    }
+}
+
+/* t[k] = row[column of working index k] for the nl indices in list
+ * (all n when list is NULL). */
+static void load_row(double *t, const double *row, const int *list, int nl,
+                     int n, int sg)
+{
+    if (list == NULL || nl == n) {
+        if (sg > 0)
+            memcpy(t, row, (size_t)n * sizeof *t);
+        else
+            for (int k = 0; k < n; k++)
+                t[k] = row[n - 1 - k];
+    } else if (sg > 0) {
+        for (int j = 0; j < nl; j++)
+            t[list[j]] = row[list[j]];
+    } else {
+        for (int j = 0; j < nl; j++)
+            t[list[j]] = row[n - 1 - list[j]];
+    }
+}
+
+/* Apply the deflating transformations, reflectors first, to one row t of Q
+ * (in working order): t <- t H_1 ... H_nh G_1 ... G_nrot. */
+static void apply_deflation(double *t, const opf_sec_ws *ws, int nh, int nrot)
+{
+    const int *hidx = ws->hidx, *rp = ws->rp, *rj = ws->rj;
+    const double *rc = ws->rc, *rs = ws->rs;
+    for (int h = 0; h < nh; h++) {
+        const int a = ws->hoff[h], c = ws->hoff[h + 1] - a;
+        const double *v = ws->hv + a;
+        double dot = 0.0;
+        if (ws->hfirst[h] >= 0) { /* the usual case: contiguous */
+            double *tc = t + ws->hfirst[h];
+            double d1 = 0.0, d2 = 0.0, d3 = 0.0;
+            int j = 0;
+            for (; j + 4 <= c; j += 4) { /* four independent sums */
+                dot += tc[j] * v[j];
+                d1 += tc[j + 1] * v[j + 1];
+                d2 += tc[j + 2] * v[j + 2];
+                d3 += tc[j + 3] * v[j + 3];
+            }
+            for (; j < c; j++)
+                dot += tc[j] * v[j];
+            dot = ((dot + d1) + (d2 + d3)) * ws->hbeta[h];
+            for (j = 0; j < c; j++)
+                tc[j] -= dot * v[j];
+        } else {
+            const int *idx = hidx + a;
+            for (int j = 0; j < c; j++)
+                dot += t[idx[j]] * v[j];
+            dot *= ws->hbeta[h];
+            for (int j = 0; j < c; j++)
+                t[idx[j]] -= dot * v[j];
+        }
+    }
+    for (int r = 0; r < nrot; r++) {
+        const double a = t[rp[r]], b = t[rj[r]];
+        t[rp[r]] = rc[r] * a + rs[r] * b;
+        t[rj[r]] = rc[r] * b - rs[r] * a;
+    }
+}
+
+/*
+ * In column-major terms the GEMM's output block (K x nr) is S^T G^T, with
+ * G (nr x ks, row-major) the gathered non-deflated columns.  Three ways to
+ * place it, by what fits in ws->big after S:
+ *   - nothing deflated: straight into q;
+ *   - few survivors: into R (nr x K), and only the columns that change are
+ *     read and written (deflated columns that neither rotate nor move stay
+ *     where they are);
+ *   - many survivors: the deflated columns (after deflation) saved in D,
+ *     the GEMM overwrites q[:, :K], then every column is placed.
+ */
+void opf_sec_vectors(int nr, int ks, int K, const double *S, int lds,
+                     int sg, const opf_sec_defl *df, double *q, int ldq,
+                     opf_sec_ws *ws, size_t big_used,
+                     const opf_r1_lapack *fns)
+{
+    const int ndf = df->ndf, nh = df->nh, nrot = df->nrot;
+    const size_t nks = (size_t)nr * ks, nK = (size_t)nr * K;
+    const size_t avail = ws->nbig - big_used;
+    double *G = ws->big + big_used;
+    char trT = 'T', trN = 'N';
+    double one = 1.0, zero = 0.0;
+    int Ki = K, nri = nr, ksi = ks, ldsi = lds;
+
+    if (ndf == 0) {
+        for (int i = 0; i < nr; i++)
+            load_row(G + (size_t)i * ks, q + (size_t)i * ldq, NULL, 0, nr,
+                     sg);
+        fns->dgemm(&trT, &trN, &Ki, &nri, &ksi, &one, (double *)S, &ldsi, G,
+                   &ksi, &zero, q, &ldq);
+    } else if (nks + nK <= avail) {
+        /* mark: 1 rotated or reflected, 2 non-deflated, 4 deflated and to
+         * be written. */
+        double *R = G + nks;
+        int *mark = ws->mark, *list = ws->list, *moved = ws->isuppz;
+        int nl = 0, nmv = 0;
+        memset(mark, 0, (size_t)nr * sizeof *mark);
+        for (int t = 0; t < nrot; t++)
+            mark[ws->rp[t]] = mark[ws->rj[t]] = 1;
+        for (int t = 0; t < df->nhv; t++)
+            mark[ws->hidx[t]] = 1;
+        for (int l = 0; l < ks; l++)
+            mark[ws->nd[l]] |= 2;
+        for (int k = 0; k < nr; k++)
+            if (mark[k])
+                list[nl++] = k;
+        for (int i = 0; i < nr; i++) {
+            const double *row = q + (size_t)i * ldq;
+            double *g = G + (size_t)i * ks;
+            load_row(ws->tmp, row, list, nl, nr, sg);
+            apply_deflation(ws->tmp, ws, nh, nrot);
+            for (int l = 0; l < ks; l++)
+                g[l] = ws->tmp[ws->nd[l]];
+        }
+        fns->dgemm(&trT, &trN, &Ki, &nri, &ksi, &one, (double *)S, &ldsi, G,
+                   &ksi, &zero, R, &Ki);
+
+        for (int j = 0; j < ndf; j++) {
+            const int k = ws->df[j];
+            const int col = sg > 0 ? k : nr - 1 - k;
+            if (ws->odf[j] != col || (mark[k] & 1)) {
+                moved[nmv++] = j;
+                mark[k] |= 4;
+            }
+        }
+        nl = 0;
+        for (int k = 0; k < nr; k++)
+            if (mark[k] & 5)
+                list[nl++] = k;
+        for (int i = 0; i < nr; i++) {
+            double *row = q + (size_t)i * ldq;
+            const double *rr = R + (size_t)i * K;
+            load_row(ws->tmp, row, list, nl, nr, sg);
+            apply_deflation(ws->tmp, ws, nh, nrot);
+            for (int t = 0; t < nmv; t++)
+                row[ws->odf[moved[t]]] = ws->tmp[ws->df[moved[t]]];
+            for (int c = 0; c < K; c++)
+                row[ws->onew[c]] = rr[c];
+        }
+    } else {
+        double *D = G + nks;
+        for (int i = 0; i < nr; i++) {
+            const double *row = q + (size_t)i * ldq;
+            double *g = G + (size_t)i * ks, *dv = D + (size_t)i * ndf;
+            load_row(ws->tmp, row, NULL, 0, nr, sg);
+            apply_deflation(ws->tmp, ws, nh, nrot);
+            for (int l = 0; l < ks; l++)
+                g[l] = ws->tmp[ws->nd[l]];
+            for (int j = 0; j < ndf; j++)
+                dv[j] = ws->tmp[ws->df[j]];
+        }
+        fns->dgemm(&trT, &trN, &Ki, &nri, &ksi, &one, (double *)S, &ldsi, G,
+                   &ksi, &zero, q, &ldq);
+        for (int i = 0; i < nr; i++) {
+            double *row = q + (size_t)i * ldq;
+            const double *dv = D + (size_t)i * ndf;
+            memcpy(ws->tmp, row, (size_t)K * sizeof *row);
+            for (int c = 0; c < K; c++)
+                row[ws->onew[c]] = ws->tmp[c];
+            for (int j = 0; j < ndf; j++)
+                row[ws->odf[j]] = dv[j];
+        }
+    }
+}
