@@ -104,6 +104,18 @@ typedef struct {
  * uncapped) or p > tau* (everything >= p is capped); the hinted first step
  * of opf_cap_ex relies on this.
  */
+/* A search over all len entries of buf (nothing resolved yet). */
+static void fresh_search(search_state *st, double *buf, ptrdiff_t len,
+                         double *dst)
+{
+    st->src = buf;
+    st->dst = dst;
+    st->len = len;
+    st->ncap = 0;
+    st->tref = 0.0;
+    st->tsum = 0.0;
+}
+
 OPF_MULTIVERSION
 static void search(search_state *st, ptrdiff_t d, int log_domain)
 {
@@ -337,12 +349,7 @@ ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
                 buf[j] = ew[i]; /* branch-free: kept if positive */
                 j += ew[i] > 0.0;
             }
-            st.src = buf;
-            st.dst = buf + n;
-            st.len = j;
-            st.ncap = 0;
-            st.tref = 0.0;
-            st.tsum = 0.0;
+            fresh_search(&st, buf, j, buf + n);
         }
         search(&st, d, 0);
         {
@@ -399,12 +406,7 @@ ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
         for (i = 0; i < n; i++)
             if (x[i] > -INFINITY)
                 buf[j++] = x[i];
-        st.src = buf;
-        st.dst = buf + nf;
-        st.len = nf;
-        st.ncap = 0;
-        st.tref = 0.0;
-        st.tsum = 0.0;
+        fresh_search(&st, buf, nf, buf + nf);
         search(&st, d, 1);
         {
             const double c = log((double)(d - st.ncap)) - log((double)d)
@@ -427,12 +429,7 @@ ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
         for (i = 0; i < n; i++)
             if (x[i] > 0.0)
                 buf[j++] = x[i];
-        st.src = buf;
-        st.dst = buf + nf;
-        st.len = nf;
-        st.ncap = 0;
-        st.tref = 0.0;
-        st.tsum = 0.0;
+        fresh_search(&st, buf, nf, buf + nf);
         search(&st, d, 0);
         c = ((double)(d - st.ncap) / (double)d) / st.tsum;
         if (isfinite(c / st.tref)) {
