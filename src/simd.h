@@ -40,4 +40,19 @@
 #define OPF_SIMD_WITH(...)
 #endif
 
+/*
+ * Explicit vectors of four doubles (GCC >= 12 and Clang vector extensions),
+ * for the few passes that need what a compiler will not derive from a
+ * scalar loop: an in-register prefix sum, or a rarely taken branch per
+ * block of four.  Elementwise IEEE operations on vectors give exactly the
+ * values the same operations give on scalars.  Without the extensions
+ * (OPF_VECTOR undefined) those passes use their scalar form.
+ */
+#if defined(__GNUC__) && (defined(__clang__) || __GNUC__ >= 12)
+#define OPF_VECTOR 1
+typedef double opf_v4d __attribute__((vector_size(32)));
+typedef long long opf_v4l __attribute__((vector_size(32)));
+typedef int opf_v4i __attribute__((vector_size(16)));
+#endif
+
 #endif
