@@ -11,7 +11,9 @@ cdef extern from "cap.h" nogil:
                        double *work,
                        Py_ssize_t *n_raised)
     ctypedef struct opf_cap_hint:
-        double lo, hi, xmax, shift
+        double lo, hi, xmax
+        const double *step
+        double eta, shift, ymin
         int bracketed
     Py_ssize_t opf_cap_ex(const double *x, Py_ssize_t n, Py_ssize_t d,
                           int log_domain, double *out, double *out_lin,
@@ -34,7 +36,8 @@ cdef extern from "systematic.h" nogil:
                               double u, Py_ssize_t *chosen, double *work)
     int opf_sample_systematic_sum(const double *w, Py_ssize_t n,
                                   Py_ssize_t d, double u, const double *v,
-                                  double *vsum, Py_ssize_t *scratch)
+                                  double *vsum, double *wv,
+                                  Py_ssize_t *scratch)
 
 # --- rank_one_update declarations (begin) ---
 cdef extern from "rank_one_update.h" nogil:

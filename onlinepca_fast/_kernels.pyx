@@ -28,23 +28,32 @@ def cap(const double[::1] x, Py_ssize_t d, bint log_domain,
 
 def cap_hinted(const double[::1] x, Py_ssize_t d, double lo, double hi,
                double xmax, double[::1] out, double[::1] out_lin,
-               double[::1] work):
-    """cap_log with a bracket [lo, hi] for the threshold (src/cap.h).
+               double[::1] work, const double[::1] step=None, double eta=0.0):
+    """cap_log with a bracket [lo, hi] for the threshold (src/cap.h), of x,
+    or (step given, xmax finite) of x - eta * step.
 
-    Returns (n_capped, shift, bracketed).  For tests and benchmarks: the
-    learners pass their bracket from C.
+    Returns (n_capped, shift, bracketed, ymin); ymin = min(x - eta * step)
+    (NaN without step).  For tests and benchmarks: the learners pass their
+    bracket from C.
     """
     cdef Py_ssize_t r, n_raised = 0
     cdef opf_cap_hint hint
     hint.lo = lo
     hint.hi = hi
     hint.xmax = xmax
+    hint.step = NULL
+    hint.eta = eta
+    hint.ymin = float("nan")
+    if step is not None:
+        if step.shape[0] != x.shape[0]:
+            raise ValueError("step must have the length of x")
+        hint.step = &step[0]
     with nogil:
         r = opf_cap_ex(&x[0], x.shape[0], d, 1, &out[0], &out_lin[0],
                        &work[0], &n_raised, &hint)
     if r < 0:
         _raise(r, "cap")
-    return r, hint.shift, bool(hint.bracketed)
+    return r, hint.shift, bool(hint.bracketed), hint.ymin
 
 
 def exp_shifted(const double[::1] x, double shift, double[::1] out):
@@ -97,15 +106,16 @@ def sample_systematic(const double[::1] w, Py_ssize_t d, double u,
 
 def sample_systematic_sum(const double[::1] w, Py_ssize_t d, double u,
                           const double[::1] v, Py_ssize_t[::1] scratch):
-    """Sum of v over the systematic sample (the list is not formed)."""
+    """(sum of v over the systematic sample, sum of w * v); the list is
+    not formed."""
     cdef int r
-    cdef double vsum = 0.0
+    cdef double vsum = 0.0, wv = 0.0
     with nogil:
         r = opf_sample_systematic_sum(&w[0], w.shape[0], d, u, &v[0], &vsum,
-                                      &scratch[0])
+                                      &wv, &scratch[0])
     if r < 0:
         _raise(r, "sample_corner")
-    return vsum
+    return vsum, wv
 
 
 # --- rank_one_update (begin) ---

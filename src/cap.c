@@ -39,6 +39,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cap.h"
 #include "simd.h"
@@ -183,39 +184,204 @@ static void search(search_state *st, ptrdiff_t d, int log_domain)
 }
 
 /*
- * The first step of the linear-domain search with two pivots lo <= hi (a
- * bracket for the threshold, e.g. from the previous projection of a slowly
- * changing vector) over the n weights e[0..n), zero weights left out:
- * G (> hi), M (lo < v <= hi) and L (v <= lo); the test at hi and at lo.
- * When the bracket holds the threshold, only M -- the entries between the
- * pivots -- is copied to buf and left to search; otherwise the window is G
- * or L.  One vectorised pass for the sums and counts, one cheap pass (its
- * branch is rarely taken) to copy the window.  buf: 2n doubles.  Returns 1
- * if the bracket held.
+ * The first pass of a log-domain projection: y = x - eta g (if g; written
+ * to y), e_i = exp(y_i - shift) to ew, and, with a bracket lo <= hi on e
+ * (the pivots of a first search step, e.g. from the previous projection
+ * of a slowly changing vector), the counts and sums of G (e > hi),
+ * M (lo < e <= hi) and L (e <= lo), with the entries of M copied to win in
+ * index order.  In chunks that stay in the L1 cache: the exps of a chunk,
+ * then its statistics.  M is usually a few hundred entries of 10^5, so
+ * with OPF_VECTOR the statistics run four entries at a time and copy only
+ * where a block has one in M (a branch rarely taken); without, they are
+ * a vectorised pass plus a branch-free copy.
  */
-OPF_MULTIVERSION
-static int hinted_first_step(const double *e, ptrdiff_t n, ptrdiff_t d,
-                             double lo, double hi, double *buf,
-                             search_state *st)
+typedef struct {
+    double lo, hi;             /* in: the bracket on e; lo > hi: none */
+    double c_g, c_m, s_l, s_m; /* out: counts (exact) and sums */
+    ptrdiff_t nwin;            /* out: the entries of M in win[0..nwin) */
+    double ymin;               /* out: min y (with g) */
+} first_pass_out;
+
+#define OPF_CAP_CHUNK 512
+
+/* Ask for the next chunk of the inputs (the hardware prefetchers of some
+ * machines fall far behind a pass like this one) */
+#if defined(__GNUC__)
+#define OPF_PREFETCH_CHUNK(x, g, i1, n)                                      \
+    do {                                                                     \
+        ptrdiff_t p_;                                                        \
+        const ptrdiff_t e_ = (n) - (i1) > OPF_CAP_CHUNK ? (i1) + OPF_CAP_CHUNK : (n); \
+        for (p_ = (i1); p_ < e_; p_ += 8) {                                  \
+            __builtin_prefetch((x) + p_);                                    \
+            if (g)                                                           \
+                __builtin_prefetch((g) + p_);                                \
+        }                                                                    \
+    } while (0)
+#else
+#define OPF_PREFETCH_CHUNK(x, g, i1, n) ((void)0)
+#endif
+
+#ifdef OPF_VECTOR
+#define OPF_CAP_STATS_BLOCK(v_, base)                                        \
+    do {                                                                     \
+        const opf_v4l g_ = v_ > hi_, l_ = v_ <= lo_, mid_ = ~(g_ | l_);      \
+        cg -= g_;                                                            \
+        cm -= mid_;                                                          \
+        sl += (opf_v4d)((opf_v4l)v_ & l_);                                   \
+        sm += (opf_v4d)((opf_v4l)v_ & mid_);                                 \
+        if ((mid_[0] | mid_[1]) | (mid_[2] | mid_[3])) {                     \
+            int k_;                                                          \
+            for (k_ = 0; k_ < 4; k_++)                                       \
+                if (mid_[k_])                                                \
+                    win[nwin++] = v_[k_];                                    \
+        }                                                                    \
+    } while (0)
+#define OPF_CAP_STATS(e, m)                                                  \
+    do {                                                                     \
+        const opf_v4d zero_ = {0.0, 0.0, 0.0, 0.0};                          \
+        const opf_v4d lo_ = zero_ + lo, hi_ = zero_ + hi;                    \
+        ptrdiff_t j_;                                                        \
+        for (j_ = 0; j_ + 4 <= (m); j_ += 4) {                               \
+            opf_v4d v_;                                                      \
+            memcpy(&v_, (e) + j_, sizeof v_);                                \
+            OPF_CAP_STATS_BLOCK(v_, j_);                                     \
+        }                                                                    \
+        if (j_ < (m)) { /* padded with 0, which is in L and adds nothing */  \
+            opf_v4d v_ = zero_;                                              \
+            memcpy(&v_, (e) + j_, (size_t)((m) - j_) * sizeof(double));      \
+            OPF_CAP_STATS_BLOCK(v_, j_);                                     \
+        }                                                                    \
+    } while (0)
+#define OPF_CAP_STATS_DECL                                                   \
+    opf_v4l cg = {0, 0, 0, 0}, cm = {0, 0, 0, 0};                            \
+    opf_v4d sl = {0.0, 0.0, 0.0, 0.0}, sm = {0.0, 0.0, 0.0, 0.0}
+#define OPF_CAP_STATS_END                                                    \
+    do {                                                                     \
+        out->c_g = (double)((cg[0] + cg[1]) + (cg[2] + cg[3]));              \
+        out->c_m = (double)((cm[0] + cm[1]) + (cm[2] + cm[3]));              \
+        out->s_l = (sl[0] + sl[1]) + (sl[2] + sl[3]);                        \
+        out->s_m = (sm[0] + sm[1]) + (sm[2] + sm[3]);                        \
+    } while (0)
+#else
+#define OPF_CAP_STATS(e, m)                                                  \
+    do {                                                                     \
+        ptrdiff_t j_;                                                        \
+        OPF_SIMD_WITH(reduction(+:cg, cm, sl, sm))                           \
+        for (j_ = 0; j_ < (m); j_++) {                                       \
+            const double v_ = (e)[j_];                                       \
+            const int in_g_ = v_ > hi, in_l_ = v_ <= lo;                     \
+            const int in_m_ = !in_g_ & !in_l_;                               \
+            cg += in_g_ ? 1.0 : 0.0; /* exact below 2^53 */                  \
+            cm += in_m_ ? 1.0 : 0.0;                                         \
+            sl += in_l_ ? v_ : 0.0;                                          \
+            sm += in_m_ ? v_ : 0.0;                                          \
+        }                                                                    \
+        for (j_ = 0; j_ < (m); j_++) { /* branch-free */                     \
+            win[nwin] = (e)[j_];                                             \
+            nwin += ((e)[j_] > lo) & ((e)[j_] <= hi);                        \
+        }                                                                    \
+    } while (0)
+#define OPF_CAP_STATS_DECL double cg = 0.0, cm = 0.0, sl = 0.0, sm = 0.0
+#define OPF_CAP_STATS_END                                                    \
+    do {                                                                     \
+        out->c_g = cg;                                                       \
+        out->c_m = cm;                                                       \
+        out->s_l = sl;                                                       \
+        out->s_m = sm;                                                       \
+    } while (0)
+#endif
+
+#define OPF_CAP_FIRST_PASS(MULADD)                                           \
+    do {                                                                     \
+        const double lo = out->lo, hi = out->hi;                             \
+        const int bracket = lo <= hi;                                        \
+        double ymin = INFINITY;                                              \
+        ptrdiff_t i0, i, nwin = 0;                                           \
+        OPF_CAP_STATS_DECL;                                                  \
+        for (i0 = 0; i0 < n; i0 += OPF_CAP_CHUNK) {                          \
+            const ptrdiff_t i1 = n - i0 > OPF_CAP_CHUNK ? i0 + OPF_CAP_CHUNK : n; \
+            OPF_PREFETCH_CHUNK(x, g, i1, n);                                 \
+            if (g) {                                                         \
+                OPF_SIMD_WITH(reduction(min:ymin))                           \
+                for (i = i0; i < i1; i++) {                                  \
+                    const double v = x[i] - eta * g[i];                      \
+                    y[i] = v;                                                \
+                    ymin = v < ymin ? v : ymin;                              \
+                    OPF_EXP_CORE(v - shift, ew[i], MULADD);                  \
+                }                                                            \
+            } else {                                                         \
+                OPF_SIMD                                                     \
+                for (i = i0; i < i1; i++)                                    \
+                    OPF_EXP_CORE(x[i] - shift, ew[i], MULADD);               \
+            }                                                                \
+            if (bracket)                                                     \
+                OPF_CAP_STATS(ew + i0, i1 - i0);                             \
+        }                                                                    \
+        OPF_CAP_STATS_END;                                                   \
+        out->nwin = nwin;                                                    \
+        out->ymin = ymin;                                                    \
+    } while (0)
+
+static void first_pass_generic(const double *x, const double *g, double eta,
+                               ptrdiff_t n, double shift, double *y,
+                               double *ew, double *win, first_pass_out *out)
 {
-    double s_l = 0.0, s_m = 0.0, c_g = 0.0, c_m = 0.0, sigma, a, b;
-    ptrdiff_t ng, nm, i, len = 0;
-    /* (the counts are summed as doubles -- exact below 2^53 -- which
-     * vectorise better than integer counts of double comparisons) */
-    OPF_SIMD_WITH(reduction(+:s_l, s_m, c_g, c_m))
-    for (i = 0; i < n; i++) {
-        const double v = e[i];
-        const int in_g = v > hi, in_l = v <= lo, in_m = !in_g & !in_l;
-        c_g += in_g ? 1.0 : 0.0;
-        c_m += in_m ? 1.0 : 0.0;
-        s_l += in_l ? v : 0.0; /* zero weights add nothing */
-        s_m += in_m ? v : 0.0;
+    OPF_CAP_FIRST_PASS(OPF_PLAIN_MULADD);
+}
+
+#ifdef OPF_FMA_DISPATCH
+OPF_TARGET_AVX2_FMA
+static void first_pass_avx2(const double *x, const double *g, double eta,
+                            ptrdiff_t n, double shift, double *y, double *ew,
+                            double *win, first_pass_out *out)
+{
+    OPF_CAP_FIRST_PASS(__builtin_fma);
+}
+
+OPF_TARGET_AVX512
+static void first_pass_avx512(const double *x, const double *g, double eta,
+                              ptrdiff_t n, double shift, double *y,
+                              double *ew, double *win, first_pass_out *out)
+{
+    OPF_CAP_FIRST_PASS(__builtin_fma);
+}
+#endif
+
+static void first_pass(const double *x, const double *g, double eta,
+                       ptrdiff_t n, double shift, double *y, double *ew,
+                       double *win, first_pass_out *out)
+{
+#ifdef OPF_FMA_DISPATCH
+    switch (opf_cpu_level()) {
+    case 2:
+        first_pass_avx512(x, g, eta, n, shift, y, ew, win, out);
+        return;
+    case 1:
+        first_pass_avx2(x, g, eta, n, shift, y, ew, win, out);
+        return;
     }
-    ng = (ptrdiff_t)c_g;
-    nm = (ptrdiff_t)c_m;
-    st->dst = buf + n;
+#endif
+    first_pass_generic(x, g, eta, n, shift, y, ew, win, out);
+}
+
+/*
+ * The first search step from the bracket's statistics: the test at hi and
+ * at lo (exact at any pivot, see search) says whether the threshold is
+ * in G, M or L.  The window for M was copied by the first pass; G or L
+ * (the bracket missed) is copied here from e.  buf: 2n doubles, the
+ * window at its start.  Returns 1 if the bracket held.
+ */
+static int bracket_step(const double *e, ptrdiff_t n, ptrdiff_t d,
+                        const first_pass_out *fp, double *buf,
+                        search_state *st)
+{
+    const double lo = fp->lo, hi = fp->hi;
+    const ptrdiff_t ng = (ptrdiff_t)fp->c_g, nm = (ptrdiff_t)fp->c_m;
+    const double sigma = (fp->s_l + fp->s_m) / hi;
+    double a, b;
+    ptrdiff_t i, len = 0;
     st->src = buf;
-    sigma = (s_l + s_m) / hi;
+    st->dst = buf + n;
     if (sigma >= (double)(d - ng)) {
         /* hi <= tau*: M and L are uncapped, the rank is in G */
         a = hi;
@@ -223,14 +389,14 @@ static int hinted_first_step(const double *e, ptrdiff_t n, ptrdiff_t d,
         st->ncap = 0;
         st->tref = hi;
         st->tsum = sigma;
-    } else if (!(lo > 0.0) || s_l / lo >= (double)(d - ng - nm)) {
+    } else if (!(lo > 0.0) || fp->s_l / lo >= (double)(d - ng - nm)) {
         /* lo <= tau* < hi: G is capped, L uncapped, the rank is in M (if
          * lo underflowed to 0, nothing is known to be uncapped) */
-        a = lo;
-        b = hi;
+        st->len = fp->nwin;
         st->ncap = ng;
         st->tref = lo > 0.0 ? lo : 0.0;
-        st->tsum = lo > 0.0 ? s_l / lo : 0.0;
+        st->tsum = lo > 0.0 ? fp->s_l / lo : 0.0;
+        return 1;
     } else {
         /* tau* < lo: G and M are capped, the rank is in L */
         a = 0.0;
@@ -239,16 +405,15 @@ static int hinted_first_step(const double *e, ptrdiff_t n, ptrdiff_t d,
         st->tref = 0.0;
         st->tsum = 0.0;
     }
-    /* the window: the positive entries in (a, b] (branch-free: whether an
-     * entry is above a is as good as random, and a branch on it would be
-     * mispredicted half of the time) */
+    /* the window: the positive entries in (a, b] (branch-free: about half
+     * of the entries are in it) */
     for (i = 0; i < n; i++) {
         const double v = e[i];
         buf[len] = v;
         len += (v > a) & (v <= b);
     }
     st->len = len;
-    return a == lo && b == hi;
+    return 0;
 }
 
 /* Fewer than d positive entries: cap every positive entry and raise the
@@ -335,14 +500,25 @@ ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
          * is exact if the largest uncapped weight is above that range;
          * otherwise search again on mu with exps relative to each pivot. */
         const double SAFE_RANGE = 600.0;
+        first_pass_out fp;
+        const double *g = hint && isfinite(hint->xmax) ? hint->step : NULL;
         if (out_lin)
             ew = out_lin;
-        opf_exp_shifted(x, n, top, ew); /* exp(-inf) = 0 */
+        fp.lo = 1.0; /* no bracket */
+        fp.hi = 0.0;
         if (hint && hint->lo <= hint->hi && isfinite(hint->lo)
             && isfinite(hint->hi)) {
-            if (hinted_first_step(ew, n, d, exp(hint->lo - top),
-                                  exp(hint->hi - top), buf, &st))
-                hint->bracketed = 1;
+            fp.lo = exp(hint->lo - top);
+            fp.hi = exp(hint->hi - top);
+        }
+        /* exp(-inf) = 0; with a step, x is y = x - eta g from here on */
+        first_pass(x, g, g ? hint->eta : 0.0, n, top, out, ew, buf, &fp);
+        if (g) {
+            x = out;
+            hint->ymin = fp.ymin;
+        }
+        if (fp.lo <= fp.hi) {
+            hint->bracketed = bracket_step(ew, n, d, &fp, buf, &st);
         } else {
             j = 0;
             for (i = 0; i < n; i++) {

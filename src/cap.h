@@ -40,16 +40,24 @@ ptrdiff_t opf_cap(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
  * lo, hi     in: log domain only: a guess lo <= hi such that the entries
  *            capped are those with x_i > t for some t in [lo, hi].  Ignored
  *            unless both are finite and lo <= hi.
- * xmax       in: log domain only: NaN, or max_i x_i when the caller knows it
- *            and every x_i is finite (saves a pass).
+ * xmax       in: log domain only: NaN, or an upper bound of the x_i, at most
+ *            a few units above their maximum, when the caller knows one and
+ *            every x_i is finite (saves a pass).
+ * step, eta  in: log domain only, with a finite xmax: NULL, or g: the vector
+ *            capped is then x - eta * g (elementwise, not fused), computed in
+ *            the first pass and bounded by xmax.  NULL: x itself.
  * shift      out: the c with out_i = x_i + c for the uncapped entries (log
  *            domain; linear domain: the factor, out_i = x_i * c).
+ * ymin       out: with step, the smallest entry of x - eta * g.
  * bracketed  out: 1 if the hint was used and the threshold was inside it.
  */
 typedef struct {
     double lo, hi;
     double xmax;
+    const double *step;
+    double eta;
     double shift;
+    double ymin;
     int bracketed;
 } opf_cap_hint;
 

@@ -222,7 +222,8 @@ static double kth_largest(double *v, ptrdiff_t n, ptrdiff_t k)
 
 static int cap_log_at_any_level(const opf_learner *s, const workspace *w,
                                 double *lam, int ascending, double *out,
-                                double *out_lin, double *scratch, double xmax)
+                                double *out_lin, double *scratch, double xmax,
+                                const double *step, double *ymin)
 {
     const ptrdiff_t n = s->n, d = s->d;
     const double *src = lam;
@@ -230,7 +231,11 @@ static int cap_log_at_any_level(const opf_learner *s, const workspace *w,
     double vd;
     opf_cap_hint hint, *hp = NULL;
     hint.xmax = xmax; /* NaN: unknown */
-    if (ascending) {
+    hint.step = step; /* the experts' loss update, fused (see trial) */
+    hint.eta = s->eta;
+    if (step) {
+        vd = 0.0; /* the caller made sure: see trial */
+    } else if (ascending) {
         vd = lam[n - d];
     } else if (s->eta + 2.0 * log((double)n) <= OPF_CAP_SHIFT_AT) {
         vd = 0.0;
@@ -278,6 +283,8 @@ static int cap_log_at_any_level(const opf_learner *s, const workspace *w,
         w->hint[0] = isfinite(hint.shift) ? 1.0 : 0.0;
         w->hint[1] = hint.shift;
     }
+    if (step)
+        *ymin = hint.ymin;
     return OPF_OK;
 }
 
@@ -382,10 +389,12 @@ static void project(const opf_learner *s, const double *x, double *z)
 }
 
 /* The mixing and capping that follow the loss update of MEG and EXPERTS:
- * lam holds the updated, unnormalised log-weights.  Leaves the new weights
- * in lam and their exponentials in omega. */
+ * lam holds the updated, unnormalised log-weights (or, with step, the
+ * experts' loss update lam - eta step is still to be done, within the
+ * capping; ymin receives its minimum).  Leaves the new weights in lam and
+ * their exponentials in omega. */
 static int finish_meg(const opf_learner *s, const workspace *w, ptrdiff_t t,
-                      double xmax)
+                      double xmax, const double *step, double *ymin)
 {
     const ptrdiff_t n = s->n;
     ptrdiff_t i;
@@ -398,7 +407,7 @@ static int finish_meg(const opf_learner *s, const workspace *w, ptrdiff_t t,
     /* lam is ascending for the eigen-learners (rank-one update, eig and
      * the monotone mixing keep it so); w->y is free at this point */
     if (cap_log_at_any_level(s, w, s->lam, s->kind == OPF_KIND_MEG, s->lam,
-                             s->omega, w->y, xmax) != OPF_OK)
+                             s->omega, w->y, xmax, step, ymin) != OPF_OK)
         return OPF_EINVAL;
     if (s->alpha <= 0.0)
         return OPF_OK;
@@ -454,17 +463,26 @@ static int trial(const opf_learner *s, const workspace *w, const double *x,
     switch (s->kind) {
 
     case OPF_KIND_EXPERTS: {
-        /* one pass: expected loss, the loss update and the new maximum
-         * (which capping then need not look for) */
+        /* The loss update lam - eta x is done within the capping's first
+         * pass (with the exps and the bracket's statistics), unless the
+         * weights are mixed before capping (fixed share) or eta is so
+         * large that capping must first shift the level (see
+         * cap_log_at_any_level).  Then lam <= -log d (the capped weights
+         * are at most 1/d, and so are mixtures of them) and x >= 0 (loss
+         * vectors are in [0, 1]) bound lam - eta x by -log d. */
+        const int fused = !(s->share == OPF_SHARE_FIXED && s->alpha > 0.0)
+                          && s->eta + 2.0 * log((double)n) <= OPF_CAP_SHIFT_AT;
         double e = 0.0, r = 0.0, top = -INFINITY, low = INFINITY;
         const double eta = s->eta;
         double *lam = s->lam;
         const double *omega = s->omega;
+        int have_e = 0;
         if (s->sampler == OPF_SAMPLER_SYSTEMATIC) {
-            /* the realized loss straight from the draw (no list) */
-            if ((st = opf_sample_systematic_sum(omega, n, s->d, u, x, &r,
+            /* the realized and the expected loss from the draw's one pass */
+            if ((st = opf_sample_systematic_sum(omega, n, s->d, u, x, &r, &e,
                                                 w->corner)) != OPF_OK)
                 return st;
+            have_e = 1;
         } else {
             if ((st = draw(s, w, omega, u)) != OPF_OK)
                 return st;
@@ -474,17 +492,31 @@ static int trial(const opf_learner *s, const workspace *w, const double *x,
         if (s->share == OPF_SHARE_PAST)
             for (i = 0; i < n; i++)
                 s->wsum[i] += omega[i];
-        OPF_SIMD_WITH(reduction(+:e) reduction(max:top) reduction(min:low))
-        for (i = 0; i < n; i++) {
-            const double xi = x[i], l = lam[i] - eta * xi;
-            e += omega[i] * xi;
-            lam[i] = l;
-            top = l > top ? l : top;
-            low = l < low ? l : low;
+        if (fused) {
+            if (!have_e) {
+                OPF_SIMD_WITH(reduction(+:e))
+                for (i = 0; i < n; i++)
+                    e += omega[i] * x[i];
+            }
+            *el = e * (double)s->d;
+            *rl = r;
+            st = finish_meg(s, w, t, -log((double)s->d), x, &low);
+        } else {
+            /* one pass: expected loss, the loss update and the new maximum
+             * (which capping then need not look for) */
+            double e2 = 0.0;
+            OPF_SIMD_WITH(reduction(+:e2) reduction(max:top) reduction(min:low))
+            for (i = 0; i < n; i++) {
+                const double xi = x[i], l = lam[i] - eta * xi;
+                e2 += omega[i] * xi;
+                lam[i] = l;
+                top = l > top ? l : top;
+                low = l < low ? l : low;
+            }
+            *el = (have_e ? e : e2) * (double)s->d;
+            *rl = r;
+            st = finish_meg(s, w, t, top, NULL, NULL);
         }
-        *el = e * (double)s->d;
-        *rl = r;
-        st = finish_meg(s, w, t, top);
         /* keep_finite has nothing to do if capping left the smallest
          * log-weight (low + shift, or the cap) above its floor: say so */
         w->hint[3] = st == OPF_OK && s->alpha <= 0.0 && w->hint[0] != 0.0
@@ -561,7 +593,7 @@ static int trial(const opf_learner *s, const workspace *w, const double *x,
             if (st != OPF_OK)
                 return st;
         }
-        return finish_meg(s, w, t, NAN);
+        return finish_meg(s, w, t, NAN, NULL, NULL);
 
     case OPF_KIND_CUMULATIVE: {
         double f = 1.0;
@@ -573,7 +605,7 @@ static int trial(const opf_learner *s, const workspace *w, const double *x,
         /* W = cap(exp(A)): capped log-weights to lamsave, weights to omega */
         if (s->sampler != OPF_SAMPLER_LEADER)
             if (cap_log_at_any_level(s, w, s->lam, 1, w->lamsave, w->omega,
-                                     w->z, NAN) != OPF_OK) /* z is spent */
+                                     w->z, NAN, NULL, NULL) != OPF_OK) /* z is spent */
                 return OPF_EINVAL;
         if ((st = draw(s, w, w->omega, u)) != OPF_OK)
             return st;

@@ -540,7 +540,7 @@ def _hinted(mu, d, lo, hi, xmax=np.nan):
     from onlinepca_fast import _kernels
     n = mu.size
     out, lin, work = np.empty(n), np.empty(n), np.empty(3 * n)
-    ncap, shift, bracketed = _kernels.cap_hinted(mu, d, lo, hi, xmax, out, lin, work)
+    ncap, shift, bracketed, _ = _kernels.cap_hinted(mu, d, lo, hi, xmax, out, lin, work)
     return out, lin, ncap, shift, bracketed
 
 
@@ -588,5 +588,6 @@ def test_systematic_sum_equals_sum_over_the_sample():
                 chosen = np.empty(d, dtype=np.intp)
                 _kernels.sample_systematic(w, d, u, chosen, np.empty(n))
                 assert np.all(np.diff(chosen) > 0) and chosen.size == d
-                got = _kernels.sample_systematic_sum(w, d, u, v, np.empty(d, dtype=np.intp))
+                got, wv = _kernels.sample_systematic_sum(w, d, u, v, np.empty(d, dtype=np.intp))
+                assert math.isclose(wv, math.fsum(w * v), rel_tol=1e-13, abs_tol=1e-300)
                 assert math.isclose(got, math.fsum(v[chosen]), rel_tol=1e-12, abs_tol=1e-12)
