@@ -23,6 +23,8 @@ cdef extern from "cap.h" nogil:
 cdef extern from "vexp.h" nogil:
     void opf_exp_shifted(const double *x, Py_ssize_t n, double shift,
                          double *out)
+    int opf_cpu_level()
+    int opf_force_cpu_level(int level)
 
 cdef extern from "decompose.h" nogil:
     Py_ssize_t opf_decompose(const double *w, Py_ssize_t n, Py_ssize_t d,

@@ -56,6 +56,18 @@ def cap_hinted(const double[::1] x, Py_ssize_t d, double lo, double hi,
     return r, hint.shift, bool(hint.bracketed), hint.ymin
 
 
+def cpu_level():
+    """The instruction set the exp kernels use: 2 AVX-512 + FMA, 1 AVX2 +
+    FMA, 0 the baseline (src/vexp.h)."""
+    return opf_cpu_level()
+
+
+def force_cpu_level(int level):
+    """For tests: use at most `level` from now on (-1: the detected one);
+    returns the level in use before."""
+    return opf_force_cpu_level(level)
+
+
 def exp_shifted(const double[::1] x, double shift, double[::1] out):
     """out = exp(x - shift) for x <= shift, by src/vexp.c (for tests)."""
     with nogil:

@@ -562,6 +562,18 @@ ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
                         out[i] = capped ? cap_log : v;
                         out_lin[i] = capped ? cap_lin : el;
                     }
+                    if (scale > 0x1p-30) {
+                        /* e_i below 2^-1000 has lost bits (or underflowed
+                         * to 0) relative to the largest entry, but e_i *
+                         * scale may be a weight well above the underflow
+                         * threshold (the uncapped mass is far below the
+                         * largest entry: eta of hundreds): take those from
+                         * their log-weights.  Below, e_i * scale < 2^-1030
+                         * can only be a weight that small. */
+                        for (i = 0; i < n; i++)
+                            if (out_lin[i] < 0x1p-960 && out[i] > -745.2)
+                                out_lin[i] = exp(out[i]);
+                    }
                 } else {
                     OPF_SIMD
                     for (i = 0; i < n; i++) {

@@ -68,12 +68,15 @@ static void exp_shifted_avx512(const double *x, ptrdiff_t n, double shift,
 }
 #endif
 
-int opf_cpu_level(void)
+/* -1: not detected yet; the forced level (tests) is kept apart so that
+ * detection never overrides it. */
+static volatile int detected_level = -1, forced_level = -1;
+
+static int detect_level(void)
 {
 #ifdef OPF_FMA_DISPATCH
     /* Written once with the same value by any thread that gets here. */
-    static volatile int level = -1;
-    if (level < 0) {
+    if (detected_level < 0) {
         int l = 0;
         __builtin_cpu_init();
         if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
@@ -83,12 +86,25 @@ int opf_cpu_level(void)
                 && __builtin_cpu_supports("avx512vl"))
                 l = 2;
         }
-        level = l;
+        detected_level = l;
     }
-    return level;
+    return detected_level;
 #else
     return 0;
 #endif
+}
+
+int opf_cpu_level(void)
+{
+    const int f = forced_level;
+    return f >= 0 ? f : detect_level();
+}
+
+int opf_force_cpu_level(int level)
+{
+    const int previous = opf_cpu_level(), top = detect_level();
+    forced_level = level < 0 ? -1 : (level < top ? level : top);
+    return previous;
 }
 
 void opf_exp_shifted(const double *x, ptrdiff_t n, double shift, double *out)

@@ -25,6 +25,10 @@ void opf_exp_shifted(const double *x, ptrdiff_t n, double shift, double *out);
  */
 int opf_cpu_level(void);
 
+/* For tests: use at most the given level (-1: back to the detected one)
+ * from now on, in every thread.  Returns the level in use before. */
+int opf_force_cpu_level(int level);
+
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define OPF_FMA_DISPATCH 1
 #define OPF_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))

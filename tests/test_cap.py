@@ -514,10 +514,32 @@ def test_cap_log_allows_negative_and_minus_inf():
 
 # --- the vectorised exp and the hinted search (src/vexp.c, opf_cap_ex) ---
 
+def _cpu_levels():
+    """The instruction-set versions of the exp kernels this machine runs
+    (0 baseline, 1 AVX2 + FMA, 2 AVX-512 + FMA), each forced in turn."""
+    from onlinepca_fast import _kernels
+    top = _kernels.cpu_level()
+    assert top in (0, 1, 2)
+    try:
+        for level in range(top + 1):
+            _kernels.force_cpu_level(level)
+            assert _kernels.cpu_level() == level
+            yield level
+    finally:
+        _kernels.force_cpu_level(-1)
+    assert _kernels.cpu_level() == top
+
+
 def test_exp_shifted_within_one_ulp_of_numpy():
     """exp(x - shift) for x <= shift: within 2 eps (relative) of numpy.exp
     (itself within an ulp of exact) wherever the result is >= 2^-1022;
-    0 below -1022.5 ln 2; exact at 0 and -inf."""
+    0 below -1022.5 ln 2; exact at 0 and -inf; in every version the CPU
+    runs."""
+    for _ in _cpu_levels():
+        _check_exp_shifted()
+
+
+def _check_exp_shifted():
     from onlinepca_fast import _kernels
     rng = np.random.default_rng(5)
     t = np.concatenate([-rng.random(200_000) * 745, -rng.random(50_000) * 2,
@@ -536,22 +558,45 @@ def test_exp_shifted_within_one_ulp_of_numpy():
     assert out[1] == 0.0 and out[2] == 1.0
 
 
-def _hinted(mu, d, lo, hi, xmax=np.nan):
+def _hinted(mu, d, lo, hi, xmax=np.nan, step=None, eta=0.0, ymin=None):
     from onlinepca_fast import _kernels
     n = mu.size
     out, lin, work = np.empty(n), np.empty(n), np.empty(3 * n)
-    ncap, shift, bracketed, _ = _kernels.cap_hinted(mu, d, lo, hi, xmax, out, lin, work)
+    ncap, shift, bracketed, got_ymin = _kernels.cap_hinted(mu, d, lo, hi, xmax, out, lin,
+                                                           work, step, eta)
+    if ymin is not None:
+        assert got_ymin == ymin
     return out, lin, ncap, shift, bracketed
 
 
-@pytest.mark.parametrize("n, d", [(10, 3), (1000, 500), (20_000, 700), (20_000, 19_999)])
-def test_hint_never_changes_the_answer(n, d):
+@pytest.mark.parametrize("step", [False, True], ids=["x", "x-eta*g"])
+@pytest.mark.parametrize("n, d", [(10, 3), (1000, 500), (20_000, 700), (20_000, 19_999),
+                                  (1001, 333)])
+def test_hint_never_changes_the_answer(n, d, step):
     """opf_cap_ex with a bracket for the threshold -- right, too low, too
     high, empty, degenerate, or with lo underflowing -- returns the capped
-    set of the plain search and outputs equal to the oracle's."""
+    set of the plain search and outputs equal to the oracle's; also when it
+    caps x - eta g computed in its first pass (the experts' loss update,
+    with an upper bound of it as xmax), in every version the CPU runs."""
     rng = np.random.default_rng(n + d)
     mu = np.log(rng.random(n)) * 3
     mu[rng.integers(0, n, n // 10)] = mu.max()  # ties at the top
+    x = np.log(rng.random(n)) * 2
+    g = rng.random(n)
+    top = rng.integers(0, n, n // 10)
+    x[top], g[top] = x.max(), 0.0  # ties at the top of x - eta g
+    eta = 0.7
+    for _ in _cpu_levels():
+        if step:
+            _check_hints(x - eta * g, d, x=x, g=g, eta=eta)  # elementwise, as in C
+        else:
+            _check_hints(mu, d)
+
+
+def _check_hints(mu, d, x=None, g=None, eta=0.0):
+    """The checks of test_hint_never_changes_the_answer on mu, or on
+    mu = x - eta g passed as (x, g, eta)."""
+    n = mu.size
     ref = reference.cap_log(mu, d)
     base, _, ncap0, shift0, _ = _hinted(mu, d, 1.0, 0.0)  # no hint
     capped = ref == -math.log(d)
@@ -563,8 +608,12 @@ def test_hint_never_changes_the_answer(n, d):
                 (mu.max() + 1, mu.max() + 2), (-np.inf, 0.0)]
     held = 0
     for lo, hi in brackets:
-        for xmax in [np.nan, mu.max()]:
-            out, lin, ncap, shift, bracketed = _hinted(mu, d, lo, hi, xmax)
+        for xmax in ([np.nan, mu.max()] if x is None else [mu.max(), mu.max() + 3.0]):
+            if x is None:
+                out, lin, ncap, shift, bracketed = _hinted(mu, d, lo, hi, xmax)
+            else:
+                out, lin, ncap, shift, bracketed = _hinted(x, d, lo, hi, xmax, g, eta,
+                                                           ymin=mu.min())
             held += bracketed
             assert ncap == ncap0
             np.testing.assert_array_equal(out == -math.log(d), capped)
@@ -591,3 +640,47 @@ def test_systematic_sum_equals_sum_over_the_sample():
                 got, wv = _kernels.sample_systematic_sum(w, d, u, v, np.empty(d, dtype=np.intp))
                 assert math.isclose(wv, math.fsum(w * v), rel_tol=1e-13, abs_tol=1e-300)
                 assert math.isclose(got, math.fsum(v[chosen]), rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_systematic_sweeps_agree_on_exact_boundaries_and_zero_weights():
+    """The vector sweep (sum only) and the list sweep compute the running
+    sum blockwise in the same order, so they draw the same sample even when
+    the boundaries C_i are integers (uniform weights with d/n = 1/2, points
+    exactly on them for u = 0) and around zero weights at every position
+    of a block of four; a zero weight is never drawn, and every draw is a
+    d-subset."""
+    from onlinepca_fast import _kernels
+    rng = np.random.default_rng(3)
+    cases = []
+    for n in [2, 4, 8, 9, 64, 1000]:  # C_i = (i + 1) / 2: every other one an integer
+        cases.append((np.full(n, 1.0 / n), n // 2))
+    for n in [5, 12, 13, 50, 4001]:
+        w = rng.random(n)
+        w[rng.random(n) < 0.4] = 0.0
+        w[: n % 4] = 0.0  # a zero block start, and zeros at the end
+        w[-3:] = 0.0
+        if w.sum() == 0:
+            w[n // 2] = 1.0
+        npos = np.count_nonzero(w)
+        for d in sorted({1, max(1, npos // 2), npos}):
+            cases.append((reference.cap(w, d), d))
+    for w, d in cases:
+        v = rng.random(w.size)
+        for u in [0.0, 0.25, 0.5, 1 - 2 ** -53, *rng.random(4)]:
+            chosen = np.empty(d, dtype=np.intp)
+            _kernels.sample_systematic(w, d, u, chosen, np.empty(w.size))
+            assert chosen.size == d and np.all(np.diff(chosen) > 0)
+            assert np.all(w[chosen] > 0)
+            vsum, wv = _kernels.sample_systematic_sum(w, d, u, v, np.empty(d, dtype=np.intp))
+            assert math.isclose(vsum, math.fsum(v[chosen]), rel_tol=1e-12, abs_tol=1e-12)
+            assert math.isclose(wv, math.fsum(w * v), rel_tol=1e-13, abs_tol=1e-300)
+            # inclusion probabilities d w_i: the draw is one of the
+            # ceil/floor roundings of the running sum at u
+            C = np.cumsum(d * w / w.sum())
+            Cprev = np.concatenate([[0.0], C[:-1]])
+            hits = np.floor(C - u + 1) - np.floor(Cprev - u + 1)
+            # an end of the interval on a point: left to the rounding, skip
+            near = ((np.abs(C - u - np.round(C - u)) < 1e-9)
+                    | (np.abs(Cprev - u - np.round(Cprev - u)) < 1e-9))
+            np.testing.assert_array_equal(np.isin(np.arange(w.size), chosen)[~near],
+                                          (hits > 0)[~near])

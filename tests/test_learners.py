@@ -675,3 +675,31 @@ def _conformance_test():
 
 
 test_sklearn_api_conformance = _conformance_test()
+
+
+@pytest.mark.parametrize("eta, share", [(1.0, None), (1.0, "uniform"), (600.0, None)],
+                         ids=["fused", "fused-then-mixed", "eta-600-level-shift"])
+def test_capped_hedge_large_n_in_every_instruction_set(eta, share):
+    """CappedHedge at n = 1000, k = 500 with the systematic sampler -- the
+    fused loss update + exp + bracket pass of the capping (eta = 1, also
+    followed by mixing), or the separate passes when eta is so large that
+    capping shifts the level first (eta = 600) -- matches the reference's
+    expected losses to 1e-9 and draws the same corners, in every version of
+    the exp kernels the CPU runs (baseline, AVX2, AVX-512)."""
+    from onlinepca_fast import _kernels
+    n, k, T = 1000, 500, 150
+    X = _loss_stream(T, n, seed=77)
+    kw = dict(eta=eta, sampler="systematic", random_state=5)
+    if share:
+        kw.update(share=share, alpha=1e-3)
+    slow = ref.CappedHedge(n_components=k, **kw).fit(X)
+    top = _kernels.cpu_level()
+    try:
+        for level in range(top + 1):
+            _kernels.force_cpu_level(level)
+            fast = opf.CappedHedge(n_components=k, **kw).fit(X)
+            assert_allclose(fast.expected_losses_, slow.expected_losses_, rtol=1e-9, atol=0)
+            assert_allclose(fast.realized_losses_, slow.realized_losses_, rtol=1e-12, atol=0)
+            assert_allclose(fast.weights_, slow.weights_, rtol=1e-9, atol=1e-300)
+    finally:
+        _kernels.force_cpu_level(-1)
