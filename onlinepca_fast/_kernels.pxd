@@ -113,6 +113,7 @@ cdef extern from "learner.h" nogil:
         const opf_r1_lapack *fns
     size_t opf_learner_work_len(Py_ssize_t n, int kind, int with_matrices)
     size_t opf_learner_iwork_len(Py_ssize_t n)
+    void opf_range(const double *x, Py_ssize_t n, double *lo, double *hi)
     Py_ssize_t opf_learner_trials(const opf_learner *s, const double *X,
                                   Py_ssize_t T, const double *u,
                                   double *exp_loss, double *real_loss,

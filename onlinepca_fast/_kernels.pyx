@@ -56,6 +56,18 @@ def cap_hinted(const double[::1] x, Py_ssize_t d, double lo, double hi,
     return r, hint.shift, bool(hint.bracketed), hint.ymin
 
 
+def value_range(x):
+    """(min, max) of the float64 array x (any shape, C-contiguous) in one
+    pass; (nan, nan) if it holds a NaN."""
+    cdef const double[::1] flat = x.reshape(-1)
+    cdef double lo = 0.0, hi = 0.0
+    if flat.shape[0] == 0:
+        raise ValueError("value_range of an empty array")
+    with nogil:
+        opf_range(&flat[0], flat.shape[0], &lo, &hi)
+    return lo, hi
+
+
 def cpu_level():
     """The instruction set the exp kernels use: 2 AVX-512 + FMA, 1 AVX2 +
     FMA, 0 the baseline (src/vexp.h)."""

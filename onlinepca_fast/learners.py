@@ -286,7 +286,7 @@ class _Learner:
         else:  # float128 beyond the float64 range becomes inf, caught below
             with np.errstate(over="ignore"):
                 arr = np.ascontiguousarray(arr, dtype=np.float64)
-        lo, hi = float(arr.min()), float(arr.max())  # NaN and inf propagate
+        lo, hi = _kernels.value_range(arr)  # one pass; NaN and inf propagate
         amax = max(hi, -lo)
         if not math.isfinite(amax):
             raise ValueError(f"{name} contains NaN or infinity")

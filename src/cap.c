@@ -202,25 +202,6 @@ typedef struct {
     double ymin;               /* out: min y (with g) */
 } first_pass_out;
 
-#define OPF_CAP_CHUNK 512
-
-/* Ask for the next chunk of the inputs (the hardware prefetchers of some
- * machines fall far behind a pass like this one) */
-#if defined(__GNUC__)
-#define OPF_PREFETCH_CHUNK(x, g, i1, n)                                      \
-    do {                                                                     \
-        ptrdiff_t p_;                                                        \
-        const ptrdiff_t e_ = (n) - (i1) > OPF_CAP_CHUNK ? (i1) + OPF_CAP_CHUNK : (n); \
-        for (p_ = (i1); p_ < e_; p_ += 8) {                                  \
-            __builtin_prefetch((x) + p_);                                    \
-            if (g)                                                           \
-                __builtin_prefetch((g) + p_);                                \
-        }                                                                    \
-    } while (0)
-#else
-#define OPF_PREFETCH_CHUNK(x, g, i1, n) ((void)0)
-#endif
-
 #ifdef OPF_VECTOR
 #define OPF_CAP_STATS_BLOCK(v_, base)                                        \
     do {                                                                     \
@@ -298,9 +279,12 @@ typedef struct {
         double ymin = INFINITY;                                              \
         ptrdiff_t i0, i, nwin = 0;                                           \
         OPF_CAP_STATS_DECL;                                                  \
-        for (i0 = 0; i0 < n; i0 += OPF_CAP_CHUNK) {                          \
-            const ptrdiff_t i1 = n - i0 > OPF_CAP_CHUNK ? i0 + OPF_CAP_CHUNK : n; \
-            OPF_PREFETCH_CHUNK(x, g, i1, n);                                 \
+        for (i0 = 0; i0 < n; i0 += OPF_CHUNK) {                          \
+            const ptrdiff_t i1 = n - i0 > OPF_CHUNK ? i0 + OPF_CHUNK : n; \
+            const ptrdiff_t i2 = n - i1 > OPF_CHUNK ? i1 + OPF_CHUNK : n;    \
+            OPF_PREFETCH(x, i1, i2);                                         \
+            if (g)                                                           \
+                OPF_PREFETCH(g, i1, i2);                                     \
             if (g) {                                                         \
                 OPF_SIMD_WITH(reduction(min:ymin))                           \
                 for (i = i0; i < i1; i++) {                                  \

@@ -653,3 +653,19 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
     }
     return i;
 }
+
+OPF_MULTIVERSION
+void opf_range(const double *x, ptrdiff_t n, double *lo, double *hi)
+{
+    double mn = INFINITY, mx = -INFINITY, nan = 0.0;
+    ptrdiff_t i;
+    OPF_SIMD_WITH(reduction(min:mn) reduction(max:mx) reduction(+:nan))
+    for (i = 0; i < n; i++) {
+        const double v = x[i];
+        mn = v < mn ? v : mn;
+        mx = v > mx ? v : mx;
+        nan += v != v ? 1.0 : 0.0;
+    }
+    *lo = nan > 0.0 ? NAN : mn;
+    *hi = nan > 0.0 ? NAN : mx;
+}

@@ -83,4 +83,11 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
                              ptrdiff_t T, const double *u, double *exp_loss,
                              double *real_loss, int *status);
 
+/*
+ * The smallest and largest of x[0..n) in one pass (the learners' input
+ * check: the batches are the largest arrays they read).  Both NaN if an
+ * entry is NaN; infinities are returned as they are.
+ */
+void opf_range(const double *x, ptrdiff_t n, double *lo, double *hi);
+
 #endif

@@ -160,6 +160,9 @@ int opf_sample_systematic(const double *w, ptrdiff_t n, ptrdiff_t d,
         acc_wv += (wi) * (vi);                                               \
     } while (0)
 
+/* how far ahead to ask for v: the hardware prefetchers of some machines
+ * fall far behind this pass (measured: 233 -> 122 us at n = 1e5 with the
+ * rows of v arriving from memory) */
 #define OPF_SYS_AHEAD 1024
 OPF_MULTIVERSION
 static int sweep_sum(const double *w, ptrdiff_t n, ptrdiff_t d,

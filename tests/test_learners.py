@@ -703,3 +703,27 @@ def test_capped_hedge_large_n_in_every_instruction_set(eta, share):
             assert_allclose(fast.weights_, slow.weights_, rtol=1e-9, atol=1e-300)
     finally:
         _kernels.force_cpu_level(-1)
+
+
+def test_value_range_is_min_and_max_with_nan_propagating():
+    """The one-pass input check (src/learner.c opf_range) against numpy's
+    min and max: any length (vector bodies and remainders), NaN anywhere,
+    infinities, signed zeros."""
+    from onlinepca_fast import _kernels
+    rng = np.random.default_rng(8)
+    for n in [1, 2, 3, 5, 8, 17, 1000, 4099]:
+        x = rng.standard_normal((n,)) * 10.0 ** rng.integers(-300, 300)
+        assert _kernels.value_range(x) == (x.min(), x.max())
+        assert _kernels.value_range(x.reshape(1, -1)) == (x.min(), x.max())
+        for pos in {0, n // 2, n - 1}:
+            y = x.copy()
+            y[pos] = np.nan
+            lo, hi = _kernels.value_range(y)
+            assert math.isnan(lo) and math.isnan(hi)
+            y[pos] = np.inf
+            assert _kernels.value_range(y)[1] == np.inf
+            y[pos] = -np.inf
+            assert _kernels.value_range(y)[0] == -np.inf
+    assert _kernels.value_range(np.array([-0.0, 0.0])) == (0.0, 0.0)
+    with pytest.raises(ValueError, match="empty"):
+        _kernels.value_range(np.empty(0))
