@@ -191,9 +191,9 @@ static void search(search_state *st, ptrdiff_t d, int log_domain)
  * M (lo < e <= hi) and L (e <= lo), with the entries of M copied to win in
  * index order.  In chunks that stay in the L1 cache: the exps of a chunk,
  * then its statistics.  M is usually a few hundred entries of 10^5, so
- * with OPF_VECTOR the statistics run four entries at a time and copy only
- * where a block has one in M (a branch rarely taken); without, they are
- * a vectorised pass plus a branch-free copy.
+ * the AVX versions (with OPF_VECTOR) run the statistics four entries at a
+ * time and copy only where a block has one in M (a branch rarely taken);
+ * the baseline one uses a vectorised pass plus a branch-free copy.
  */
 typedef struct {
     double lo, hi;             /* in: the bracket on e; lo > hi: none */
@@ -202,6 +202,8 @@ typedef struct {
     double ymin;               /* out: min y (with g) */
 } first_pass_out;
 
+/* The statistics four entries at a time (explicit vectors; for the AVX
+ * versions: with SSE2 alone the compilers spill them) ... */
 #ifdef OPF_VECTOR
 #define OPF_CAP_STATS_BLOCK(v_, base)                                        \
     do {                                                                     \
@@ -217,7 +219,7 @@ typedef struct {
                     win[nwin++] = v_[k_];                                    \
         }                                                                    \
     } while (0)
-#define OPF_CAP_STATS(e, m)                                                  \
+#define OPF_CAP_STATS_VEC(e, m)                                              \
     do {                                                                     \
         const opf_v4d zero_ = {0.0, 0.0, 0.0, 0.0};                          \
         const opf_v4d lo_ = zero_ + lo, hi_ = zero_ + hi;                    \
@@ -233,18 +235,23 @@ typedef struct {
             OPF_CAP_STATS_BLOCK(v_, j_);                                     \
         }                                                                    \
     } while (0)
-#define OPF_CAP_STATS_DECL                                                   \
+#define OPF_CAP_STATS_DECL_VEC                                               \
     opf_v4l cg = {0, 0, 0, 0}, cm = {0, 0, 0, 0};                            \
     opf_v4d sl = {0.0, 0.0, 0.0, 0.0}, sm = {0.0, 0.0, 0.0, 0.0}
-#define OPF_CAP_STATS_END                                                    \
+#define OPF_CAP_STATS_END_VEC                                                \
     do {                                                                     \
         out->c_g = (double)((cg[0] + cg[1]) + (cg[2] + cg[3]));              \
         out->c_m = (double)((cm[0] + cm[1]) + (cm[2] + cm[3]));              \
         out->s_l = (sl[0] + sl[1]) + (sl[2] + sl[3]);                        \
         out->s_m = (sm[0] + sm[1]) + (sm[2] + sm[3]);                        \
     } while (0)
+#define OPF_CAP_VEC VEC
 #else
-#define OPF_CAP_STATS(e, m)                                                  \
+#define OPF_CAP_VEC SCALAR
+#endif
+
+/* ... or as a vectorised pass plus a branch-free copy of M. */
+#define OPF_CAP_STATS_SCALAR(e, m)                                           \
     do {                                                                     \
         ptrdiff_t j_;                                                        \
         OPF_SIMD_WITH(reduction(+:cg, cm, sl, sm))                           \
@@ -262,23 +269,21 @@ typedef struct {
             nwin += ((e)[j_] > lo) & ((e)[j_] <= hi);                        \
         }                                                                    \
     } while (0)
-#define OPF_CAP_STATS_DECL double cg = 0.0, cm = 0.0, sl = 0.0, sm = 0.0
-#define OPF_CAP_STATS_END                                                    \
+#define OPF_CAP_STATS_DECL_SCALAR double cg = 0.0, cm = 0.0, sl = 0.0, sm = 0.0
+#define OPF_CAP_STATS_END_SCALAR                                             \
     do {                                                                     \
         out->c_g = cg;                                                       \
         out->c_m = cm;                                                       \
         out->s_l = sl;                                                       \
         out->s_m = sm;                                                       \
     } while (0)
-#endif
-
-#define OPF_CAP_FIRST_PASS(MULADD)                                           \
+#define OPF_CAP_FIRST_PASS_(MULADD, KIND)                                    \
     do {                                                                     \
         const double lo = out->lo, hi = out->hi;                             \
         const int bracket = lo <= hi;                                        \
         double ymin = INFINITY;                                              \
         ptrdiff_t i0, i, nwin = 0;                                           \
-        OPF_CAP_STATS_DECL;                                                  \
+        OPF_CAP_STATS_DECL_##KIND;                                           \
         for (i0 = 0; i0 < n; i0 += OPF_CHUNK) {                          \
             const ptrdiff_t i1 = n - i0 > OPF_CHUNK ? i0 + OPF_CHUNK : n; \
             const ptrdiff_t i2 = n - i1 > OPF_CHUNK ? i1 + OPF_CHUNK : n;    \
@@ -299,18 +304,21 @@ typedef struct {
                     OPF_EXP_CORE(x[i] - shift, ew[i], MULADD);               \
             }                                                                \
             if (bracket)                                                     \
-                OPF_CAP_STATS(ew + i0, i1 - i0);                             \
+                OPF_CAP_STATS_##KIND(ew + i0, i1 - i0);                      \
         }                                                                    \
-        OPF_CAP_STATS_END;                                                   \
+        OPF_CAP_STATS_END_##KIND;                                            \
         out->nwin = nwin;                                                    \
         out->ymin = ymin;                                                    \
     } while (0)
+
+/* (one more level, so that KIND is expanded before it is pasted) */
+#define OPF_CAP_FIRST_PASS(MULADD, KIND) OPF_CAP_FIRST_PASS_(MULADD, KIND)
 
 static void first_pass_generic(const double *x, const double *g, double eta,
                                ptrdiff_t n, double shift, double *y,
                                double *ew, double *win, first_pass_out *out)
 {
-    OPF_CAP_FIRST_PASS(OPF_PLAIN_MULADD);
+    OPF_CAP_FIRST_PASS(OPF_PLAIN_MULADD, SCALAR);
 }
 
 #ifdef OPF_FMA_DISPATCH
@@ -319,7 +327,7 @@ static void first_pass_avx2(const double *x, const double *g, double eta,
                             ptrdiff_t n, double shift, double *y, double *ew,
                             double *win, first_pass_out *out)
 {
-    OPF_CAP_FIRST_PASS(__builtin_fma);
+    OPF_CAP_FIRST_PASS(__builtin_fma, OPF_CAP_VEC);
 }
 
 OPF_TARGET_AVX512
@@ -327,7 +335,7 @@ static void first_pass_avx512(const double *x, const double *g, double eta,
                               ptrdiff_t n, double shift, double *y,
                               double *ew, double *win, first_pass_out *out)
 {
-    OPF_CAP_FIRST_PASS(__builtin_fma);
+    OPF_CAP_FIRST_PASS(__builtin_fma, OPF_CAP_VEC);
 }
 #endif
 

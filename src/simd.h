@@ -68,7 +68,8 @@
  * values the same operations give on scalars.  Without the extensions
  * (OPF_VECTOR undefined) those passes use their scalar form.
  */
-#if defined(__GNUC__) && (defined(__clang__) || __GNUC__ >= 12)
+#if defined(__GNUC__) && (defined(__clang__) || __GNUC__ >= 12) \
+    && !defined(OPF_NO_VECTOR) /* (a switch to build and test without) */
 #define OPF_VECTOR 1
 typedef double opf_v4d __attribute__((vector_size(32)));
 typedef long long opf_v4l __attribute__((vector_size(32)));
