@@ -47,6 +47,8 @@ def cap_hinted(const double[::1] x, Py_ssize_t d, double lo, double hi,
     if step is not None:
         if step.shape[0] != x.shape[0]:
             raise ValueError("step must have the length of x")
+        if not (xmax == xmax and abs(xmax) != float("inf")):
+            raise ValueError("step needs a finite upper bound xmax of x - eta * step")
         hint.step = &step[0]
     with nogil:
         r = opf_cap_ex(&x[0], x.shape[0], d, 1, &out[0], &out_lin[0],

@@ -545,7 +545,8 @@ ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
                 const double c = log(frac) - umu - log(sum / emax);
                 const double scale = frac / sum;
                 if (out_lin) {
-                    OPF_SIMD
+                    double lost = 0.0;
+                    OPF_SIMD_WITH(reduction(max:lost))
                     for (i = 0; i < n; i++) {
                         const double e = ew[i];
                         const double v = dmin(x[i] + c, cap_log);
@@ -553,17 +554,16 @@ ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
                         const int capped = e > tref;
                         out[i] = capped ? cap_log : v;
                         out_lin[i] = capped ? cap_lin : el;
+                        /* e_i subnormal or 0 (bits lost relative to the
+                         * bound) but a normal weight exp(v) */
+                        lost = e < 0x1p-1022 && v > -708.0 ? 1.0 : lost;
                     }
-                    if (scale > 0x1p-30) {
-                        /* e_i below 2^-1000 has lost bits (or underflowed
-                         * to 0) relative to the largest entry, but e_i *
-                         * scale may be a weight well above the underflow
-                         * threshold (the uncapped mass is far below the
-                         * largest entry: eta of hundreds): take those from
-                         * their log-weights.  Below, e_i * scale < 2^-1030
-                         * can only be a weight that small. */
+                    if (lost > 0.0) {
+                        /* Only when the uncapped mass is far below the
+                         * largest entry (eta of hundreds): take those
+                         * weights from their log-weights. */
                         for (i = 0; i < n; i++)
-                            if (out_lin[i] < 0x1p-960 && out[i] > -745.2)
+                            if (ew[i] < 0x1p-1022 && out[i] > -708.0)
                                 out_lin[i] = exp(out[i]);
                     }
                 } else {

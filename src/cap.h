@@ -40,9 +40,11 @@ ptrdiff_t opf_cap(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
  * lo, hi     in: log domain only: a guess lo <= hi such that the entries
  *            capped are those with x_i > t for some t in [lo, hi].  Ignored
  *            unless both are finite and lo <= hi.
- * xmax       in: log domain only: NaN, or an upper bound of the x_i, at most
- *            a few units above their maximum, when the caller knows one and
- *            every x_i is finite (saves a pass).
+ * xmax       in: log domain only: NaN, or an upper bound of the x_i when the
+ *            caller knows one and every x_i is finite (saves a pass).  The
+ *            search runs on exp(x_i - xmax); a bound far above the maximum
+ *            makes more of those underflow, which costs a slower path
+ *            (cap.c, SAFE_RANGE), never accuracy.
  * step, eta  in: log domain only, with a finite xmax: NULL, or g: the vector
  *            capped is then x - eta * g (elementwise, not fused), computed in
  *            the first pass and bounded by xmax.  NULL: x itself.

@@ -89,7 +89,9 @@ static ptrdiff_t sweep(const double *w, ptrdiff_t n, ptrdiff_t last,
         p[1] = a[0] + a[1];
         p[2] = p[1] + a[2];
         p[3] = p[1] + (a[2] + a[3]);
-        for (j = 0; j < m && cnt < d; j++) {
+        /* (not beyond last: after it C would fall back from the forced d
+         * to the sum, which may lie above d) */
+        for (j = 0; j < m && i + j <= last && cnt < d; j++) {
             const double C = i + j == last ? (double)d : c + p[j];
             const ptrdiff_t f = (ptrdiff_t)(C - um1); /* C - um1 > 0 */
             chosen[cnt] = i + j; /* kept if it is a hit */

@@ -684,3 +684,32 @@ def test_systematic_sweeps_agree_on_exact_boundaries_and_zero_weights():
                     | (np.abs(Cprev - u - np.round(Cprev - u)) < 1e-9))
             np.testing.assert_array_equal(np.isin(np.arange(w.size), chosen)[~near],
                                           (hits > 0)[~near])
+
+
+def test_systematic_never_draws_a_zero_weight_after_the_last_positive_one():
+    """With u tiny (u - 1 rounds), the sum after the last positive weight may
+    lie above the d forced there; the sweep stops at that weight, so the
+    zero weights after it in the same block of four are never drawn (found
+    by review: this u drew index 5 of weight 0)."""
+    from onlinepca_fast import _kernels
+    w = np.array([1, 1 / 3, 2 / 3, 0.3, 0.7, 0, 0, 0])
+    v = np.arange(8.0)
+    rng = np.random.default_rng(4)
+    for u in [float.fromhex("0x1.839ef67add2c6p-52"), 2.0 ** -60, 1e-300, 5e-324,
+              *(rng.random(200) * 2.0 ** -50)]:
+        chosen = np.empty(3, dtype=np.intp)
+        _kernels.sample_systematic(w, 3, u, chosen, np.empty(8))
+        assert np.all(w[chosen] > 0) and np.all(np.diff(chosen) > 0), (u, chosen)
+        vsum, _ = _kernels.sample_systematic_sum(w, 3, u, v, np.empty(3, dtype=np.intp))
+        assert vsum == v[chosen].sum()
+
+
+def test_cap_hinted_step_needs_a_finite_bound():
+    from onlinepca_fast import _kernels
+    x = np.log(np.array([0.1, 0.2, 0.3, 0.4]))
+    out, lin, work = np.empty(4), np.empty(4), np.empty(12)
+    for xmax in [np.nan, np.inf]:
+        with pytest.raises(ValueError, match="xmax"):
+            _kernels.cap_hinted(x, 2, 1.0, 0.0, xmax, out, lin, work, np.ones(4), 0.5)
+    with pytest.raises(ValueError, match="length"):
+        _kernels.cap_hinted(x, 2, 1.0, 0.0, 0.0, out, lin, work, np.ones(3), 0.5)
