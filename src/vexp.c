@@ -37,35 +37,21 @@
 #include "simd.h"
 #include "vexp.h"
 
-static void exp_shifted_generic(const double *x, ptrdiff_t n, double shift,
-                                double *out)
-{
-    ptrdiff_t i;
-    OPF_SIMD
-    for (i = 0; i < n; i++)
-        OPF_EXP_CORE(x[i] - shift, out[i], OPF_PLAIN_MULADD);
-}
+/* One version of the loop: its attributes, its name, its MULADD. */
+#define OPF_EXP_SHIFTED(ATTR, NAME, MULADD)                                  \
+    ATTR static void NAME(const double *x, ptrdiff_t n, double shift,        \
+                          double *out)                                       \
+    {                                                                        \
+        ptrdiff_t i;                                                         \
+        OPF_SIMD                                                             \
+        for (i = 0; i < n; i++)                                              \
+            OPF_EXP_CORE(x[i] - shift, out[i], MULADD);                      \
+    }
 
+OPF_EXP_SHIFTED(, exp_shifted_generic, OPF_PLAIN_MULADD)
 #ifdef OPF_FMA_DISPATCH
-OPF_TARGET_AVX2_FMA
-static void exp_shifted_avx2(const double *x, ptrdiff_t n, double shift,
-                             double *out)
-{
-    ptrdiff_t i;
-    OPF_SIMD
-    for (i = 0; i < n; i++)
-        OPF_EXP_CORE(x[i] - shift, out[i], __builtin_fma);
-}
-
-OPF_TARGET_AVX512
-static void exp_shifted_avx512(const double *x, ptrdiff_t n, double shift,
-                               double *out)
-{
-    ptrdiff_t i;
-    OPF_SIMD
-    for (i = 0; i < n; i++)
-        OPF_EXP_CORE(x[i] - shift, out[i], __builtin_fma);
-}
+OPF_EXP_SHIFTED(OPF_TARGET_AVX2_FMA, exp_shifted_avx2, __builtin_fma)
+OPF_EXP_SHIFTED(OPF_TARGET_AVX512, exp_shifted_avx512, __builtin_fma)
 #endif
 
 /* -1: not detected yet; the forced level (tests) is kept apart so that
