@@ -1,15 +1,40 @@
 # Declarations of the C kernels in ../src.  Nothing but `cdef extern` blocks:
 # the only place C meets Python is _kernels.pyx.
 
+cdef extern from "common.h" nogil:
+    int OPF_OK, OPF_EINVAL, OPF_ENOTCAPPED, OPF_ENOSPACE, OPF_EEVALS
+    int OPF_ERHO, OPF_EX, OPF_EEVECS, OPF_EOVERFLOW, OPF_EFAILED, OPF_EEIG
+    int OPF_EY, OPF_ECAPACITY
+    const char *opf_strerror(int status)
+    int OPF_FORCE_BISECTION, OPF_FORCE_EIG
+    int OPF_SAMPLER_DECOMPOSITION, OPF_SAMPLER_SYSTEMATIC, OPF_SAMPLER_LEADER
+
+    ctypedef void (*opf_dgemm_t)(char *, char *, int *, int *, int *,
+                                 double *, double *, int *, double *,
+                                 int *, double *, double *,
+                                 int *) noexcept nogil
+    ctypedef void (*opf_dgemv_t)(char *, int *, int *, double *,
+                                 double *, int *, double *, int *,
+                                 double *, double *, int *) noexcept nogil
+    ctypedef void (*opf_dlaed4_t)(int *, int *, double *, double *,
+                                  double *, double *, double *,
+                                  int *) noexcept nogil
+    ctypedef void (*opf_dsyevr_t)(char *, char *, char *, int *,
+                                  double *, int *, double *, double *,
+                                  int *, int *, double *, int *,
+                                  double *, double *, int *, int *,
+                                  double *, int *, int *, int *,
+                                  int *) noexcept nogil
+    ctypedef struct opf_lapack:
+        opf_dgemm_t dgemm
+        opf_dgemv_t dgemv
+        opf_dlaed4_t dlaed4
+        opf_dsyevr_t dsyevr
+
 cdef extern from "cap.h" nogil:
-    int OPF_OK
-    int OPF_EINVAL
-    int OPF_ENOTCAPPED
-    int OPF_ENOSPACE
     Py_ssize_t opf_cap(const double *x, Py_ssize_t n, Py_ssize_t d,
                        int log_domain, double *out, double *out_lin,
-                       double *work,
-                       Py_ssize_t *n_raised)
+                       double *work, Py_ssize_t *n_raised)
     ctypedef struct opf_cap_hint:
         double lo, hi, xmax
         const double *step
@@ -29,9 +54,9 @@ cdef extern from "vexp.h" nogil:
 cdef extern from "decompose.h" nogil:
     Py_ssize_t opf_decompose(const double *w, Py_ssize_t n, Py_ssize_t d,
                              double select, Py_ssize_t capacity,
-                             double *coef,
-                             Py_ssize_t *corners, Py_ssize_t *chosen,
-                             double *work, Py_ssize_t *iwork)
+                             double *coef, Py_ssize_t *corners,
+                             Py_ssize_t *chosen, double *work,
+                             Py_ssize_t *iwork)
 
 cdef extern from "systematic.h" nogil:
     int opf_sample_systematic(const double *w, Py_ssize_t n, Py_ssize_t d,
@@ -41,41 +66,8 @@ cdef extern from "systematic.h" nogil:
                                   double *vsum, double *wv,
                                   Py_ssize_t *scratch)
 
-# --- rank_one_update declarations (begin) ---
 cdef extern from "rank_one_update.h" nogil:
-    int OPF_R1_OK
-    int OPF_R1_EINVAL
-    int OPF_R1_EEVALS
-    int OPF_R1_ERHO
-    int OPF_R1_EX
-    int OPF_R1_EEVECS
-    int OPF_R1_EOVERFLOW
-    int OPF_R1_EFAILED
     double OPF_R1_DEFLATION_FACTOR
-    int OPF_R1_FORCE_BISECTION
-    int OPF_R1_FORCE_EIG
-
-    ctypedef void (*opf_r1_dgemm_t)(char *, char *, int *, int *, int *,
-                                    double *, double *, int *, double *,
-                                    int *, double *, double *,
-                                    int *) noexcept nogil
-    ctypedef void (*opf_r1_dgemv_t)(char *, int *, int *, double *,
-                                    double *, int *, double *, int *,
-                                    double *, double *, int *) noexcept nogil
-    ctypedef void (*opf_r1_dlaed4_t)(int *, int *, double *, double *,
-                                     double *, double *, double *,
-                                     int *) noexcept nogil
-    ctypedef void (*opf_r1_dsyevr_t)(char *, char *, char *, int *,
-                                     double *, int *, double *, double *,
-                                     int *, int *, double *, int *,
-                                     double *, double *, int *, int *,
-                                     double *, int *, int *, int *,
-                                     int *) noexcept nogil
-    ctypedef struct opf_r1_lapack:
-        opf_r1_dgemm_t dgemm
-        opf_r1_dgemv_t dgemv
-        opf_r1_dlaed4_t dlaed4
-        opf_r1_dsyevr_t dsyevr
     ctypedef struct opf_r1_info:
         Py_ssize_t m
         Py_ssize_t n_reflectors
@@ -83,19 +75,32 @@ cdef extern from "rank_one_update.h" nogil:
         Py_ssize_t n_dlaed4_failures
         Py_ssize_t n_bisection
         Py_ssize_t n_eig
-
     size_t opf_r1_work_len(Py_ssize_t n)
     size_t opf_r1_iwork_len(Py_ssize_t n)
     int opf_rank_one_update(Py_ssize_t n, double *d, double *q,
                             Py_ssize_t ldq, double rho, const double *x,
                             double *work, int *iwork,
-                            const opf_r1_lapack *fns, int flags,
+                            const opf_lapack *fns, int flags,
                             opf_r1_info *info)
-# --- rank_one_update declarations (end) ---
+
+cdef extern from "bordered_update.h" nogil:
+    ctypedef struct opf_bu_info:
+        Py_ssize_t order
+        Py_ssize_t n_reflectors
+        Py_ssize_t n_rotations
+        Py_ssize_t n_dlaed4_failures
+        Py_ssize_t n_bisection
+        Py_ssize_t n_eig
+        Py_ssize_t n_fallbacks
+    size_t opf_bu_work_len(Py_ssize_t capacity)
+    size_t opf_bu_iwork_len(Py_ssize_t capacity)
+    int opf_bordered_update(Py_ssize_t m, double *d, double *q,
+                            Py_ssize_t ldq, const double *y, double kappa,
+                            double *work, int *iwork, const opf_lapack *fns,
+                            int flags, opf_bu_info *info)
 
 cdef extern from "learner.h" nogil:
     int OPF_KIND_MEG, OPF_KIND_CUMULATIVE, OPF_KIND_EXPERTS, OPF_KIND_SIMPLEX_VAR
-    int OPF_SAMPLER_DECOMPOSITION, OPF_SAMPLER_SYSTEMATIC, OPF_SAMPLER_LEADER
     int OPF_SHARE_NONE, OPF_SHARE_FIXED, OPF_SHARE_UNIFORM, OPF_SHARE_PAST
     ctypedef struct opf_learner:
         Py_ssize_t n, d
@@ -110,7 +115,7 @@ cdef extern from "learner.h" nogil:
         double *work
         Py_ssize_t *iwork
         int *r1iwork
-        const opf_r1_lapack *fns
+        const opf_lapack *fns
     size_t opf_learner_work_len(Py_ssize_t n, int kind, int with_matrices)
     size_t opf_learner_iwork_len(Py_ssize_t n)
     void opf_range(const double *x, Py_ssize_t n, double *lo, double *hi)
@@ -119,36 +124,7 @@ cdef extern from "learner.h" nogil:
                                   double *exp_loss, double *real_loss,
                                   int *status)
 
-# --- bordered update and kernel PCA declarations (begin) ---
-cdef extern from "bordered_update.h" nogil:
-    int OPF_BU_OK
-    int OPF_BU_EINVAL
-    int OPF_BU_EY
-    int OPF_BU_EFAILED
-    int OPF_BU_EFIRST
-    int OPF_BU_EPARTIAL
-    ctypedef struct opf_bu_info:
-        Py_ssize_t order
-        Py_ssize_t n_reflectors
-        Py_ssize_t n_rotations
-        Py_ssize_t n_dlaed4_failures
-        Py_ssize_t n_bisection
-        Py_ssize_t n_eig
-        Py_ssize_t n_fallbacks
-    size_t opf_bu_work_len(Py_ssize_t capacity)
-    size_t opf_bu_iwork_len(Py_ssize_t capacity)
-    int opf_bordered_update(Py_ssize_t m, double *d, double *q, Py_ssize_t ldq,
-                            const double *y, double kappa, double *work,
-                            int *iwork, const opf_r1_lapack *fns,
-                            opf_bu_info *info)
-    int opf_bordered_update_flags(Py_ssize_t m, double *d, double *q,
-                                  Py_ssize_t ldq, const double *y, double kappa,
-                                  double *work, int *iwork,
-                                  const opf_r1_lapack *fns, int flags,
-                                  opf_bu_info *info)
-
 cdef extern from "kernel_pca.h" nogil:
-    int OPF_KPCA_ECAPACITY
     ctypedef struct opf_kpca:
         Py_ssize_t r
         int sampler
@@ -160,7 +136,7 @@ cdef extern from "kernel_pca.h" nogil:
         double *work
         Py_ssize_t *iwork
         int *buiwork
-        const opf_r1_lapack *fns
+        const opf_lapack *fns
     ctypedef struct opf_kpca_stats:
         long long n_updates
         long long secular_sum
@@ -168,8 +144,7 @@ cdef extern from "kernel_pca.h" nogil:
     size_t opf_kpca_work_len(Py_ssize_t capacity)
     size_t opf_kpca_iwork_len(Py_ssize_t capacity)
     double opf_kpca_null_tol(Py_ssize_t m, const double *evals)
-    Py_ssize_t opf_kpca_trials(const opf_kpca *s, const double *G, Py_ssize_t ldg,
-                               Py_ssize_t T, const double *u, double *exp_loss,
-                               double *real_loss, int *status,
-                               opf_kpca_stats *stats)
-# --- bordered update and kernel PCA declarations (end) ---
+    Py_ssize_t opf_kpca_trials(const opf_kpca *s, const double *G,
+                               Py_ssize_t ldg, Py_ssize_t T, const double *u,
+                               double *exp_loss, double *real_loss,
+                               int *status, opf_kpca_stats *stats)

@@ -1,28 +1,73 @@
 """Binding layer: the only place where the C kernels of ``src/`` meet Python.
 
-The wrappers here take typed memoryviews of already validated arrays
-(validation lives in :mod:`onlinepca_fast.kernels`), release the GIL around
-the C call and turn a C status code into a Python exception.  Callers own
-the outputs and the workspace, so a learner can allocate them once.
+The wrappers take typed memoryviews of arrays the Python layer has already
+validated (:mod:`onlinepca_fast.kernels`, the learners), check that every
+buffer is large enough for what the C code will touch, release the GIL
+around the C call, and turn a negative C status into an exception through
+one mapper, :func:`status_error`.  Callers own the outputs and the
+workspace, so a learner allocates them once.
+
+BLAS/LAPACK reach the C code as function pointers taken from scipy's
+Cython exports (``scipy.linalg.cython_blas`` / ``cython_lapack``), so this
+extension links no BLAS of its own.
 """
 
-cdef int _raise(Py_ssize_t status, str what) except -1:
-    if status == OPF_ENOTCAPPED:
-        raise ValueError(f"{what}: the vector is not in the capped simplex "
-                         "(more than d entries at the cap or fewer than d "
-                         "positive entries)")
-    raise ValueError(f"{what}: invalid argument (status {status})")
+from scipy.linalg.cython_blas cimport dgemm, dgemv
+from scipy.linalg.cython_lapack cimport dlaed4, dsyevr
 
+import numpy as np
+from numpy.linalg import LinAlgError
+
+# --- statuses ------------------------------------------------------------------
+
+#: Statuses that mean a numerical method failed (not a bad argument).
+_NUMERICAL_FAILURES = frozenset([OPF_EFAILED, OPF_EEIG])
+
+STATUS_EFAILED = OPF_EFAILED
+STATUS_ECAPACITY = OPF_ECAPACITY
+
+
+def status_error(int status, str what, trials_done=None):
+    """The exception for the C status code `status` of the routine `what`.
+
+    ``LinAlgError`` when a numerical method failed (an eigen-update whose
+    fallbacks all failed, dsyevr), ``ValueError`` for an argument the C code
+    rejected.  The exception carries ``status`` and, from the compiled trial
+    loops, ``trials_done`` (the trials completed before the failing one).
+    """
+    cls = LinAlgError if status in _NUMERICAL_FAILURES else ValueError
+    err = cls(f"{what}: {opf_strerror(status).decode()}")
+    err.status = status
+    err.trials_done = trials_done
+    return err
+
+
+cdef inline int _check(Py_ssize_t status, str what) except -1:
+    if status < 0:
+        raise status_error(<int>status, what)
+    return 0
+
+
+cdef int _need(Py_ssize_t have, Py_ssize_t need, str name) except -1:
+    if have < need:
+        raise ValueError(f"{name} has {have} entries, needs at least {need}")
+    return 0
+
+
+# --- capping, exp, range -------------------------------------------------------
 
 def cap(const double[::1] x, Py_ssize_t d, bint log_domain,
         double[::1] out, double[::1] work):
     """Project x onto the capped simplex into out; return (n_capped, n_raised)."""
-    cdef Py_ssize_t r, n_raised = 0
+    cdef Py_ssize_t r, n_raised = 0, n = x.shape[0]
+    if not 1 <= d <= n:
+        raise ValueError(f"d must satisfy 1 <= d <= {n}, got {d}")
+    _need(out.shape[0], n, "out")
+    _need(work.shape[0], 3 * n, "work")
     with nogil:
-        r = opf_cap(&x[0], x.shape[0], d, log_domain, &out[0], NULL, &work[0],
+        r = opf_cap(&x[0], n, d, log_domain, &out[0], NULL, &work[0],
                     &n_raised)
-    if r < 0:
-        _raise(r, "cap")
+    _check(r, "cap")
     return r, n_raised
 
 
@@ -36,8 +81,13 @@ def cap_hinted(const double[::1] x, Py_ssize_t d, double lo, double hi,
     (NaN without step).  For tests and benchmarks: the learners pass their
     bracket from C.
     """
-    cdef Py_ssize_t r, n_raised = 0
+    cdef Py_ssize_t r, n_raised = 0, n = x.shape[0]
     cdef opf_cap_hint hint
+    if not 1 <= d <= n:
+        raise ValueError(f"d must satisfy 1 <= d <= {n}, got {d}")
+    _need(out.shape[0], n, "out")
+    _need(out_lin.shape[0], n, "out_lin")
+    _need(work.shape[0], 3 * n, "work")
     hint.lo = lo
     hint.hi = hi
     hint.xmax = xmax
@@ -45,16 +95,15 @@ def cap_hinted(const double[::1] x, Py_ssize_t d, double lo, double hi,
     hint.eta = eta
     hint.ymin = float("nan")
     if step is not None:
-        if step.shape[0] != x.shape[0]:
+        if step.shape[0] != n:
             raise ValueError("step must have the length of x")
         if not (xmax == xmax and abs(xmax) != float("inf")):
             raise ValueError("step needs a finite upper bound xmax of x - eta * step")
         hint.step = &step[0]
     with nogil:
-        r = opf_cap_ex(&x[0], x.shape[0], d, 1, &out[0], &out_lin[0],
-                       &work[0], &n_raised, &hint)
-    if r < 0:
-        _raise(r, "cap")
+        r = opf_cap_ex(&x[0], n, d, 1, &out[0], &out_lin[0], &work[0],
+                       &n_raised, &hint)
+    _check(r, "cap")
     return r, hint.shift, bool(hint.bracketed), hint.ymin
 
 
@@ -84,9 +133,14 @@ def force_cpu_level(int level):
 
 def exp_shifted(const double[::1] x, double shift, double[::1] out):
     """out = exp(x - shift) for x <= shift, by src/vexp.c (for tests)."""
+    _need(out.shape[0], x.shape[0], "out")
+    if x.shape[0] == 0:
+        return
     with nogil:
         opf_exp_shifted(&x[0], x.shape[0], shift, &out[0])
 
+
+# --- decomposition and sampling ------------------------------------------------
 
 def decompose(const double[::1] w, Py_ssize_t d, double[::1] coef,
               Py_ssize_t[:, ::1] corners, double[::1] work,
@@ -95,14 +149,20 @@ def decompose(const double[::1] w, Py_ssize_t d, double[::1] coef,
 
     Returns -1 if there are more corners than the rows of `corners`.
     """
-    cdef Py_ssize_t m
+    cdef Py_ssize_t m, n = w.shape[0]
+    if not 1 <= d <= n:
+        raise ValueError(f"d must satisfy 1 <= d <= {n}, got {d}")
+    if corners.shape[0] < 1 or corners.shape[1] != d:
+        raise ValueError(f"corners must have shape (capacity >= 1, {d})")
+    _need(coef.shape[0], corners.shape[0], "coef")
+    _need(work.shape[0], n, "work")
+    _need(iwork.shape[0], 3 * n, "iwork")
     with nogil:
-        m = opf_decompose(&w[0], w.shape[0], d, 0.0, corners.shape[0],
-                          &coef[0], &corners[0, 0], NULL, &work[0], &iwork[0])
+        m = opf_decompose(&w[0], n, d, 0.0, corners.shape[0], &coef[0],
+                          &corners[0, 0], NULL, &work[0], &iwork[0])
     if m == OPF_ENOSPACE:
         return -1
-    if m < 0:
-        _raise(m, "decompose")
+    _check(m, "decompose")
     return m
 
 
@@ -110,12 +170,16 @@ def select_corner(const double[::1] w, Py_ssize_t d, double u,
                   Py_ssize_t[::1] chosen, double[::1] work,
                   Py_ssize_t[::1] iwork):
     """Corner of Algorithm 2 drawn by the uniform u; return its position."""
-    cdef Py_ssize_t j
+    cdef Py_ssize_t j, n = w.shape[0]
+    if not 1 <= d <= n:
+        raise ValueError(f"d must satisfy 1 <= d <= {n}, got {d}")
+    _need(chosen.shape[0], d, "chosen")
+    _need(work.shape[0], n, "work")
+    _need(iwork.shape[0], 3 * n, "iwork")
     with nogil:
-        j = opf_decompose(&w[0], w.shape[0], d, u, 0, NULL, NULL, &chosen[0],
+        j = opf_decompose(&w[0], n, d, u, 0, NULL, NULL, &chosen[0],
                           &work[0], &iwork[0])
-    if j < 0:
-        _raise(j, "sample_corner")
+    _check(j, "sample_corner")
     return j
 
 
@@ -123,11 +187,14 @@ def sample_systematic(const double[::1] w, Py_ssize_t d, double u,
                       Py_ssize_t[::1] chosen, double[::1] work):
     """Systematic sample of d indices, inclusion probabilities d w_i/|w|."""
     cdef int r
+    cdef Py_ssize_t n = w.shape[0]
+    if not 1 <= d <= n:
+        raise ValueError(f"d must satisfy 1 <= d <= {n}, got {d}")
+    _need(chosen.shape[0], d, "chosen")
+    _need(work.shape[0], n, "work")
     with nogil:
-        r = opf_sample_systematic(&w[0], w.shape[0], d, u, &chosen[0],
-                                  &work[0])
-    if r < 0:
-        _raise(r, "sample_corner")
+        r = opf_sample_systematic(&w[0], n, d, u, &chosen[0], &work[0])
+    _check(r, "sample_corner")
 
 
 def sample_systematic_sum(const double[::1] w, Py_ssize_t d, double u,
@@ -135,25 +202,20 @@ def sample_systematic_sum(const double[::1] w, Py_ssize_t d, double u,
     """(sum of v over the systematic sample, sum of w * v); the list is
     not formed."""
     cdef int r
+    cdef Py_ssize_t n = w.shape[0]
     cdef double vsum = 0.0, wv = 0.0
+    if not 1 <= d <= n:
+        raise ValueError(f"d must satisfy 1 <= d <= {n}, got {d}")
+    _need(v.shape[0], n, "v")
+    _need(scratch.shape[0], d, "scratch")
     with nogil:
-        r = opf_sample_systematic_sum(&w[0], w.shape[0], d, u, &v[0], &vsum,
-                                      &wv, &scratch[0])
-    if r < 0:
-        _raise(r, "sample_corner")
+        r = opf_sample_systematic_sum(&w[0], n, d, u, &v[0], &vsum, &wv,
+                                      &scratch[0])
+    _check(r, "sample_corner")
     return vsum, wv
 
 
-# --- rank_one_update (begin) ---
-# The eigen-update Q diag(d) Q^T + rho x x^T of src/rank_one_update.c.
-# BLAS/LAPACK reach the C code as function pointers taken from scipy's
-# Cython exports, so this extension links no BLAS of its own.
-from scipy.linalg.cython_blas cimport dgemm as _r1_dgemm, dgemv as _r1_dgemv
-from scipy.linalg.cython_lapack cimport dlaed4 as _r1_dlaed4
-from scipy.linalg.cython_lapack cimport dsyevr as _r1_dsyevr
-
-import numpy as _r1_np
-from numpy.linalg import LinAlgError as _R1LinAlgError
+# --- eigen-updates -------------------------------------------------------------
 
 #: Deflation tolerance factor: tol = R1_DEFLATION_FACTOR * eps *
 #: max(max|evals|, |rho| |x|^2) (LAPACK dlaed2/dlaed8 use 8).
@@ -164,18 +226,25 @@ R1_DEFLATION_FACTOR = OPF_R1_DEFLATION_FACTOR
 #: returns a root outside its interval (info = 0) on roots 2 mod 4, to
 #: exercise the checks that catch both; a dsyevr that always fails (with
 #: R1_FORCE_EIG: the whole update fails, to test that nothing is written).
-R1_FORCE_BISECTION = OPF_R1_FORCE_BISECTION
-R1_FORCE_EIG = OPF_R1_FORCE_EIG
+R1_FORCE_BISECTION = OPF_FORCE_BISECTION
+R1_FORCE_EIG = OPF_FORCE_EIG
 cdef enum:
-    _R1_TEST_BAD_DLAED4 = 1 << 8
-    _R1_TEST_FAILING_DSYEVR = 1 << 9
-R1_TEST_BAD_DLAED4 = _R1_TEST_BAD_DLAED4
-R1_TEST_FAILING_DSYEVR = _R1_TEST_FAILING_DSYEVR
+    _TEST_BAD_DLAED4 = 1 << 8
+    _TEST_FAILING_DSYEVR = 1 << 9
+R1_TEST_BAD_DLAED4 = _TEST_BAD_DLAED4
+R1_TEST_FAILING_DSYEVR = _TEST_FAILING_DSYEVR
+
+# BLAS/LAPACK for every C routine, from scipy (no BLAS of our own).
+cdef opf_lapack _LAPACK
+_LAPACK.dgemm = dgemm
+_LAPACK.dgemv = dgemv
+_LAPACK.dlaed4 = dlaed4
+_LAPACK.dsyevr = dsyevr
 
 
-cdef void _r1_bad_dlaed4(int *n, int *i, double *d, double *z, double *delta,
-                         double *rho, double *dlam, int *info) noexcept nogil:
-    _r1_dlaed4(n, i, d, z, delta, rho, dlam, info)
+cdef void _bad_dlaed4(int *n, int *i, double *d, double *z, double *delta,
+                      double *rho, double *dlam, int *info) noexcept nogil:
+    dlaed4(n, i, d, z, delta, rho, dlam, info)
     if n[0] > 2 and i[0] % 2 == 0:  # 1-based: odd 0-based roots
         info[0] = 1
     elif n[0] > 2 and i[0] % 4 == 3 and i[0] < n[0]:
@@ -184,50 +253,33 @@ cdef void _r1_bad_dlaed4(int *n, int *i, double *d, double *z, double *delta,
             delta[k] = d[k] - dlam[0]
 
 
-cdef void _r1_failing_dsyevr(char *jobz, char *range_, char *uplo, int *n,
-                             double *a, int *lda, double *vl, double *vu,
-                             int *il, int *iu, double *abstol, int *m,
-                             double *w, double *z, int *ldz, int *isuppz,
-                             double *work, int *lwork, int *iwork,
-                             int *liwork, int *info) noexcept nogil:
+cdef void _failing_dsyevr(char *jobz, char *range_, char *uplo, int *n,
+                          double *a, int *lda, double *vl, double *vu,
+                          int *il, int *iu, double *abstol, int *m,
+                          double *w, double *z, int *ldz, int *isuppz,
+                          double *work, int *lwork, int *iwork,
+                          int *liwork, int *info) noexcept nogil:
     info[0] = 1
 
 
-cdef int _r1_test_fns(opf_r1_lapack *fns, int flags) noexcept nogil:
+cdef int _test_fns(opf_lapack *fns, int flags) except -1:
     """Swap in the testing stand-ins the flags ask for; return the C flags."""
-    if flags & _R1_TEST_BAD_DLAED4:
-        fns.dlaed4 = _r1_bad_dlaed4
-    if flags & _R1_TEST_FAILING_DSYEVR:
-        fns.dsyevr = _r1_failing_dsyevr
-    return flags & ~(_R1_TEST_BAD_DLAED4 | _R1_TEST_FAILING_DSYEVR)
-
-
-cdef int _r1_raise(int status) except -1:
-    if status == OPF_R1_EEVALS:
-        raise ValueError("evals must be finite and in ascending order")
-    if status == OPF_R1_ERHO:
-        raise ValueError("rho must be finite")
-    if status == OPF_R1_EX:
-        raise ValueError("x must be finite")
-    if status == OPF_R1_EEVECS:
-        raise ValueError("evecs must be finite (evecs.T @ x is not)")
-    if status == OPF_R1_EOVERFLOW:
-        raise ValueError("rho * |x|^2 overflows float64; scale rho or x")
-    if status == OPF_R1_EFAILED:
-        raise _R1LinAlgError("rank_one_update: the secular equation could "
-                             "not be solved (dlaed4, bisection and dsyevr "
-                             "all failed)")
-    raise ValueError(f"rank_one_update: invalid argument (status {status})")
+    if flags & ~(OPF_FORCE_BISECTION | OPF_FORCE_EIG | _TEST_BAD_DLAED4
+                 | _TEST_FAILING_DSYEVR):
+        raise ValueError(f"_flags: unknown bits in {flags}")
+    if flags & _TEST_BAD_DLAED4:
+        fns.dlaed4 = _bad_dlaed4
+    if flags & _TEST_FAILING_DSYEVR:
+        fns.dsyevr = _failing_dsyevr
+    return flags & ~(_TEST_BAD_DLAED4 | _TEST_FAILING_DSYEVR)
 
 
 cdef class RankOneUpdater:
     """In-place eigen-update ``Q diag(d) Q^T + rho x x^T`` of order n.
 
     Holds all workspace (``2 n^2 + O(n)`` doubles) so that :meth:`update`
-    allocates nothing; a learner makes one and calls it every trial.
-    Compiled loops call ``update_c(evals_ptr, evecs_ptr, ldq, rho, x_ptr,
-    flags)`` (``noexcept nogil``, returns the C status) directly.  Not safe
-    to share between threads: use one updater per thread.
+    allocates nothing; a learner makes one and calls it every trial.  Not
+    safe to share between threads: use one updater per thread.
 
     Layout: ``evecs`` is C-contiguous (n, n) and its *columns* are the
     eigenvectors, ``evals`` ascending.  The method is Gu & Eisenstat's
@@ -258,37 +310,18 @@ cdef class RankOneUpdater:
     cdef object _iwork_arr
     cdef double *_work
     cdef int *_iwork
-    cdef opf_r1_lapack _fns
     cdef opf_r1_info _last
 
     def __init__(self, Py_ssize_t n):
         if n < 1:
             raise ValueError(f"n must be >= 1, got {n}")
-        cdef double[::1] work = _r1_np.empty(opf_r1_work_len(n))
-        cdef int[::1] iwork = _r1_np.empty(opf_r1_iwork_len(n),
-                                           dtype=_r1_np.intc)
+        cdef double[::1] work = np.empty(opf_r1_work_len(n))
+        cdef int[::1] iwork = np.empty(opf_r1_iwork_len(n), dtype=np.intc)
         self.n = n
         self._work_arr = work.base
         self._iwork_arr = iwork.base
         self._work = &work[0]
         self._iwork = &iwork[0]
-        self._fns.dgemm = _r1_dgemm
-        self._fns.dgemv = _r1_dgemv
-        self._fns.dlaed4 = _r1_dlaed4
-        self._fns.dsyevr = _r1_dsyevr
-
-    cdef int update_c(self, double *evals, double *evecs, Py_ssize_t ldq,
-                      double rho, const double *x, int flags) noexcept nogil:
-        """Entry for compiled loops: no GIL, no allocation, status code."""
-        cdef int status = opf_rank_one_update(
-            self.n, evals, evecs, ldq, rho, x, self._work, self._iwork,
-            &self._fns, flags, &self._last)
-        if status == OPF_R1_OK:
-            self.n_updates += 1
-            self.n_dlaed4_failures += self._last.n_dlaed4_failures
-            self.n_bisection_roots += self._last.n_bisection
-            self.n_eig_fallbacks += self._last.n_eig
-        return status
 
     def update(self, double[::1] evals not None, double[:, ::1] evecs not None,
                double rho, const double[::1] x not None, *, int _flags=0):
@@ -299,7 +332,7 @@ cdef class RankOneUpdater:
         """
         cdef Py_ssize_t n = self.n
         cdef int status
-        cdef opf_r1_lapack fns_saved = self._fns
+        cdef opf_lapack fns = _LAPACK
         if evals.shape[0] != n:
             raise ValueError(f"evals must have shape ({n},), got "
                              f"({evals.shape[0]},)")
@@ -308,15 +341,16 @@ cdef class RankOneUpdater:
                              f"({evecs.shape[0]}, {evecs.shape[1]})")
         if x.shape[0] != n:
             raise ValueError(f"x must have shape ({n},), got ({x.shape[0]},)")
-        _flags = _r1_test_fns(&self._fns, _flags)
-        try:
-            with nogil:
-                status = self.update_c(&evals[0], &evecs[0, 0], n, rho, &x[0],
-                                       _flags)
-        finally:
-            self._fns = fns_saved
-        if status != OPF_R1_OK:
-            _r1_raise(status)
+        _flags = _test_fns(&fns, _flags)
+        with nogil:
+            status = opf_rank_one_update(n, &evals[0], &evecs[0, 0], n, rho,
+                                         &x[0], self._work, self._iwork, &fns,
+                                         _flags, &self._last)
+        _check(status, "rank_one_update")
+        self.n_updates += 1
+        self.n_dlaed4_failures += self._last.n_dlaed4_failures
+        self.n_bisection_roots += self._last.n_bisection
+        self.n_eig_fallbacks += self._last.n_eig
 
     @property
     def n_fallbacks(self):
@@ -334,24 +368,67 @@ cdef class RankOneUpdater:
                 "n_eig": self._last.n_eig}
 
     def __reduce__(self):
-        return (_r1_rebuild_updater,
+        return (_rebuild_updater,
                 (self.n, self.n_updates, self.n_dlaed4_failures,
                  self.n_bisection_roots, self.n_eig_fallbacks))
 
 
-def _r1_rebuild_updater(n, n_updates, n_dlaed4_failures, n_bisection_roots,
-                        n_eig_fallbacks):
+def _rebuild_updater(n, n_updates, n_dlaed4_failures, n_bisection_roots,
+                     n_eig_fallbacks):
     cdef RankOneUpdater u = RankOneUpdater(n)
     u.n_updates = n_updates
     u.n_dlaed4_failures = n_dlaed4_failures
     u.n_bisection_roots = n_bisection_roots
     u.n_eig_fallbacks = n_eig_fallbacks
     return u
-# --- rank_one_update (end) ---
 
 
-# --- learner engine (begin) ---
-import numpy as _np
+def bordered_update(double[::1] evals not None, double[:, ::1] evecs not None,
+                    Py_ssize_t m, const double[::1] y not None, double kappa,
+                    *, int _flags=0):
+    """Grow, in place, the eigensystem of order m to that of the bordered matrix.
+
+    ``evals[:m]`` (ascending) and the leading m x m block of ``evecs``
+    (columns are eigenvectors, leading dimension ``evecs.shape[1]``) describe
+    A; on return ``evals[:m+1]`` and the leading (m+1) x (m+1) block describe
+    ``[[A, y], [y^T, kappa]]``.  The method is one arrowhead eigenproblem
+    (``src/bordered_update.c``): ``z = Q^T y``, deflation, one secular
+    equation for the non-deflated block, one GEMM.  Returns a dict: the
+    order of that secular equation (``order``: non-deflated eigenvalues + 1,
+    0 if all deflated), the deflating reflectors and rotations, dlaed4
+    failures, bisection roots, dsyevr blocks and ``n_fallbacks`` (the last
+    two added).  ``_flags`` (testing only): the ``R1_FORCE_*`` and
+    ``R1_TEST_*`` switches.  On error the arrays are unchanged.
+    """
+    cdef Py_ssize_t ldq = evecs.shape[1]
+    cdef const double *yp = NULL
+    cdef opf_bu_info info
+    cdef opf_lapack fns = _LAPACK
+    cdef int st
+    if m < 0 or evals.shape[0] < m + 1 or evecs.shape[0] < m + 1 or ldq < m + 1:
+        raise ValueError(f"evals and evecs must have room for order {m + 1}, got "
+                         f"shapes ({evals.shape[0]},) and ({evecs.shape[0]}, {ldq})")
+    if y.shape[0] < m:
+        raise ValueError(f"y must have {m} entries, got {y.shape[0]}")
+    if m > 0:
+        yp = &y[0]
+    _flags = _test_fns(&fns, _flags)
+    work = np.empty(opf_bu_work_len(m + 1))
+    iwork = np.empty(opf_bu_iwork_len(m + 1), dtype=np.intc)
+    cdef double[::1] work_v = work
+    cdef int[::1] iwork_v = iwork
+    with nogil:
+        st = opf_bordered_update(m, &evals[0], &evecs[0, 0], ldq, yp, kappa,
+                                 &work_v[0], &iwork_v[0], &fns, _flags, &info)
+    _check(st, "bordered_update")
+    return {"order": info.order, "n_reflectors": info.n_reflectors,
+            "n_rotations": info.n_rotations,
+            "n_dlaed4_failures": info.n_dlaed4_failures,
+            "n_bisection": info.n_bisection, "n_eig": info.n_eig,
+            "n_fallbacks": info.n_fallbacks}
+
+
+# --- the learners' trial loops -------------------------------------------------
 
 KIND_MEG = OPF_KIND_MEG
 KIND_CUMULATIVE = OPF_KIND_CUMULATIVE
@@ -365,20 +442,22 @@ SHARE_FIXED = OPF_SHARE_FIXED
 SHARE_UNIFORM = OPF_SHARE_UNIFORM
 SHARE_PAST = OPF_SHARE_PAST
 
-# BLAS/LAPACK for the trial loop, from scipy (no BLAS of our own).
-cdef opf_r1_lapack _LAPACK
-_LAPACK.dgemm = _r1_dgemm
-_LAPACK.dgemv = _r1_dgemv
-_LAPACK.dlaed4 = _r1_dlaed4
-_LAPACK.dsyevr = _r1_dsyevr
+
+cdef int _check_losses(Py_ssize_t T, const double[::1] u,
+                       double[::1] exp_loss, double[::1] real_loss) except -1:
+    _need(u.shape[0], T, "u")
+    _need(exp_loss.shape[0], T, "exp_loss")
+    _need(real_loss.shape[0], T, "real_loss")
+    return 0
 
 
 cdef class Engine:
     """The compiled trial loop of one learner (see ``src/learner.c``).
 
     It points into the learner's state arrays (which the learner owns and
-    pickles) and owns its workspace, allocated once.  All arguments are
-    validated by the Python learners.
+    pickles) and owns its workspace, allocated once.  The learners validate
+    every value; the shapes are checked here too, so that no call from
+    Python can make the C code read or write outside an array.
     """
     cdef opf_learner s
     cdef object _keep  # the arrays s points into
@@ -387,19 +466,29 @@ cdef class Engine:
                  double alpha, int share, int sampler, bint centered,
                  double center_lr_inv, bint matrix_input,
                  double[::1] lam, double[::1] omega, double[:, ::1] q,
-                 double[::1] mean,
-                 double[::1] wsum, Py_ssize_t[::1] t):
+                 double[::1] mean, double[::1] wsum, Py_ssize_t[::1] t):
         cdef bint with_matrices = matrix_input or (
             kind == OPF_KIND_MEG and share == OPF_SHARE_PAST)
         cdef bint basis = kind == OPF_KIND_MEG or kind == OPF_KIND_CUMULATIVE
-        if not (lam.shape[0] == n and omega.shape[0] == n and mean.shape[0] == n and t.shape[0] == 1
-                and 1 <= d <= n and q.shape[0] >= 1 and q.shape[1] >= 1
+        cdef Py_ssize_t need_wsum = 1
+        if share == OPF_SHARE_PAST:
+            need_wsum = n * n if kind == OPF_KIND_MEG else n
+        if kind not in (OPF_KIND_MEG, OPF_KIND_CUMULATIVE, OPF_KIND_EXPERTS,
+                        OPF_KIND_SIMPLEX_VAR) or sampler not in (
+                OPF_SAMPLER_DECOMPOSITION, OPF_SAMPLER_SYSTEMATIC,
+                OPF_SAMPLER_LEADER) or share not in (
+                OPF_SHARE_NONE, OPF_SHARE_FIXED, OPF_SHARE_UNIFORM,
+                OPF_SHARE_PAST):
+            raise ValueError("Engine: unknown kind, sampler or share")
+        if not (n >= 1 and lam.shape[0] == n and omega.shape[0] == n
+                and mean.shape[0] == n and t.shape[0] == 1 and 1 <= d <= n
+                and q.shape[0] >= 1 and q.shape[1] >= 1
                 and (not basis or (q.shape[0] == n and q.shape[1] == n))
-                and wsum.shape[0] >= 1):
+                and wsum.shape[0] >= need_wsum):
             raise ValueError("Engine: inconsistent state shapes")
-        work = _np.zeros(opf_learner_work_len(n, kind, with_matrices))  # hint zeroed
-        iwork = _np.empty(opf_learner_iwork_len(n), dtype=_np.intp)
-        r1iwork = _np.empty(opf_r1_iwork_len(n) if basis else 1, dtype=_np.intc)
+        work = np.zeros(opf_learner_work_len(n, kind, with_matrices))  # hint zeroed
+        iwork = np.empty(opf_learner_iwork_len(n), dtype=np.intp)
+        r1iwork = np.empty(opf_r1_iwork_len(n) if basis else 1, dtype=np.intc)
         cdef double[::1] work_v = work
         cdef Py_ssize_t[::1] iwork_v = iwork
         cdef int[::1] r1iwork_v = r1iwork
@@ -428,81 +517,27 @@ cdef class Engine:
 
     def run(self, const double[:, ::1] X, const double[::1] u,
             double[::1] exp_loss, double[::1] real_loss):
-        """Run one trial per row of X; return (trials done, status)."""
+        """Run one trial per row of X (T x n vectors, or T x n*n matrices
+        flattened); return T.
+
+        If a trial fails, the trials before it are done (their losses
+        written), that trial changed nothing, and the exception from
+        :func:`status_error` carries ``trials_done``.
+        """
         cdef Py_ssize_t T = X.shape[0], done
         cdef int status = 0
+        cdef Py_ssize_t width = self.s.n * self.s.n if self.s.matrix_input else self.s.n
         if T == 0:
-            return 0, 0
+            return 0
+        if X.shape[1] != width:
+            raise ValueError(f"X must have {width} columns, got {X.shape[1]}")
+        _check_losses(T, u, exp_loss, real_loss)
         with nogil:
             done = opf_learner_trials(&self.s, &X[0, 0], T, &u[0],
                                       &exp_loss[0], &real_loss[0], &status)
-        return done, status
-# --- learner engine (end) ---
-
-
-# --- bordered update and kernel PCA engine (begin) ---
-# src/bordered_update.c grows an eigensystem by one row/column (one arrowhead
-# eigenproblem: deflation, one secular equation, one GEMM); src/kernel_pca.c
-# is the trial loop of online kernel PCA.
-BU_EY = OPF_BU_EY
-BU_EFAILED = OPF_BU_EFAILED
-BU_EFIRST = OPF_BU_EFIRST  # = BU_EFAILED (its old name)
-BU_EPARTIAL = OPF_BU_EPARTIAL  # no longer returned by the C update
-KPCA_ECAPACITY = OPF_KPCA_ECAPACITY
-
-
-def bordered_update(double[::1] evals not None, double[:, ::1] evecs not None,
-                    Py_ssize_t m, const double[::1] y not None, double kappa,
-                    *, int _flags=0):
-    """Grow, in place, the eigensystem of order m to that of the bordered matrix.
-
-    ``evals[:m]`` (ascending) and the leading m x m block of ``evecs``
-    (columns are eigenvectors, leading dimension ``evecs.shape[1]``) describe
-    A; on return ``evals[:m+1]`` and the leading (m+1) x (m+1) block describe
-    ``[[A, y], [y^T, kappa]]``.  The method is one arrowhead eigenproblem
-    (``src/bordered_update.c``): ``z = Q^T y``, deflation, one secular
-    equation for the non-deflated block, one GEMM.  Returns a dict: the
-    order of that secular equation (``order``: non-deflated eigenvalues + 1,
-    0 if all deflated), the deflating reflectors and rotations, dlaed4
-    failures, bisection roots, dsyevr blocks and ``n_fallbacks`` (the last
-    two added).  ``_flags`` (testing only): the ``R1_FORCE_*`` and
-    ``R1_TEST_*`` switches.  On error the arrays are unchanged.
-    """
-    cdef Py_ssize_t ldq = evecs.shape[1]
-    cdef const double *yp = NULL
-    cdef opf_bu_info info
-    cdef opf_r1_lapack fns = _LAPACK
-    cdef int st
-    if m < 0 or evals.shape[0] < m + 1 or evecs.shape[0] < m + 1 or ldq < m + 1:
-        raise ValueError(f"evals and evecs must have room for order {m + 1}, got "
-                         f"shapes ({evals.shape[0]},) and ({evecs.shape[0]}, {ldq})")
-    if y.shape[0] < m:
-        raise ValueError(f"y must have {m} entries, got {y.shape[0]}")
-    if m > 0:
-        yp = &y[0]
-    _flags = _r1_test_fns(&fns, _flags)
-    work = _np.empty(opf_bu_work_len(m + 1))
-    iwork = _np.empty(opf_bu_iwork_len(m + 1), dtype=_np.intc)
-    cdef double[::1] work_v = work
-    cdef int[::1] iwork_v = iwork
-    with nogil:
-        st = opf_bordered_update_flags(m, &evals[0], &evecs[0, 0], ldq, yp,
-                                       kappa, &work_v[0], &iwork_v[0], &fns,
-                                       _flags, &info)
-    if st == OPF_BU_EY:
-        raise ValueError("y and kappa must be finite (and |y| must not overflow)")
-    if st == OPF_BU_EFAILED:
-        raise _R1LinAlgError("bordered_update failed (evals not finite or not "
-                             "ascending, evecs not finite, or the secular "
-                             "equation and its fallbacks failed); the arrays "
-                             "are unchanged")
-    if st != OPF_BU_OK:
-        raise ValueError(f"bordered_update: invalid argument (status {st})")
-    return {"order": info.order, "n_reflectors": info.n_reflectors,
-            "n_rotations": info.n_rotations,
-            "n_dlaed4_failures": info.n_dlaed4_failures,
-            "n_bisection": info.n_bisection, "n_eig": info.n_eig,
-            "n_fallbacks": info.n_fallbacks}
+        if done < T:
+            raise status_error(status, "trial", trials_done=done)
+        return done
 
 
 def kpca_null_tol(const double[::1] evals not None):
@@ -518,7 +553,7 @@ cdef class KernelPCAEngine:
     Points into the learner's state arrays ``evals`` (capacity,), ``q``
     (capacity, capacity) and ``m`` (1,), which the learner owns and pickles,
     and owns a workspace for that capacity.  A larger capacity needs a new
-    engine.  Arguments are validated by the Python learner.
+    engine.
     """
     cdef opf_kpca s
     cdef opf_kpca_stats st
@@ -530,9 +565,11 @@ cdef class KernelPCAEngine:
         if not (cap >= 1 and q.shape[1] == cap and evals.shape[0] == cap
                 and m.shape[0] == 1 and 0 <= m[0] <= cap and r >= 1):
             raise ValueError("KernelPCAEngine: inconsistent state shapes")
-        work = _np.empty(opf_kpca_work_len(cap))
-        iwork = _np.empty(opf_kpca_iwork_len(cap), dtype=_np.intp)
-        buiwork = _np.empty(opf_bu_iwork_len(cap), dtype=_np.intc)
+        if sampler not in (OPF_SAMPLER_DECOMPOSITION, OPF_SAMPLER_SYSTEMATIC):
+            raise ValueError("KernelPCAEngine: unknown sampler")
+        work = np.empty(opf_kpca_work_len(cap))
+        iwork = np.empty(opf_kpca_iwork_len(cap), dtype=np.intp)
+        buiwork = np.empty(opf_bu_iwork_len(cap), dtype=np.intc)
         cdef double[::1] work_v = work
         cdef Py_ssize_t[::1] iwork_v = iwork
         cdef int[::1] buiwork_v = buiwork
@@ -555,18 +592,27 @@ cdef class KernelPCAEngine:
 
     def run(self, const double[:, ::1] G, const double[::1] u,
             double[::1] exp_loss, double[::1] real_loss):
-        """One trial per row of G; return (trials done, status)."""
+        """One trial per row of G; return T.
+
+        Row j holds the kernel values of instance j with the m0 + j stored
+        instances and itself (m0 = instances stored before the call).  If a
+        trial fails the exception carries ``trials_done`` (see
+        ``src/kernel_pca.h`` for what a failed bordered update leaves).
+        """
         cdef Py_ssize_t T = G.shape[0], done
         cdef int status = 0
         if T == 0:
-            return 0, 0
-        if u.shape[0] < T or exp_loss.shape[0] < T or real_loss.shape[0] < T:
-            raise ValueError("KernelPCAEngine.run: u and the loss arrays need T entries")
+            return 0
+        _check_losses(T, u, exp_loss, real_loss)
+        if self.s.m[0] + T > self.s.capacity or G.shape[1] < self.s.m[0] + T:
+            raise status_error(OPF_ECAPACITY, "kernel PCA trial", trials_done=0)
         with nogil:
             done = opf_kpca_trials(&self.s, &G[0, 0], G.shape[1], T, &u[0],
                                    &exp_loss[0], &real_loss[0], &status,
                                    &self.st)
-        return done, status
+        if done < T:
+            raise status_error(status, "kernel PCA trial", trials_done=done)
+        return done
 
     @property
     def stats(self):
@@ -574,4 +620,3 @@ cdef class KernelPCAEngine:
         (bisection roots + dsyevr blocks)."""
         return {"n_updates": self.st.n_updates, "secular_sum": self.st.secular_sum,
                 "n_fallbacks": self.st.n_fallbacks}
-# --- bordered update and kernel PCA engine (end) ---

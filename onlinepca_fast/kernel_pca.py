@@ -389,13 +389,18 @@ class OnlineKernelPCA(_Learner):
         losses = np.empty((2, T))
         start = 0
         while start < T:
-            done, status = engine.run(G[start:], u[start:], losses[0, start:],
-                                      losses[1, start:])
+            try:
+                engine.run(G[start:], u[start:], losses[0, start:], losses[1, start:])
+                done, status = T - start, None
+            except ValueError as exc:
+                if getattr(exc, "trials_done", None) is None:
+                    raise
+                done, status, error = exc.trials_done, exc.status, exc
             start += done
             self._t[0] = self._m[0]
             if start == T:
                 break
-            if status in (_kernels.BU_EFAILED, _kernels.BU_EPARTIAL):
+            if status == _kernels.STATUS_EFAILED:
                 # trial `start` has its losses; redo its eigen-update by eigh
                 self._rebuild(int(self._m[0]) + 1)
                 self.n_eigh_fallbacks_ += 1
@@ -407,8 +412,8 @@ class OnlineKernelPCA(_Learner):
             self._rng.bit_generator.state = saved
             self._rng.random(start)  # one uniform per trial done
             raise RuntimeError(f"trial {start} of the batch failed in the compiled "
-                               f"kernel (status {status}); the {start} rows before it "
-                               f"were processed")
+                               f"kernel ({error}); the {start} rows before it "
+                               f"were processed") from error
         self._record(losses)
         return self
 

@@ -414,28 +414,28 @@ class _Learner:
         # multiple of `every`, so that re-orthogonalisation happens after the
         # same trials however the stream is split into batches.
         to_next = every - int(self._t[0]) % every if every else T + 1
-        if to_next > T:  # the common case: no re-orthogonalisation in this batch
-            done, status = engine.run(X, u, losses[0], losses[1])
-        else:
-            done = status = 0
+        done = 0
+        try:
             while done < T:
                 stop = min(T, done + to_next)
-                ran, status = engine.run(X[done:stop], u[done:stop], losses[0, done:stop],
-                                         losses[1, done:stop])
-                done += ran
-                if done < stop:
-                    break
-                if int(self._t[0]) % every == 0:
+                engine.run(X[done:stop], u[done:stop], losses[0, done:stop],
+                           losses[1, done:stop])
+                done = stop
+                if every and int(self._t[0]) % every == 0:
                     self._reorthogonalize()
                 to_next = every
-        self._record(losses[:, :done])
-        if done < T:
+        except ValueError as exc:
+            if getattr(exc, "trials_done", None) is None:
+                raise
+            done += exc.trials_done
+            self._record(losses[:, :done])
             if self._randomized:  # consume exactly one uniform per trial done
                 self._rng.bit_generator.state = saved
                 self._rng.random(done)
             raise RuntimeError(f"trial {done} of the batch failed in the compiled "
-                               f"kernel (status {status}); the {done} rows before it "
-                               f"were processed")
+                               f"kernel ({exc}); the {done} rows before it "
+                               f"were processed") from exc
+        self._record(losses[:, :done])
         return self
 
     def _reorthogonalize(self):

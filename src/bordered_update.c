@@ -158,13 +158,13 @@ static void insert(ptrdiff_t m, double *d, double *q, ptrdiff_t ldq,
  */
 static int solve_arrowhead(int k, const double *a, const double *b,
                            double kap, double bn, opf_sec_ws *ws, double *s,
-                           double *scratch, const opf_r1_lapack *fns,
+                           double *scratch, const opf_lapack *fns,
                            int flags, opf_bu_info *info)
 {
     const int K = k + 1;
     double *g = ws->dlam, *v = ws->w;
 
-    if (!(flags & OPF_R1_FORCE_EIG)) {
+    if (!(flags & OPF_FORCE_EIG)) {
         /* N = diag(0, g) + (1/s) v v^T, see the header comment. */
         const double sigma = fmax(a[k - 1], kap) + 2.0 * bn;
         double acc = 0.0, vmax = 1.0;
@@ -213,11 +213,10 @@ static int solve_arrowhead(int k, const double *a, const double *b,
     return opf_sec_syevr(K, scratch, ws->lam, s, ws, fns);
 }
 
-int opf_bordered_update_flags(ptrdiff_t m, double *d, double *q,
-                              ptrdiff_t ldq, const double *y, double kappa,
-                              double *work, int *iwork,
-                              const opf_r1_lapack *fns, int flags,
-                              opf_bu_info *info)
+int opf_bordered_update(ptrdiff_t m, double *d, double *q, ptrdiff_t ldq,
+                        const double *y, double kappa, double *work,
+                        int *iwork, const opf_lapack *fns, int flags,
+                        opf_bu_info *info)
 {
     opf_bu_info local;
     opf_sec_ws ws;
@@ -229,46 +228,39 @@ int opf_bordered_update_flags(ptrdiff_t m, double *d, double *q,
     memset(info, 0, sizeof *info);
     if (m < 0 || m >= INT_MAX / 26 || ldq < m + 1 || ldq > INT_MAX ||
         d == NULL || q == NULL || work == NULL || iwork == NULL ||
-        fns == NULL || !fns->dgemm || !fns->dgemv || !fns->dlaed4 ||
-        !fns->dsyevr || (m > 0 && y == NULL) ||
-        (flags & ~(OPF_R1_FORCE_BISECTION | OPF_R1_FORCE_EIG)))
-        return OPF_BU_EINVAL;
+        !opf_lapack_ok(fns) || (m > 0 && y == NULL) ||
+        (flags & ~(OPF_FORCE_BISECTION | OPF_FORCE_EIG)))
+        return OPF_EINVAL;
     if (!isfinite(kappa))
-        return OPF_BU_EY;
+        return OPF_EY;
     for (i = 0; i < m; i++)
         if (!isfinite(y[i]))
-            return OPF_BU_EY;
+            return OPF_EY;
     if (!isfinite(norm2(y, m)))
-        return OPF_BU_EY;
+        return OPF_EY;
     for (i = 0; i < m; i++)
         if (!isfinite(d[i]) || (i > 0 && d[i] < d[i - 1]))
-            return OPF_BU_EFAILED;
+            return OPF_EFAILED;
     if (m == 0) {
         d[0] = kappa;
         q[0] = 1.0;
-        return OPF_BU_OK;
+        return OPF_OK;
     }
 
     const int mi = (int)m, ldqi = (int)ldq; /* Fortran takes int * */
     opf_sec_layout(m + 1, work, iwork, &ws);
 
-    /* 1. z = Q^T y.  Row-major Q is column-major Q^T: GEMV 'N'. */
-    {
-        char tr = 'N';
-        int one = 1, n = mi, ld = ldqi;
-        double alpha = 1.0, beta = 0.0;
-        fns->dgemv(&tr, &n, &n, &alpha, q, &ld, (double *)y, &one, &beta,
-                   ws.zq, &one);
-    }
+    /* 1. z = Q^T y */
+    opf_gemv_qt(fns, mi, mi, q, ldqi, y, ws.zq);
     double zmax = 0.0;
     for (int j = 0; j < mi; j++) {
         if (!isfinite(ws.zq[j]))
-            return OPF_BU_EFAILED;
+            return OPF_EFAILED;
         zmax = fmax(zmax, fabs(ws.zq[j]));
     }
     if (zmax == 0.0) {
         insert(m, d, q, ldq, kappa);
-        return OPF_BU_OK;
+        return OPF_OK;
     }
     double sum = 0.0;
     for (int j = 0; j < mi; j++) {
@@ -277,7 +269,7 @@ int opf_bordered_update_flags(ptrdiff_t m, double *d, double *q,
     }
     const double znrm = zmax * sqrt(sum); /* = |y| up to rounding */
     if (!isfinite(znrm))
-        return OPF_BU_EY;
+        return OPF_EY;
 
     /* 2. Deflation (secular.c), tolerance documented in the header. */
     const double dmax = fmax(fabs(d[0]), fabs(d[mi - 1]));
@@ -285,7 +277,7 @@ int opf_bordered_update_flags(ptrdiff_t m, double *d, double *q,
                        fmax(fmax(dmax, fabs(kappa)), znrm);
     if (zmax <= tol) {
         insert(m, d, q, ldq, kappa);
-        return OPF_BU_OK;
+        return OPF_OK;
     }
     for (int j = 0; j < mi; j++) {
         ws.dw[j] = d[j];
@@ -322,7 +314,7 @@ int opf_bordered_update_flags(ptrdiff_t m, double *d, double *q,
     double *S = ws.big;
     if (!solve_arrowhead(k, a, b, kappa / scale, bn0 / scale, &ws, S,
                          S + (size_t)K * K, fns, flags, info))
-        return OPF_BU_EFAILED;
+        return OPF_EFAILED;
     info->n_fallbacks = info->n_bisection + info->n_eig;
 
     /* 4. Merge (deflated first on ties) and write d; nothing can fail from
@@ -339,14 +331,5 @@ int opf_bordered_update_flags(ptrdiff_t m, double *d, double *q,
         last[ws.onew[c]] = S[(size_t)c * K];
     for (int j = 0; j < df.ndf; j++)
         last[ws.odf[j]] = 0.0;
-    return OPF_BU_OK;
-}
-
-int opf_bordered_update(ptrdiff_t m, double *d, double *q, ptrdiff_t ldq,
-                        const double *y, double kappa, double *work,
-                        int *iwork, const opf_r1_lapack *fns,
-                        opf_bu_info *info)
-{
-    return opf_bordered_update_flags(m, d, q, ldq, y, kappa, work, iwork,
-                                     fns, 0, info);
+    return OPF_OK;
 }

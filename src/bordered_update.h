@@ -24,20 +24,10 @@
  * their input values are never read).
  */
 
-/* Status codes (negative: failure). */
-#define OPF_BU_OK 0
-#define OPF_BU_EINVAL -1     /* size, leading dimension, pointer or flag */
-#define OPF_BU_EY -30        /* y or kappa not finite, or |y| overflows */
-/* The update failed -- d not finite or not ascending, Q^T y not finite
- * (q holds inf or NaN), or the secular equation and its fallbacks all
- * failed: d and q are unchanged.  (The name is from the time the update
- * was two rank-one updates and this meant "the first one failed".) */
-#define OPF_BU_EFAILED -31
-#define OPF_BU_EFIRST OPF_BU_EFAILED
-/* Never returned since the update is one step (nothing is written before
- * the last point of failure); kept so that callers handling it still
- * compile: it meant "d and q hold an intermediate eigensystem". */
-#define OPF_BU_EPARTIAL -32
+/* Status codes (common.h): OPF_EINVAL; OPF_EY (y or kappa not finite, or
+ * |y| overflows); OPF_EFAILED (d not finite or not ascending, Q^T y not
+ * finite -- q holds inf or NaN --, or the secular equation and its
+ * fallbacks all failed).  On failure d and q are unchanged. */
 
 /*
  * Deflation tolerance (as rank_one_update.h, with the arrowhead's own
@@ -70,20 +60,14 @@ size_t opf_bu_iwork_len(ptrdiff_t capacity); /* ints:    23 c + 10 */
  * Grow the eigensystem (d[0..m), q) of A to that of the bordered matrix.
  * y: m entries (ignored when m == 0); kappa: the new diagonal entry.
  * work/iwork: opf_bu_work_len / opf_bu_iwork_len of some capacity >= m + 1;
- * no other memory is allocated.  info may be NULL.
- * Returns OPF_BU_OK or a negative status (see above).
+ * no other memory is allocated.  flags: 0, or the testing switches
+ * OPF_FORCE_BISECTION (every root by bisection) / OPF_FORCE_EIG (the
+ * arrowhead block by dsyevr).  info may be NULL.
+ * Returns OPF_OK or a negative status (see above).
  */
 int opf_bordered_update(ptrdiff_t m, double *d, double *q, ptrdiff_t ldq,
                         const double *y, double kappa, double *work,
-                        int *iwork, const opf_r1_lapack *fns,
+                        int *iwork, const opf_lapack *fns, int flags,
                         opf_bu_info *info);
-
-/* The same with testing flags: OPF_R1_FORCE_BISECTION (every root by
- * bisection), OPF_R1_FORCE_EIG (the arrowhead block by dsyevr). */
-int opf_bordered_update_flags(ptrdiff_t m, double *d, double *q,
-                              ptrdiff_t ldq, const double *y, double kappa,
-                              double *work, int *iwork,
-                              const opf_r1_lapack *fns, int flags,
-                              opf_bu_info *info);
 
 #endif

@@ -3,11 +3,7 @@
 
 #include <stddef.h>
 
-/* Status codes shared by the kernels of src/ (negative: failure). */
-#define OPF_OK 0
-#define OPF_EINVAL -1      /* an argument outside the documented domain */
-#define OPF_ENOTCAPPED -2  /* decompose: input is not in the capped simplex */
-#define OPF_ENOSPACE -3    /* decompose: more corners than the output holds */
+#include "common.h"
 
 /*
  * Relative-entropy projection onto the capped simplex

@@ -3,6 +3,8 @@
 
 #include <stddef.h>
 
+#include "common.h"
+
 /*
  * Mixture decomposition (Warmuth & Kuzmin 2008, Algorithm 2) of a vector
  * w >= 0 with max(w) <= sum(w)/d into at most n d-corners:
@@ -19,7 +21,7 @@
  *    coef_j / sum(w) from one uniform number without storing the mixture.
  * Indices within a corner are in no particular order.
  *
- * work: n doubles; iwork: 3n indices.  Returns OPF_ENOTCAPPED (cap.h) when
+ * work: n doubles; iwork: 3n indices.  Returns OPF_ENOTCAPPED (common.h) when
  * the input has more than d entries at the cap, fewer than d positive
  * entries, or a zero sum, OPF_EINVAL on bad sizes.
  */

@@ -45,8 +45,6 @@
 #include <math.h>
 
 #include "cap.h"
-#include "decompose.h"
-#include "systematic.h"
 
 /* Workspace (doubles): z, p, mu, nu, omega, decompose (n each), cap 3n,
  * and the bordered update's own. */
@@ -111,13 +109,7 @@ static int losses(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m,
         *el = *rl = kappa;
         return OPF_OK;
     }
-    {   /* z = U^T y; row-major q (ldq = capacity) is U^T in column-major */
-        int mm = (int)m, ld = (int)s->capacity, inc = 1;
-        double one = 1.0, zero = 0.0;
-        char nt = 'N';
-        s->fns->dgemv(&nt, &mm, &mm, &one, s->q, &ld, (double *)y, &inc,
-                      &zero, w->z, &inc);
-    }
+    opf_gemv_qt(s->fns, (int)m, (int)m, s->q, (int)s->capacity, y, w->z);
     tol = opf_kpca_null_tol(m, lam);
     for (i = 0; i < m; i++)
         w->p[i] = fabs(lam[i]) > tol ? w->z[i] * w->z[i] / lam[i] : 0.0;
@@ -134,16 +126,10 @@ static int losses(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m,
         w->mu[i] = fabs(lam[i]) > tol ? -s->eta * lam[i] : 0.0;
     if (opf_cap(w->mu, m, D, 1, w->nu, w->omega, w->capw, &n_raised) < 0)
         return OPF_EINVAL;
-    if (s->sampler == OPF_SAMPLER_SYSTEMATIC) {
-        st = opf_sample_systematic(w->omega, m, D, u, w->corner, w->decw);
-        if (st != OPF_OK)
-            return st;
-    } else {
-        ptrdiff_t j = opf_decompose(w->omega, m, D, u, 0, NULL, NULL,
-                                    w->corner, w->decw, w->deciw);
-        if (j < 0)
-            return (int)j;
-    }
+    st = opf_draw_corner(s->sampler, w->omega, m, D, u, w->corner, w->decw,
+                         w->deciw);
+    if (st != OPF_OK)
+        return st;
 
     {   /* expected: kappa - sum (1 - D lambdabar_i) p_i */
         const double logd = log((double)D);
@@ -177,7 +163,7 @@ ptrdiff_t opf_kpca_trials(const opf_kpca *s, const double *G, ptrdiff_t ldg,
 
     *status = OPF_OK;
     if (*s->m + T > s->capacity || ldg < *s->m + T) {
-        *status = OPF_KPCA_ECAPACITY;
+        *status = OPF_ECAPACITY;
         return 0;
     }
     for (j = 0; j < T; j++) {
@@ -190,8 +176,8 @@ ptrdiff_t opf_kpca_trials(const opf_kpca *s, const double *G, ptrdiff_t ldg,
             return j;
         }
         st = opf_bordered_update(m, s->evals, s->q, s->capacity, row, row[m],
-                                 w.buw, s->buiwork, s->fns, &info);
-        if (st != OPF_BU_OK) {
+                                 w.buw, s->buiwork, s->fns, 0, &info);
+        if (st != OPF_OK) {
             *status = st;
             return j;
         }

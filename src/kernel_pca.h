@@ -4,7 +4,7 @@
 #include <stddef.h>
 
 #include "bordered_update.h"
-#include "learner.h"
+#include "common.h"
 
 /*
  * Trial loop of online kernel PCA (Kuzmin & Warmuth 2007, Algorithm 6); see
@@ -13,9 +13,6 @@
  * by the caller: the loop receives, for each instance of the batch, its
  * kernel values with all earlier instances and itself.
  */
-
-/* Status codes of opf_kpca_trials besides those of bordered_update.h. */
-#define OPF_KPCA_ECAPACITY -40 /* the batch does not fit the capacity */
 
 typedef struct {
     /* parameters */
@@ -31,7 +28,7 @@ typedef struct {
     double *work;
     ptrdiff_t *iwork;
     int *buiwork;
-    const opf_r1_lapack *fns;
+    const opf_lapack *fns;
 } opf_kpca;
 
 /* Running totals of the eigen-updates, for diagnostics and benchmarks. */
@@ -59,12 +56,12 @@ double opf_kpca_null_tol(ptrdiff_t m, const double *evals);
  *
  * Returns the number of trials completed.  If it is less than T, *status
  * says why, and trial `done` is either
- *  - a bordered-update failure (OPF_BU_EFAILED, alias OPF_BU_EFIRST): its
- *    losses are written but its instance is not counted in *s->m; the
- *    eigensystem is that before the trial, and the caller rebuilds it with
- *    the new instance (and then counts it); or
- *  - any other status (OPF_KPCA_ECAPACITY, a capping or sampling error):
- *    nothing of trial `done` was written or changed.
+ *  - a bordered-update failure (OPF_EFAILED): its losses are written but
+ *    its instance is not counted in *s->m; the eigensystem is that before
+ *    the trial, and the caller rebuilds it with the new instance (and then
+ *    counts it); or
+ *  - any other status (OPF_ECAPACITY, a capping or sampling error): nothing
+ *    of trial `done` was written or changed.
  */
 ptrdiff_t opf_kpca_trials(const opf_kpca *s, const double *G, ptrdiff_t ldg,
                           ptrdiff_t T, const double *u, double *exp_loss,

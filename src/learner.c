@@ -29,13 +29,14 @@
 #include <string.h>
 
 #include "cap.h"
-#include "decompose.h"
 #include "learner.h"
 #include "rank_one_update.h"
 #include "simd.h"
 #include "systematic.h"
 
-/* Workspace (doubles): the capping hint (OPF_HINT_LEN, must start zeroed),
+/* Workspace (doubles): the capping hint (three doubles, must start zeroed,
+ * and one of padding so that the arrays after it keep 32-byte alignment:
+ * vectorised reductions peel by alignment, which changes their rounding),
  * omega, z, y, lam2, lamsave, omegasave (n each), cap 3n, decompose n, and
  * for the eigen-learners dsyevr 26n and the rank-one update's own, and five
  * n x n matrices only when the eigenbasis is recomputed (matrix instances
@@ -298,26 +299,6 @@ static void mix_uniform_log(double *lam, ptrdiff_t n, double alpha)
         lam[i] = logaddexp(la, l1a + lam[i]);
 }
 
-/* Draw the corner of trial t from omega (n, sum 1) into w->corner (d). */
-static int draw(const opf_learner *s, const workspace *w, const double *omega,
-                double u)
-{
-    const ptrdiff_t n = s->n, d = s->d;
-    ptrdiff_t i, r;
-    switch (s->sampler) {
-    case OPF_SAMPLER_SYSTEMATIC:
-        return opf_sample_systematic(omega, n, d, u, w->corner, w->decw);
-    case OPF_SAMPLER_LEADER:
-        for (i = 0; i < d; i++)
-            w->corner[i] = n - d + i;
-        return OPF_OK;
-    default:
-        r = opf_decompose(omega, n, d, u, 0, NULL, NULL, w->corner,
-                          w->decw, w->deciw);
-        return r < 0 ? (int)r : OPF_OK;
-    }
-}
-
 /* Expected loss d * sum omega_i v_i and realized loss sum_{corner} v_i,
  * where v_i is the loss of direction (or expert) i. */
 static void losses(const opf_learner *s, const workspace *w,
@@ -337,26 +318,21 @@ static void losses(const opf_learner *s, const workspace *w,
     *rl = r;
 }
 
-/* m1 <- Q diag(v) Q^T (symmetric; column-major = row-major). */
+/* out <- Q diag(v) Q^T (n x n, symmetric) via m3 = Q diag(v). */
 static void form(const opf_learner *s, const workspace *w, const double *v,
                  double *out)
 {
-    int n = (int)s->n;
-    double one = 1.0, zero = 0.0;
+    const int n = (int)s->n;
     ptrdiff_t i, j;
-    char tr = 'T', nt = 'N';
-    /* m3 = Q diag(v) in row-major; as column-major it is (Q diag v)^T. */
     for (i = 0; i < s->n; i++)
         for (j = 0; j < s->n; j++)
             w->m3[i * s->n + j] = s->q[i * s->n + j] * v[j];
-    /* out = (Q diag v) Q^T = (m3^T)^T (q^T) in column-major terms */
-    s->fns->dgemm(&tr, &nt, &n, &n, &n, &one, w->m3, &n, s->q, &n, &zero,
-                  out, &n);
+    opf_gemm_abt(s->fns, n, n, n, s->q, n, w->m3, n, out, n);
 }
 
 /* Eigensystem of the symmetric matrix in m1 (destroyed): eigenvalues to
  * lam2, eigenvectors to m2 in our row-major layout.  Returns 0 or
- * OPF_EFAIL_EIG. */
+ * OPF_EEIG. */
 static int eig(const opf_learner *s, const workspace *w)
 {
     int n = (int)s->n, il = 0, iu = 0, m = 0, lwork = 26 * n,
@@ -370,22 +346,11 @@ static int eig(const opf_learner *s, const workspace *w)
                    &abstol, &m, w->lam2, w->m3, &n, isuppz, w->evw, &lwork,
                    iw, &liwork, &info);
     if (info != 0 || m != n)
-        return OPF_EFAIL_EIG;
+        return OPF_EEIG;
     for (i = 0; i < s->n; i++)
         for (j = 0; j < s->n; j++)
             w->m2[i * s->n + j] = w->m3[j * s->n + i];
     return OPF_OK;
-}
-
-/* z = Q^T x */
-static void project(const opf_learner *s, const double *x, double *z)
-{
-    int n = (int)s->n, inc = 1;
-    double one = 1.0, zero = 0.0;
-    char nt = 'N';
-    /* row-major q is Q^T in column-major terms */
-    s->fns->dgemv(&nt, &n, &n, &one, s->q, &n, (double *)x, &inc, &zero, z,
-                  &inc);
 }
 
 /* The mixing and capping that follow the loss update of MEG and EXPERTS:
@@ -451,194 +416,264 @@ static int finish_meg(const opf_learner *s, const workspace *w, ptrdiff_t t,
     return OPF_OK;
 }
 
-OPF_MULTIVERSION
-static int trial(const opf_learner *s, const workspace *w, const double *x,
-                 double u, double *el, double *rl)
+/* The realized loss of the corner drawn from omega with u, and the expected
+ * loss d * sum omega_i v_i, when the corner is drawn systematically: both
+ * come from the draw's one pass (have_e set). */
+static int draw_experts(const opf_learner *s, const workspace *w,
+                        const double *x, double u, double *r, double *e,
+                        int *have_e)
 {
-    const ptrdiff_t n = s->n, t = *s->t + 1; /* 1-based number of this trial */
+    ptrdiff_t i;
+    int st;
+    *r = *e = 0.0;
+    *have_e = s->sampler == OPF_SAMPLER_SYSTEMATIC;
+    if (*have_e)
+        return opf_sample_systematic_sum(s->omega, s->n, s->d, u, x, r, e,
+                                         w->corner);
+    if ((st = opf_draw_corner(s->sampler, s->omega, s->n, s->d, u, w->corner,
+                              w->decw, w->deciw)) != OPF_OK)
+        return st;
+    for (i = 0; i < s->d; i++)
+        *r += x[w->corner[i]];
+    return OPF_OK;
+}
+
+/* Experts (WK Alg. 1 and 3, YL Alg. 1): x is the loss vector.  The loss
+ * update lam - eta x is done within the capping's first pass (with the exps
+ * and the bracket's statistics), unless the weights are mixed before
+ * capping (fixed share) or eta is so large that capping must first shift
+ * the level (see cap_log_at_any_level).  Then lam <= -log d (the capped
+ * weights are at most 1/d, and so are mixtures of them) and x >= 0 (loss
+ * vectors are in [0, 1]) bound lam - eta x by -log d. */
+OPF_MULTIVERSION
+static int trial_experts(const opf_learner *s, const workspace *w,
+                         const double *x, double u, double *el, double *rl)
+{
+    const ptrdiff_t n = s->n, t = *s->t + 1;
+    const int fused = !(s->share == OPF_SHARE_FIXED && s->alpha > 0.0)
+                      && s->eta + 2.0 * log((double)n) <= OPF_CAP_SHIFT_AT;
+    double e = 0.0, r = 0.0, top = -INFINITY, low = INFINITY;
+    const double eta = s->eta;
+    double *lam = s->lam;
+    const double *omega = s->omega;
+    ptrdiff_t i;
+    int have_e, st;
+    if ((st = draw_experts(s, w, x, u, &r, &e, &have_e)) != OPF_OK)
+        return st;
+    if (s->share == OPF_SHARE_PAST)
+        for (i = 0; i < n; i++)
+            s->wsum[i] += omega[i];
+    if (fused) {
+        if (!have_e) {
+            OPF_SIMD_WITH(reduction(+:e))
+            for (i = 0; i < n; i++)
+                e += omega[i] * x[i];
+        }
+        *el = e * (double)s->d;
+        *rl = r;
+        st = finish_meg(s, w, t, -log((double)s->d), x, &low);
+    } else {
+        /* one pass: expected loss, the loss update and the new maximum
+         * (which capping then need not look for) */
+        double e2 = 0.0;
+        OPF_SIMD_WITH(reduction(+:e2) reduction(max:top) reduction(min:low))
+        for (i = 0; i < n; i++) {
+            const double xi = x[i], l = lam[i] - eta * xi;
+            e2 += omega[i] * xi;
+            lam[i] = l;
+            top = l > top ? l : top;
+            low = l < low ? l : low;
+        }
+        *el = (have_e ? e : e2) * (double)s->d;
+        *rl = r;
+        st = finish_meg(s, w, t, top, NULL, NULL);
+    }
+    if (st != OPF_OK)
+        return st;
+    /* keep_finite has nothing to do if capping left the smallest
+     * log-weight (low + shift, or the cap) above its floor */
+    if (!(s->alpha <= 0.0 && w->hint[0] != 0.0
+          && low + w->hint[1] >= -OPF_LOG_SPAN))
+        keep_finite(lam, n, 0, 0);
+    return OPF_OK;
+}
+
+/* Variance minimisation on the simplex (YL Alg. 6): deterministic, loss
+ * y^T C y, exponentiated gradient (29a) and fixed share (29b). */
+OPF_MULTIVERSION
+static int trial_simplex(const opf_learner *s, const workspace *w,
+                         const double *x, double u, double *el, double *rl)
+{
+    const ptrdiff_t n = s->n;
+    const double *y = s->omega;
+    double loss = 0.0;
+    ptrdiff_t i;
+    (void)u;
+    if (s->matrix_input) {
+        int nn = (int)n, inc = 1;
+        double one = 1.0, zero = 0.0;
+        char nt = 'N';
+        s->fns->dgemv(&nt, &nn, &nn, &one, (double *)x, &nn, (double *)y,
+                      &inc, &zero, w->y, &inc);
+    } else {
+        double xy = 0.0;
+        for (i = 0; i < n; i++)
+            xy += x[i] * y[i];
+        for (i = 0; i < n; i++)
+            w->y[i] = x[i] * xy;
+    }
+    for (i = 0; i < n; i++)
+        loss += y[i] * w->y[i];
+    *el = *rl = loss;
+    for (i = 0; i < n; i++)
+        s->lam[i] -= s->eta * w->y[i]; /* (29a) */
+    normalize_log(s->lam, n);
+    if (s->share == OPF_SHARE_FIXED && s->alpha > 0.0)
+        mix_uniform_log(s->lam, n, s->alpha); /* (29b) */
+    for (i = 0; i < n; i++)
+        s->omega[i] = exp(s->lam[i]);
+    keep_finite(s->lam, n, 0, 0);
+    return OPF_OK;
+}
+
+/* MEG with a matrix instance C (VarianceMinimizer): the losses v_i =
+ * q_i^T C q_i, then the eigensystem of Q diag(lam) Q^T - eta C by dsyevr. */
+static int meg_matrix_update(const opf_learner *s, const workspace *w,
+                             const double *x, double *el, double *rl)
+{
+    const ptrdiff_t n = s->n;
+    int nn = (int)n, st;
+    double one = 1.0, zero = 0.0;
+    char nt = 'N';
+    ptrdiff_t i;
+    s->fns->dgemm(&nt, &nt, &nn, &nn, &nn, &one, s->q, &nn, (double *)x, &nn,
+                  &zero, w->m2, &nn);
+    for (i = 0; i < n; i++)
+        w->z[i] = 0.0;
+    for (i = 0; i < n * n; i++)
+        w->z[i % n] += s->q[i] * w->m2[i];
+    losses(s, w, s->omega, w->z, 1, el, rl);
+    form(s, w, s->lam, w->m1);
+    for (i = 0; i < n * n; i++)
+        w->m1[i] -= s->eta * x[i];
+    if ((st = eig(s, w)) != OPF_OK)
+        return st;
+    memcpy(s->lam, w->lam2, (size_t)n * sizeof(double));
+    memcpy(s->q, w->m2, (size_t)(n * n) * sizeof(double));
+    return OPF_OK;
+}
+
+/* Matrix exponentiated gradient on the eigensystem of log W (WK Alg. 5, YL
+ * Alg. 4 and 5): one rank-one update log W - eta x x^T per vector instance,
+ * then mixing and capping (finish_meg). */
+OPF_MULTIVERSION
+static int trial_meg(const opf_learner *s, const workspace *w,
+                     const double *x, double u, double *el, double *rl)
+{
+    const ptrdiff_t n = s->n, t = *s->t + 1;
     ptrdiff_t i;
     int st;
     opf_r1_info info;
-
-    switch (s->kind) {
-
-    case OPF_KIND_EXPERTS: {
-        /* The loss update lam - eta x is done within the capping's first
-         * pass (with the exps and the bracket's statistics), unless the
-         * weights are mixed before capping (fixed share) or eta is so
-         * large that capping must first shift the level (see
-         * cap_log_at_any_level).  Then lam <= -log d (the capped weights
-         * are at most 1/d, and so are mixtures of them) and x >= 0 (loss
-         * vectors are in [0, 1]) bound lam - eta x by -log d. */
-        const int fused = !(s->share == OPF_SHARE_FIXED && s->alpha > 0.0)
-                          && s->eta + 2.0 * log((double)n) <= OPF_CAP_SHIFT_AT;
-        double e = 0.0, r = 0.0, top = -INFINITY, low = INFINITY;
-        const double eta = s->eta;
-        double *lam = s->lam;
-        const double *omega = s->omega;
-        int have_e = 0;
-        if (s->sampler == OPF_SAMPLER_SYSTEMATIC) {
-            /* the realized and the expected loss from the draw's one pass */
-            if ((st = opf_sample_systematic_sum(omega, n, s->d, u, x, &r, &e,
-                                                w->corner)) != OPF_OK)
-                return st;
-            have_e = 1;
-        } else {
-            if ((st = draw(s, w, omega, u)) != OPF_OK)
-                return st;
-            for (i = 0; i < s->d; i++)
-                r += x[w->corner[i]];
-        }
-        if (s->share == OPF_SHARE_PAST)
-            for (i = 0; i < n; i++)
-                s->wsum[i] += omega[i];
-        if (fused) {
-            if (!have_e) {
-                OPF_SIMD_WITH(reduction(+:e))
-                for (i = 0; i < n; i++)
-                    e += omega[i] * x[i];
-            }
-            *el = e * (double)s->d;
-            *rl = r;
-            st = finish_meg(s, w, t, -log((double)s->d), x, &low);
-        } else {
-            /* one pass: expected loss, the loss update and the new maximum
-             * (which capping then need not look for) */
-            double e2 = 0.0;
-            OPF_SIMD_WITH(reduction(+:e2) reduction(max:top) reduction(min:low))
-            for (i = 0; i < n; i++) {
-                const double xi = x[i], l = lam[i] - eta * xi;
-                e2 += omega[i] * xi;
-                lam[i] = l;
-                top = l > top ? l : top;
-                low = l < low ? l : low;
-            }
-            *el = (have_e ? e : e2) * (double)s->d;
-            *rl = r;
-            st = finish_meg(s, w, t, top, NULL, NULL);
-        }
-        /* keep_finite has nothing to do if capping left the smallest
-         * log-weight (low + shift, or the cap) above its floor: say so */
-        w->hint[3] = st == OPF_OK && s->alpha <= 0.0 && w->hint[0] != 0.0
-                     && low + w->hint[1] >= -OPF_LOG_SPAN;
+    if ((st = opf_draw_corner(s->sampler, s->omega, n, s->d, u, w->corner,
+                              w->decw, w->deciw)) != OPF_OK)
         return st;
+    if (s->share == OPF_SHARE_PAST && s->alpha > 0.0) {
+        /* keep W^{t-1} and the state aside until the trial succeeds */
+        form(s, w, s->omega, w->wprev);
+        memcpy(w->lamsave, s->lam, (size_t)n * sizeof(double));
+        memcpy(w->omegasave, s->omega, (size_t)n * sizeof(double));
+        memcpy(w->qsave, s->q, (size_t)(n * n) * sizeof(double));
     }
-
-    case OPF_KIND_SIMPLEX_VAR: {
-        double loss = 0.0;
-        const double *y = s->omega;
-        if (s->matrix_input) {
-            int nn = (int)n, inc = 1;
-            double one = 1.0, zero = 0.0;
-            char nt = 'N';
-            s->fns->dgemv(&nt, &nn, &nn, &one, (double *)x, &nn,
-                          (double *)y, &inc, &zero, w->y, &inc);
-        } else {
-            double xy = 0.0;
-            for (i = 0; i < n; i++)
-                xy += x[i] * y[i];
-            for (i = 0; i < n; i++)
-                w->y[i] = x[i] * xy;
-        }
-        for (i = 0; i < n; i++)
-            loss += y[i] * w->y[i];
-        *el = *rl = loss;
-        for (i = 0; i < n; i++)
-            s->lam[i] -= s->eta * w->y[i]; /* (29a) */
-        normalize_log(s->lam, n);
-        if (s->share == OPF_SHARE_FIXED && s->alpha > 0.0)
-            mix_uniform_log(s->lam, n, s->alpha); /* (29b) */
-        for (i = 0; i < n; i++)
-            s->omega[i] = exp(s->lam[i]);
-        return OPF_OK;
-    }
-
-    case OPF_KIND_MEG:
-        if ((st = draw(s, w, s->omega, u)) != OPF_OK)
+    if (s->matrix_input) {
+        if ((st = meg_matrix_update(s, w, x, el, rl)) != OPF_OK)
             return st;
-        if (s->share == OPF_SHARE_PAST && s->alpha > 0.0) {
-            /* keep W^{t-1} and the state aside until the trial succeeds */
-            form(s, w, s->omega, w->wprev);
-            memcpy(w->lamsave, s->lam, (size_t)n * sizeof(double));
-            memcpy(w->omegasave, s->omega, (size_t)n * sizeof(double));
-            memcpy(w->qsave, s->q, (size_t)(n * n) * sizeof(double));
-        }
-        if (s->matrix_input) {
-            /* v_i = q_i^T C q_i; update by an eigendecomposition of
-             * Q diag(lam) Q^T - eta C */
-            int nn = (int)n;
-            double one = 1.0, zero = 0.0;
-            char nt = 'N';
-            s->fns->dgemm(&nt, &nt, &nn, &nn, &nn, &one, s->q, &nn,
-                          (double *)x, &nn, &zero, w->m2, &nn);
-            for (i = 0; i < n; i++)
-                w->z[i] = 0.0;
-            for (i = 0; i < n * n; i++)
-                w->z[i % n] += s->q[i] * w->m2[i];
-            losses(s, w, s->omega, w->z, 1, el, rl);
-            form(s, w, s->lam, w->m1);
-            for (i = 0; i < n * n; i++)
-                w->m1[i] -= s->eta * x[i];
-            if ((st = eig(s, w)) != OPF_OK)
-                return st;
-            memcpy(s->lam, w->lam2, (size_t)n * sizeof(double));
-            memcpy(s->q, w->m2, (size_t)(n * n) * sizeof(double));
-        } else {
-            project(s, x, w->z);
-            for (i = 0; i < n; i++)
-                w->y[i] = w->z[i] * w->z[i];
-            losses(s, w, s->omega, w->y, 1, el, rl);
-            st = opf_rank_one_update(n, s->lam, s->q, n, -s->eta, x, w->r1w,
-                                     s->r1iwork, s->fns, 0, &info);
-            if (st != OPF_OK)
-                return st;
-        }
-        return finish_meg(s, w, t, NAN, NULL, NULL);
-
-    case OPF_KIND_CUMULATIVE: {
-        double f = 1.0;
+    } else {
+        opf_gemv_qt(s->fns, (int)n, (int)n, s->q, (int)n, x, w->z);
         for (i = 0; i < n; i++)
-            w->y[i] = x[i] - s->mean[i];
-        project(s, w->y, w->z);
-        for (i = 0; i < n; i++)
-            w->lam2[i] = w->z[i] * w->z[i];
-        /* W = cap(exp(A)): capped log-weights to lamsave, weights to omega */
-        if (s->sampler != OPF_SAMPLER_LEADER)
-            if (cap_log_at_any_level(s, w, s->lam, 1, w->lamsave, w->omega,
-                                     w->z, NAN, NULL, NULL) != OPF_OK) /* z is spent */
-                return OPF_EINVAL;
-        if ((st = draw(s, w, w->omega, u)) != OPF_OK)
+            w->y[i] = w->z[i] * w->z[i];
+        losses(s, w, s->omega, w->y, 1, el, rl);
+        st = opf_rank_one_update(n, s->lam, s->q, n, -s->eta, x, w->r1w,
+                                 s->r1iwork, s->fns, 0, &info);
+        if (st != OPF_OK)
             return st;
-        losses(s, w, w->omega, w->lam2, s->sampler != OPF_SAMPLER_LEADER, el, rl);
-        if (s->centered)
-            f = (s->center_lr_inv + (double)(t - 1))
-                / (s->center_lr_inv + (double)t); /* eq. (16) */
-        if (f > 0.0) {
-            st = opf_rank_one_update(n, s->lam, s->q, n, -s->eta * f, w->y,
-                                     w->r1w, s->r1iwork, s->fns, 0, &info);
-            if (st != OPF_OK)
-                return st;
-        }
-        if (s->centered) {
-            const double g = 1.0 / (s->center_lr_inv + (double)t); /* eq. (15) */
-            for (i = 0; i < n; i++)
-                s->mean[i] -= g * (s->mean[i] - x[i]);
-        }
-        return OPF_OK;
     }
-    }
-    return OPF_EINVAL;
+    if ((st = finish_meg(s, w, t, NAN, NULL, NULL)) != OPF_OK)
+        return st;
+    keep_finite(s->lam, n, 1, 0);
+    return OPF_OK;
 }
 
+/* WK Alg. 6 and Follow the Leader: the eigensystem of A = log W0 - eta C^t,
+ * W = cap(exp(A)); center by (15), C by (16). */
 OPF_MULTIVERSION
+static int trial_cumulative(const opf_learner *s, const workspace *w,
+                            const double *x, double u, double *el, double *rl)
+{
+    const ptrdiff_t n = s->n, t = *s->t + 1;
+    double f = 1.0;
+    ptrdiff_t i;
+    int st;
+    opf_r1_info info;
+    for (i = 0; i < n; i++)
+        w->y[i] = x[i] - s->mean[i];
+    opf_gemv_qt(s->fns, (int)n, (int)n, s->q, (int)n, w->y, w->z);
+    for (i = 0; i < n; i++)
+        w->lam2[i] = w->z[i] * w->z[i];
+    /* W = cap(exp(A)): capped log-weights to lamsave, weights to omega */
+    if (s->sampler != OPF_SAMPLER_LEADER)
+        if (cap_log_at_any_level(s, w, s->lam, 1, w->lamsave, w->omega, w->z,
+                                 NAN, NULL, NULL) != OPF_OK) /* z is spent */
+            return OPF_EINVAL;
+    if ((st = opf_draw_corner(s->sampler, w->omega, n, s->d, u, w->corner,
+                              w->decw, w->deciw)) != OPF_OK)
+        return st;
+    losses(s, w, w->omega, w->lam2, s->sampler != OPF_SAMPLER_LEADER, el, rl);
+    if (s->centered)
+        f = (s->center_lr_inv + (double)(t - 1))
+            / (s->center_lr_inv + (double)t); /* eq. (16) */
+    if (f > 0.0) {
+        st = opf_rank_one_update(n, s->lam, s->q, n, -s->eta * f, w->y,
+                                 w->r1w, s->r1iwork, s->fns, 0, &info);
+        if (st != OPF_OK)
+            return st;
+    }
+    if (s->centered) {
+        const double g = 1.0 / (s->center_lr_inv + (double)t); /* eq. (15) */
+        for (i = 0; i < n; i++)
+            s->mean[i] -= g * (s->mean[i] - x[i]);
+    }
+    keep_finite(s->lam, n, 1, 1);
+    return OPF_OK;
+}
+
+typedef int (*trial_fn)(const opf_learner *, const workspace *,
+                        const double *, double, double *, double *);
+
 ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
                              ptrdiff_t T, const double *u, double *exp_loss,
                              double *real_loss, int *status)
 {
     workspace w = split(s);
     const ptrdiff_t stride = s->matrix_input ? s->n * s->n : s->n;
-    const int basis = s->kind == OPF_KIND_MEG || s->kind == OPF_KIND_CUMULATIVE;
+    trial_fn trial;
     ptrdiff_t i;
+    switch (s->kind) {
+    case OPF_KIND_EXPERTS:
+        trial = trial_experts;
+        break;
+    case OPF_KIND_SIMPLEX_VAR:
+        trial = trial_simplex;
+        break;
+    case OPF_KIND_MEG:
+        trial = trial_meg;
+        break;
+    case OPF_KIND_CUMULATIVE:
+        trial = trial_cumulative;
+        break;
+    default:
+        *status = OPF_EINVAL;
+        return 0;
+    }
     *status = OPF_OK;
     for (i = 0; i < T; i++) {
         int st = trial(s, &w, X + i * stride, u[i], exp_loss + i,
@@ -647,8 +682,6 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
             *status = st;
             return i;
         }
-        if (!(s->kind == OPF_KIND_EXPERTS && w.hint[3] != 0.0))
-            keep_finite(s->lam, s->n, basis, s->kind == OPF_KIND_CUMULATIVE);
         (*s->t)++;
     }
     return i;

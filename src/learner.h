@@ -3,7 +3,7 @@
 
 #include <stddef.h>
 
-#include "rank_one_update.h"
+#include "common.h"
 
 /*
  * One trial loop for the whole family of learners (see learner.c).  The
@@ -28,11 +28,7 @@ enum {
     OPF_KIND_SIMPLEX_VAR = 3
 };
 
-enum {
-    OPF_SAMPLER_DECOMPOSITION = 0, /* WK Alg. 2, corner drawn by its coefficient */
-    OPF_SAMPLER_SYSTEMATIC = 1,    /* Madow, inclusion probabilities d w_i */
-    OPF_SAMPLER_LEADER = 2         /* deterministic: positions k..n-1 */
-};
+/* Samplers: OPF_SAMPLER_* (common.h). */
 
 enum {
     OPF_SHARE_NONE = 0,
@@ -40,8 +36,6 @@ enum {
     OPF_SHARE_UNIFORM = 2, /* WK Sec. 8: (1-a) W + a I/n after capping */
     OPF_SHARE_PAST = 3     /* WK eq. (20): (1-a) W + a mean(W^0..W^{t-1}) */
 };
-
-#define OPF_EFAIL_EIG -20 /* dsyevr failed */
 
 typedef struct {
     /* parameters */
@@ -66,7 +60,7 @@ typedef struct {
     double *work;
     ptrdiff_t *iwork;
     int *r1iwork;            /* opf_r1_iwork_len(n) ints */
-    const opf_r1_lapack *fns;
+    const opf_lapack *fns;
 } opf_learner;
 
 size_t opf_learner_work_len(ptrdiff_t n, int kind, int with_matrices);

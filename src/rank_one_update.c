@@ -57,14 +57,14 @@ size_t opf_r1_iwork_len(ptrdiff_t n) { return opf_sec_iwork_len(n); }
  */
 static int solve_block(int m, const double *dlam, const double *w, double rho,
                        opf_sec_ws *ws, double *s, double *scratch,
-                       const opf_r1_lapack *fns, int flags, opf_r1_info *info)
+                       const opf_lapack *fns, int flags, opf_r1_info *info)
 {
     if (m == 1) {
         ws->lam[0] = dlam[0] + rho * w[0] * w[0];
         s[0] = 1.0;
         return 1;
     }
-    if (!(flags & OPF_R1_FORCE_EIG) &&
+    if (!(flags & OPF_FORCE_EIG) &&
         opf_sec_solve(m, dlam, w, rho, ws, s, fns, flags,
                       &info->n_dlaed4_failures, &info->n_bisection))
         return 1;
@@ -84,7 +84,7 @@ static int solve_block(int m, const double *dlam, const double *w, double rho,
 
 int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
                         double rho, const double *x, double *work, int *iwork,
-                        const opf_r1_lapack *fns, int flags, opf_r1_info *info)
+                        const opf_lapack *fns, int flags, opf_r1_info *info)
 {
     opf_r1_info scratch_info;
     opf_sec_ws ws;
@@ -94,39 +94,32 @@ int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
         info = &scratch_info;
     memset(info, 0, sizeof *info);
     if (n < 0 || n > INT_MAX / 26 || ldq < (n > 1 ? n : 1) || ldq > INT_MAX ||
-        (flags & ~(OPF_R1_FORCE_BISECTION | OPF_R1_FORCE_EIG)) ||
-        fns == NULL || !fns->dgemm || !fns->dgemv || !fns->dlaed4 ||
-        !fns->dsyevr)
-        return OPF_R1_EINVAL;
+        (flags & ~(OPF_FORCE_BISECTION | OPF_FORCE_EIG)) ||
+        !opf_lapack_ok(fns))
+        return OPF_EINVAL;
     if (n == 0)
-        return OPF_R1_OK;
+        return OPF_OK;
     if (!d || !q || !x || !work || !iwork)
-        return OPF_R1_EINVAL;
+        return OPF_EINVAL;
     if (!isfinite(rho))
-        return OPF_R1_ERHO;
+        return OPF_ERHO;
     for (ptrdiff_t j = 0; j < n; j++)
         if (!isfinite(d[j]) || (j > 0 && d[j] < d[j - 1]))
-            return OPF_R1_EEVALS;
+            return OPF_EEVALS;
     for (ptrdiff_t i = 0; i < n; i++)
         if (!isfinite(x[i]))
-            return OPF_R1_EX;
+            return OPF_EX;
     if (rho == 0.0)
-        return OPF_R1_OK;
+        return OPF_OK;
 
     int ni = (int)n, ldqi = (int)ldq; /* Fortran takes int * */
     opf_sec_layout(n, work, iwork, &ws);
 
-    /* 1. z = Q^T x.  Row-major Q is column-major Q^T: GEMV 'N'. */
-    {
-        char tr = 'N';
-        int one = 1;
-        double alpha = 1.0, beta = 0.0;
-        fns->dgemv(&tr, &ni, &ni, &alpha, q, &ldqi,
-                   (double *)x, &one, &beta, ws.zq, &one);
-    }
+    /* 1. z = Q^T x */
+    opf_gemv_qt(fns, ni, ni, q, ldqi, x, ws.zq);
     for (int i = 0; i < ni; i++)
         if (!isfinite(ws.zq[i]))
-            return OPF_R1_EEVECS;
+            return OPF_EEVECS;
 
     /* Working order: ascending eigenvalues of sg * A, sg = sign(rho). */
     const int sg = rho > 0.0 ? 1 : -1;
@@ -139,7 +132,7 @@ int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
     }
 #undef COL
     if (zmax == 0.0)
-        return OPF_R1_OK; /* x orthogonal to everything: exact no-op */
+        return OPF_OK; /* x orthogonal to everything: exact no-op */
     double sum = 0.0;
     for (int k = 0; k < ni; k++) {
         const double t = ws.u[k] / zmax;
@@ -148,9 +141,9 @@ int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
     const double znrm = zmax * sqrt(sum);
     const double r = fabs(rho) * znrm * znrm; /* 2-norm of the update */
     if (!isfinite(r))
-        return OPF_R1_EOVERFLOW;
+        return OPF_EOVERFLOW;
     if (r == 0.0)
-        return OPF_R1_OK;
+        return OPF_OK;
     for (int k = 0; k < ni; k++)
         ws.u[k] /= znrm;
 
@@ -158,7 +151,7 @@ int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
     const double dmax = fmax(fabs(d[0]), fabs(d[ni - 1]));
     const double tol = OPF_R1_DEFLATION_FACTOR * DBL_EPSILON * fmax(dmax, r);
     if (r * (zmax / znrm) <= tol)
-        return OPF_R1_OK; /* the whole update is below the tolerance */
+        return OPF_OK; /* the whole update is below the tolerance */
     opf_sec_deflate(ni, r, tol, &ws, &df);
     const int m = df.k; /* >= 1: the largest component is kept */
     info->m = m;
@@ -190,7 +183,7 @@ int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
     double *S = ws.big;
     if (!solve_block(m, ws.dlam, ws.w, rho_s, &ws, S, S + (size_t)m * m, fns,
                      flags, info))
-        return OPF_R1_EFAILED;
+        return OPF_EFAILED;
 
     /* Merge into ascending order (deflated first on ties) and write d.
      * Nothing can fail from here on. */
@@ -213,5 +206,5 @@ int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
     }
     opf_sec_vectors(ni, m, m, S, m, sg, &df, q, ldqi, &ws, (size_t)m * m,
                     fns);
-    return OPF_R1_OK;
+    return OPF_OK;
 }

@@ -324,7 +324,7 @@ static int loewner_vectors(int m, const double *w, double *s, double *what)
 }
 
 int opf_sec_syevr(int m, double *a, double *lam, double *s,
-                  const opf_sec_ws *ws, const opf_r1_lapack *fns)
+                  const opf_sec_ws *ws, const opf_lapack *fns)
 {
     char jobz = 'V', range = 'A', uplo = 'L';
     double vl = 0.0, vu = 0.0, abstol = 0.0;
@@ -346,21 +346,21 @@ int opf_sec_syevr(int m, double *a, double *lam, double *s,
 }
 
 int opf_sec_solve(int m, const double *dlam, const double *w, double rho,
-                  opf_sec_ws *ws, double *s, const opf_r1_lapack *fns,
+                  opf_sec_ws *ws, double *s, const opf_lapack *fns,
                   int flags, ptrdiff_t *n_dlaed4_failures,
                   ptrdiff_t *n_bisection)
 {
     double *lam = ws->lam;
     /* For m == 2 dlaed4 (via dlaed5) returns the unit eigenvector in delta
      * rather than the differences. */
-    const int vecmode = m == 2 && !(flags & OPF_R1_FORCE_BISECTION);
+    const int vecmode = m == 2 && !(flags & OPF_FORCE_BISECTION);
 
     for (int k = 0; k < m; k++)
         ws->what[k] = 1.0;
     for (int l = 0; l < m; l++) {
         double *delta = s + (ptrdiff_t)l * m;
         int ok = 0;
-        if (!(flags & OPF_R1_FORCE_BISECTION)) {
+        if (!(flags & OPF_FORCE_BISECTION)) {
             int mi = m, li = l + 1, inf = 0;
             double r = rho;
             fns->dlaed4(&mi, &li, (double *)dlam, (double *)w, delta, &r,
@@ -480,7 +480,7 @@ static void apply_deflation(double *t, const opf_sec_ws *ws, int nh, int nrot)
 void opf_sec_vectors(int nr, int ks, int K, const double *S, int lds,
                      int sg, const opf_sec_defl *df, double *q, int ldq,
                      opf_sec_ws *ws, size_t big_used,
-                     const opf_r1_lapack *fns)
+                     const opf_lapack *fns)
 {
     const int ndf = df->ndf, nh = df->nh, nrot = df->nrot;
     const size_t nks = (size_t)nr * ks, nK = (size_t)nr * K;

@@ -23,7 +23,7 @@
 
 #include <stddef.h>
 
-#include "rank_one_update.h"
+#include "common.h"
 
 /* Pointers into the caller's workspace (n = the largest order). */
 typedef struct {
@@ -87,14 +87,14 @@ void opf_sec_deflate(int n, double zs, double tol, opf_sec_ws *ws,
 /*
  * Eigenpairs of diag(dlam) + rho w w^T (m >= 2, dlam strictly ascending,
  * rho > 0, |w| = 1) by dlaed4 per root (bisection on the root's interval
- * when dlaed4 fails its checks, or always with OPF_R1_FORCE_BISECTION),
+ * when dlaed4 fails its checks, or always with OPF_FORCE_BISECTION),
  * eigenvectors by the Loewner formula: roots ascending in ws->lam, unit
  * eigenvectors in the columns of s (m x m, column-major).  Counts dlaed4
  * failures and bisection roots.  Returns 1 on success, 0 if a root or the
  * Loewner weights could not be found (the caller then uses opf_sec_syevr).
  */
 int opf_sec_solve(int m, const double *dlam, const double *w, double rho,
-                  opf_sec_ws *ws, double *s, const opf_r1_lapack *fns,
+                  opf_sec_ws *ws, double *s, const opf_lapack *fns,
                   int flags, ptrdiff_t *n_dlaed4_failures,
                   ptrdiff_t *n_bisection);
 
@@ -104,7 +104,7 @@ int opf_sec_solve(int m, const double *dlam, const double *w, double rho,
  * eigenvectors in the columns of s.  Returns 1 on success.
  */
 int opf_sec_syevr(int m, double *a, double *lam, double *s,
-                  const opf_sec_ws *ws, const opf_r1_lapack *fns);
+                  const opf_sec_ws *ws, const opf_lapack *fns);
 
 /*
  * Merge K new eigenvalues lam (ascending) with the ndf deflated ones
@@ -131,6 +131,6 @@ void opf_sec_merge(int K, const double *lam, int ndf, int sg, double *d,
 void opf_sec_vectors(int nr, int ks, int K, const double *S, int lds,
                      int sg, const opf_sec_defl *df, double *q, int ldq,
                      opf_sec_ws *ws, size_t big_used,
-                     const opf_r1_lapack *fns);
+                     const opf_lapack *fns);
 
 #endif

@@ -3,6 +3,8 @@
 
 #include <stddef.h>
 
+#include "common.h"
+
 /*
  * Systematic (Madow) sampling of a d-subset of {0..n-1} with inclusion
  * probabilities exactly pi_i = d * w_i / sum(w), given w >= 0 with
@@ -15,7 +17,7 @@
  * chosen in increasing order.
  *
  * Cost: O(n); work is unused (may be NULL).  Returns 0, or OPF_EINVAL
- * (cap.h).
+ * (common.h).
  */
 int opf_sample_systematic(const double *w, ptrdiff_t n, ptrdiff_t d,
                           double u, ptrdiff_t *chosen, double *work);

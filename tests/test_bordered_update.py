@@ -150,7 +150,7 @@ def test_invalid_state_is_reported_not_used():
     with pytest.raises(np.linalg.LinAlgError):
         _kernels.bordered_update(ev, q, 2, np.ones(2), 0.0)
     np.testing.assert_array_equal(q, q0)
-    with pytest.raises(ValueError, match="invalid argument"):
+    with pytest.raises(ValueError, match="_flags"):
         _kernels.bordered_update(np.zeros(3), np.eye(3), 2, np.ones(2), 0.0, _flags=1 << 5)
 
 

@@ -324,38 +324,32 @@ def test_pickle_mid_stream_continues_identically():
 
 class _FailingEngine:
     """Runs the real engine but reports a failed bordered update at one
-    trial, leaving garbage in the eigensystem: OPF_BU_EFAILED (what the C
-    update returns; it leaves the eigensystem of the trial before, which
-    the learner must not rely on either) or OPF_BU_EPARTIAL (no longer
-    returned, still handled)."""
+    trial (OPF_EFAILED, as the C update would), leaving garbage in the
+    eigensystem, which the learner must not rely on."""
 
-    def __init__(self, engine, learner, fail_at, status):
+    def __init__(self, engine, learner, fail_at):
         self.engine, self.learner, self.fail_at = engine, learner, fail_at
-        self.status = status
 
     def run(self, G, u, el, rl):
         k = self.fail_at
         if k is None or k >= G.shape[0]:
             return self.engine.run(G, u, el, rl)
-        done, status = self.engine.run(G[:k + 1], u[:k + 1], el[:k + 1], rl[:k + 1])
-        assert (done, status) == (k + 1, 0)
+        assert self.engine.run(G[:k + 1], u[:k + 1], el[:k + 1], rl[:k + 1]) == k + 1
         self.learner._m[0] -= 1  # the failed trial's instance is not counted
         m = int(self.learner._m[0]) + 1
         self.learner._q[:m, :m] = 1.0  # intermediate eigensystem: invalid
         self.fail_at = None
-        return k, self.status
+        raise _kernels.status_error(_kernels.STATUS_EFAILED, "test", trials_done=k)
 
 
-@pytest.mark.parametrize("status", [_kernels.BU_EFAILED, _kernels.BU_EPARTIAL])
-def test_failed_update_is_rebuilt_by_eigh(monkeypatch, status):
+def test_failed_update_is_rebuilt_by_eigh(monkeypatch):
     X = _data(120)
     good = opf.OnlineKernelPCA(3, random_state=1).fit(X)
     bad = opf.OnlineKernelPCA(3, random_state=1).fit(X[:50])
     real, failures = bad._get_engine, [30]
 
     def get_engine(cfg):  # fail once, at trial 50 + 30
-        return _FailingEngine(real(cfg), bad, failures.pop() if failures else None,
-                              status)
+        return _FailingEngine(real(cfg), bad, failures.pop() if failures else None)
 
     monkeypatch.setattr(bad, "_get_engine", get_engine)
     bad.partial_fit(X[50:])

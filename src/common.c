@@ -1,0 +1,66 @@
+/*
+ * common.c -- the status messages and the one sampler dispatch shared by
+ * the trial loops (see common.h).  O(1) and, for opf_draw_corner, the cost
+ * of the sampler: O(n) systematic, O(n) to O(n^2) decomposition.
+ */
+#include "common.h"
+
+#include "decompose.h"
+#include "systematic.h"
+
+const char *opf_strerror(int status)
+{
+    switch (status) {
+    case OPF_OK:
+        return "success";
+    case OPF_EINVAL:
+        return "invalid argument (size, leading dimension, pointer or flag)";
+    case OPF_ENOTCAPPED:
+        return "the vector is not in the capped simplex (more than d entries "
+               "at the cap or fewer than d positive entries)";
+    case OPF_ENOSPACE:
+        return "more corners than the output holds";
+    case OPF_EEVALS:
+        return "evals must be finite and in ascending order";
+    case OPF_ERHO:
+        return "rho must be finite";
+    case OPF_EX:
+        return "x must be finite";
+    case OPF_EEVECS:
+        return "evecs must be finite (evecs.T @ x is not)";
+    case OPF_EOVERFLOW:
+        return "rho * |x|^2 overflows float64; scale rho or x";
+    case OPF_EFAILED:
+        return "the eigen-update failed: its input eigensystem is not finite "
+               "and ascending, or dlaed4, bisection and dsyevr all failed on "
+               "the secular equation; the arrays are unchanged";
+    case OPF_EEIG:
+        return "the eigendecomposition (dsyevr) failed";
+    case OPF_EY:
+        return "y and kappa must be finite (and |y| must not overflow)";
+    case OPF_ECAPACITY:
+        return "the batch does not fit the workspace's capacity";
+    default:
+        return "unknown status";
+    }
+}
+
+int opf_draw_corner(int sampler, const double *w, ptrdiff_t n, ptrdiff_t d,
+                    double u, ptrdiff_t *corner, double *work,
+                    ptrdiff_t *iwork)
+{
+    ptrdiff_t i, r;
+    switch (sampler) {
+    case OPF_SAMPLER_SYSTEMATIC:
+        return opf_sample_systematic(w, n, d, u, corner, work);
+    case OPF_SAMPLER_LEADER:
+        for (i = 0; i < d; i++)
+            corner[i] = n - d + i;
+        return OPF_OK;
+    case OPF_SAMPLER_DECOMPOSITION:
+        r = opf_decompose(w, n, d, u, 0, NULL, NULL, corner, work, iwork);
+        return r < 0 ? (int)r : OPF_OK;
+    default:
+        return OPF_EINVAL;
+    }
+}

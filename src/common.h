@@ -1,0 +1,135 @@
+#ifndef OPF_COMMON_H
+#define OPF_COMMON_H
+
+/*
+ * common.h -- what every kernel shares: the status codes (one enum, one
+ * message table, opf_strerror), the BLAS/LAPACK function table the binding
+ * layer fills from scipy.linalg.cython_blas / cython_lapack (no BLAS is
+ * linked by this package), the sampler enum, and the row-major BLAS calls
+ * the kernels make on eigenvector matrices.
+ *
+ * Layout convention of every eigenvector matrix q: row-major (C order) with
+ * leading dimension ldq, and its COLUMNS are the eigenvectors (component i
+ * of eigenvector j is q[i * ldq + j]).  For column-major Fortran BLAS the
+ * same memory is Q^T, which is what the helpers below account for.
+ */
+
+#include <stddef.h>
+
+/* Status codes: 0 success, negative failure.  A kernel that fails leaves
+ * its outputs (and, for the in-place updates, its inputs) unchanged unless
+ * its header says otherwise. */
+enum {
+    OPF_OK = 0,
+    OPF_EINVAL = -1,      /* a size, leading dimension, pointer or flag
+                             outside the documented domain */
+    OPF_ENOTCAPPED = -2,  /* decompose/sample: not in the capped simplex */
+    OPF_ENOSPACE = -3,    /* decompose: more corners than the output holds */
+    OPF_EEVALS = -10,     /* eigenvalues not finite or not ascending */
+    OPF_ERHO = -11,       /* rank-one update: rho not finite */
+    OPF_EX = -12,         /* rank-one update: x not finite */
+    OPF_EEVECS = -13,     /* Q^T x not finite: the eigenvectors hold inf/NaN */
+    OPF_EOVERFLOW = -14,  /* rank-one update: |rho| |x|^2 overflows */
+    OPF_EFAILED = -15,    /* an eigen-update's secular equation and all its
+                             fallbacks (bisection, dsyevr) failed, or (the
+                             bordered update) its input eigensystem is not
+                             finite and ascending */
+    OPF_EEIG = -20,       /* dsyevr of a formed matrix failed */
+    OPF_EY = -30,         /* bordered update: y or kappa not finite, or |y|
+                             overflows */
+    OPF_ECAPACITY = -40   /* kernel PCA: the batch does not fit the capacity */
+};
+
+/* A short English description of a status code (never NULL). */
+const char *opf_strerror(int status);
+
+/* Testing switches of the eigen-updates (rank_one_update.h,
+ * bordered_update.h) that force their fallback paths. */
+enum {
+    OPF_FORCE_BISECTION = 1, /* every root by bisection, not dlaed4 */
+    OPF_FORCE_EIG = 2        /* the non-deflated block by dsyevr */
+};
+
+/* Samplers of a d-corner from capped weights (WK Alg. 2 and 5). */
+enum {
+    OPF_SAMPLER_DECOMPOSITION = 0, /* WK Alg. 2, corner drawn by its coefficient */
+    OPF_SAMPLER_SYSTEMATIC = 1,    /* Madow, inclusion probabilities d w_i */
+    OPF_SAMPLER_LEADER = 2         /* deterministic: the last d positions */
+};
+
+/*
+ * Draw the corner of d indices (into corner, unsorted) from the capped
+ * weights w[0..n) with the uniform u by `sampler`.  work: n doubles;
+ * iwork: 3 n indices (decomposition only).  The one sampler dispatch of
+ * the trial loops (learner.c, kernel_pca.c).  Returns OPF_OK or a status.
+ */
+int opf_draw_corner(int sampler, const double *w, ptrdiff_t n, ptrdiff_t d,
+                    double u, ptrdiff_t *corner, double *work,
+                    ptrdiff_t *iwork);
+
+/* BLAS/LAPACK as scipy.linalg.cython_blas / cython_lapack export them
+ * (Fortran calling convention, 32-bit integers). */
+typedef void (*opf_dgemm_t)(char *transa, char *transb, int *m, int *n,
+                            int *k, double *alpha, double *a, int *lda,
+                            double *b, int *ldb, double *beta, double *c,
+                            int *ldc);
+typedef void (*opf_dgemv_t)(char *trans, int *m, int *n, double *alpha,
+                            double *a, int *lda, double *x, int *incx,
+                            double *beta, double *y, int *incy);
+typedef void (*opf_dlaed4_t)(int *n, int *i, double *d, double *z,
+                             double *delta, double *rho, double *dlam,
+                             int *info);
+typedef void (*opf_dsyevr_t)(char *jobz, char *range, char *uplo, int *n,
+                             double *a, int *lda, double *vl, double *vu,
+                             int *il, int *iu, double *abstol, int *m,
+                             double *w, double *z, int *ldz, int *isuppz,
+                             double *work, int *lwork, int *iwork,
+                             int *liwork, int *info);
+
+typedef struct {
+    opf_dgemm_t dgemm;
+    opf_dgemv_t dgemv;
+    opf_dlaed4_t dlaed4;
+    opf_dsyevr_t dsyevr;
+} opf_lapack;
+
+/* 1 if every routine of the table is set. */
+static inline int opf_lapack_ok(const opf_lapack *fns)
+{
+    return fns != NULL && fns->dgemm && fns->dgemv && fns->dlaed4
+           && fns->dsyevr;
+}
+
+/*
+ * z[0..n) = Q^T x for the rows x of length m: Q is row-major m x n with
+ * leading dimension ldq (its columns are eigenvectors), i.e. z_j = sum_i
+ * q[i ldq + j] x_i.  Column-major BLAS sees that memory as the n x m matrix
+ * Q^T, so this is GEMV 'N'.
+ */
+static inline void opf_gemv_qt(const opf_lapack *fns, int m, int n,
+                               const double *q, int ldq, const double *x,
+                               double *z)
+{
+    int inc = 1;
+    double one = 1.0, zero = 0.0;
+    char nt = 'N';
+    fns->dgemv(&nt, &n, &m, &one, (double *)q, &ldq, (double *)x, &inc,
+               &zero, z, &inc);
+}
+
+/*
+ * C = A B^T for row-major A (m x k, lda) and B (n x k, ldb) into row-major
+ * C (m x n, ldc).  Column-major BLAS sees row-major X as X^T, so it
+ * computes C^T = B A^T: GEMM('T', 'N') on (B^T as stored, A^T as stored).
+ */
+static inline void opf_gemm_abt(const opf_lapack *fns, int m, int n, int k,
+                                const double *a, int lda, const double *b,
+                                int ldb, double *c, int ldc)
+{
+    double one = 1.0, zero = 0.0;
+    char tr = 'T', nt = 'N';
+    fns->dgemm(&tr, &nt, &n, &m, &k, &one, (double *)b, &ldb, (double *)a,
+               &lda, &zero, c, &ldc);
+}
+
+#endif
