@@ -13,12 +13,13 @@ Run ``onlinepca-fast COMMAND --help`` for the options.
 
 import argparse
 import inspect
-import math
 import os
 import sys
 import time
 
 import numpy as np
+
+from ._validation import ALPHA, NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, argparse_type
 
 _PROG = "onlinepca-fast"
 
@@ -61,44 +62,10 @@ def selfcheck(n=1000, d=100, seed=0, out=sys.stdout):
 
 # --- argument types: argparse turns their ValueError into a usage error -----------
 
-def _positive_int(text):
-    value = int(text)
-    if value < 1:
-        raise ValueError(text)
-    return value
-
-
-_positive_int.__name__ = "positive integer"
-
-
-def _nonnegative_int(text):
-    value = int(text)
-    if value < 0:
-        raise ValueError(text)
-    return value
-
-
-_nonnegative_int.__name__ = "non-negative integer"
-
-
-def _positive_float(text):
-    value = float(text)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(text)
-    return value
-
-
-_positive_float.__name__ = "positive number"
-
-
-def _alpha(text):
-    value = float(text)
-    if not 0.0 <= value < 1.0:
-        raise ValueError(text)
-    return value
-
-
-_alpha.__name__ = "number in [0, 1)"
+_positive_int = argparse_type(POSITIVE_INT, "positive integer", int)
+_nonnegative_int = argparse_type(NONNEGATIVE_INT, "non-negative integer", int)
+_positive_float = argparse_type(POSITIVE, "positive number")
+_alpha = argparse_type(ALPHA, "number in [0, 1)")
 
 # option dest -> parameter name of the experiment functions
 _PARAMS = ("n_features", "n_components", "eta", "alpha", "segment_length", "n_samples",
@@ -128,7 +95,7 @@ def _add_run_options(p):
 
 
 def _parser():
-    from . import __version__
+    from ._version import __version__
     from .experiments import EXPERIMENTS
 
     parser = argparse.ArgumentParser(
@@ -204,9 +171,6 @@ def _run_experiment(name, args, subparser, files_prefix, write_data):
         result = function(progress=_Progress(), **kwargs)
     except (ValueError, TypeError) as exc:  # parameter combinations, e.g. k >= n
         subparser.error(str(exc))
-    except (experiments.MissingDependencyError, experiments.UnavailableError) as exc:
-        print(f"{_PROG}: {exc}", file=sys.stderr)
-        return 1
     elapsed = time.perf_counter() - start
 
     print(experiments.format_table(result))
@@ -249,17 +213,17 @@ def main(argv=None):
         args = subparsers["demo"].parse_args([])
 
     if command == "selfcheck":
-        from . import __version__
+        from ._version import __version__
         print(f"onlinepca_fast {__version__}")
         print("self-check of the compiled kernels against onlinepca_fast.reference "
               "(n=1000, d=100):")
         return 0 if selfcheck() else 1
     if command == "bench":
-        from . import experiments
+        from . import bench
         print("per-trial time of partial_fit, compiled learners against "
               "onlinepca_fast.reference (WK Sec. 8 stream):")
-        rows = experiments.benchmark(budget=args.budget, progress=_Progress(0.0))
-        print(experiments.format_benchmark(rows))
+        rows = bench.benchmark(budget=args.budget, progress=_Progress(0.0))
+        print(bench.format_benchmark(rows))
         return 0
     if command == "demo":
         status = _run_experiment("wk-fig4", args, subparsers["demo"], "onlinepca_fast_demo",

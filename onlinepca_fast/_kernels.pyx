@@ -539,6 +539,27 @@ cdef class Engine:
             raise status_error(status, "trial", trials_done=done)
         return done
 
+    def run_one(self, const double[::1] x, double u, double[:, ::1] losses,
+                Py_ssize_t col):
+        """One trial on the instance x; its losses go to losses[:, col].
+
+        The learners' learn_one: one call, no temporary arrays.  On failure
+        nothing changed and the exception from :func:`status_error` carries
+        ``trials_done = 0``.
+        """
+        cdef Py_ssize_t done
+        cdef int status = 0
+        cdef Py_ssize_t width = self.s.n * self.s.n if self.s.matrix_input else self.s.n
+        if x.shape[0] != width:
+            raise ValueError(f"x must have {width} entries, got {x.shape[0]}")
+        if losses.shape[0] != 2 or not 0 <= col < losses.shape[1]:
+            raise ValueError("losses must have shape (2, > col)")
+        with nogil:
+            done = opf_learner_trials(&self.s, &x[0], 1, &u, &losses[0, col],
+                                      &losses[1, col], &status)
+        if done < 1:
+            raise status_error(status, "trial", trials_done=0)
+
 
 def kpca_null_tol(const double[::1] evals not None):
     """``m * eps * max|evals|``: eigenvalues of K at most this are zero."""

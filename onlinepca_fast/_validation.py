@@ -1,43 +1,379 @@
-"""Input validation shared by the kernels and the learners.
+"""Every argument check of the package, in one place.
 
-Everything a compiled routine receives passes through here first, so that
-bad input is rejected with a message naming the argument before any state
-is touched.
+Hyper-parameters are declared, per estimator, as a small table of
+constraints (``_constraints``: argument name -> :class:`Constraint`) and
+checked at once by :func:`check_params` when data arrives, so that a bad
+value is reported before any state changes.  Functions (kernels, metrics,
+experiments, the command line) use the same constraints for their scalar
+arguments and the converters below for their arrays.  The rules are the
+same everywhere:
+
+- a wrong type is a ``TypeError`` (bools are not numbers, floats are not
+  integers, strings are not numbers), a wrong value a ``ValueError``;
+- complex data is a ``ValueError`` ("Complex data not supported", as
+  scikit-learn says), NaN and infinity are ``ValueError``;
+- object arrays of real numbers are converted as scikit-learn converts them;
+- every message names the argument.
 """
 
+import math
 import numbers
 import operator
 
 import numpy as np
 
+#: The largest step a trial may subtract from a log-weight: ``eta * |x|^2``
+#: (and ``|x|^2``, the loss) for the PCA learners, ``eta`` for the others,
+#: whose instances are at most 1.  The compiled loop keeps log-weights within
+#: this distance of the largest (see ``src/learner.c``); with steps bounded
+#: too, nothing can overflow.  2**1020 ~ 1.1e307.
+MAX_STEP = 2.0 ** 1020
 
-class NotFittedError(ValueError, AttributeError):
-    """Raised when a learner is used before it has seen any data."""
+
+def _type_name(value):
+    return type(value).__name__
+
+
+def _is_bool(value):
+    return isinstance(value, (bool, np.bool_))
+
+
+# --- constraints on scalar arguments ------------------------------------------
+
+
+class Constraint:
+    """A rule for one argument: ``check(value, name, context)`` returns the
+    value converted to its canonical type, or raises naming the argument.
+
+    ``context`` holds what data-dependent bounds need (e.g. ``n``, the
+    number of features)."""
+
+    def check(self, value, name, context=None):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def describe(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def _bound(bound, context):
+    return bound(context) if callable(bound) else bound
+
+
+class Interval(Constraint):
+    """A real (``kind="real"``, finite) or integer (``kind="int"``) number in
+    an interval; ``low``/``high`` may be None (unbounded) or callables of the
+    context; ``closed`` is "both", "left", "right" or "neither"; ``text``
+    replaces the generic description in messages."""
+
+    def __init__(self, kind, low=None, high=None, closed="both", text=None):
+        if kind not in ("real", "int") or closed not in ("both", "left", "right",
+                                                         "neither"):
+            raise ValueError("Interval: bad kind or closed")
+        self.kind, self.low, self.high, self.closed = kind, low, high, closed
+        self.text = text
+
+    def _phrase(self, name, context):
+        """"must <phrase>": e.g. "satisfy 1 <= k <= 4", "be a finite number > 0"."""
+        if self.text is not None:
+            return self.text
+        lo, hi = _bound(self.low, context), _bound(self.high, context)
+        fmt = (lambda v: f"{v:g}") if self.kind == "real" else str
+        lo_op = "<=" if self.closed in ("both", "left") else "<"
+        hi_op = "<=" if self.closed in ("both", "right") else "<"
+        if lo is not None and hi is not None:
+            return f"satisfy {fmt(lo)} {lo_op} {name} {hi_op} {fmt(hi)}"
+        what = "be a finite number" if self.kind == "real" else "be an integer"
+        if lo is not None:
+            return f"{what} {'>=' if lo_op == '<=' else '>'} {fmt(lo)}"
+        if hi is not None:
+            return f"{what} {hi_op} {fmt(hi)}"
+        return what
+
+    def describe(self, context=None):
+        if self.text is not None and self.text.startswith("be "):
+            return self.text[3:]
+        lo, hi = _bound(self.low, context or {}), _bound(self.high, context or {})
+        if lo is None or hi is None:
+            return self._phrase("the value", context or {})[3:]
+        fmt = (lambda v: f"{v:g}") if self.kind == "real" else str
+        left = "[" if self.closed in ("both", "left") else "("
+        right = "]" if self.closed in ("both", "right") else ")"
+        what = "an integer" if self.kind == "int" else "a finite number"
+        return f"{what} in {left}{fmt(lo)}, {fmt(hi)}{right}"
+
+    def check(self, value, name, context=None):
+        context = context or {}
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value[()]  # a 0-d array is a scalar
+        if self.kind == "int":
+            if _is_bool(value) or not isinstance(value, numbers.Integral):
+                raise TypeError(f"{name} must be an integer, got "
+                                f"{_type_name(value)} {value!r}")
+            value = operator.index(value)
+        else:
+            if _is_bool(value) or not isinstance(value, numbers.Real):
+                raise TypeError(f"{name} must be a real number, got "
+                                f"{_type_name(value)} {value!r}")
+            try:
+                value = float(value)
+            except OverflowError:  # an int beyond the float range
+                raise ValueError(f"{name} must be a finite number, got an int of "
+                                 f"{int(value).bit_length()} bits") from None
+            if not math.isfinite(value):
+                raise ValueError(f"{name} must {self._phrase(name, context)}, got {value!r}")
+        lo, hi = _bound(self.low, context), _bound(self.high, context)
+        closed_lo = self.closed in ("both", "left")
+        closed_hi = self.closed in ("both", "right")
+        if ((lo is not None and (value < lo or (value == lo and not closed_lo)))
+                or (hi is not None and (value > hi or (value == hi and not closed_hi)))):
+            raise ValueError(f"{name} must {self._phrase(name, context)}, got {value!r}")
+        return value
+
+
+class Options(Constraint):
+    """One of a few values (``None`` by identity, the rest by equality with
+    a value of the same type, so that ``1 == True`` cannot slip through).
+    A value of none of the choices' types is a TypeError."""
+
+    def __init__(self, *choices):
+        self.choices = choices
+
+    def describe(self, context=None):
+        if self.choices == (None,):
+            return "None"
+        return f"one of {list(self.choices)}"
+
+    def check(self, value, name, context=None):
+        for c in self.choices:
+            if value is c or (c is not None and type(value) is type(c) and value == c):
+                return c
+        types = {type(c) for c in self.choices}
+        exc = ValueError if type(value) in types else TypeError
+        raise exc(f"{name} must be {self.describe()}, got {value!r}")
+
+
+class Boolean(Constraint):
+    def describe(self, context=None):
+        return "a bool"
+
+    def check(self, value, name, context=None):
+        if not _is_bool(value):
+            raise TypeError(f"{name} must be a bool, got {_type_name(value)} {value!r}")
+        return bool(value)
+
+
+class RandomState(Constraint):
+    """None, a non-negative int seed or a ``numpy.random.Generator``."""
+
+    def describe(self, context=None):
+        return "None, an int seed or a numpy.random.Generator"
+
+    def check(self, value, name, context=None):
+        as_generator(value, name)  # raises on anything else
+        return value
+
+
+class IsCallable(Constraint):
+    def describe(self, context=None):
+        return "a callable"
+
+    def check(self, value, name, context=None):
+        if not callable(value):
+            raise TypeError(f"{name} must be callable, got {_type_name(value)}")
+        return value
+
+
+class OneOf(Constraint):
+    """What any of several constraints accepts (the first that does).  The
+    error is a ValueError if some constraint took the value's type but not
+    its value, a TypeError otherwise."""
+
+    def __init__(self, *constraints):
+        self.constraints = constraints
+
+    def describe(self, context=None):
+        return " or ".join(c.describe(context) for c in self.constraints)
+
+    def check(self, value, name, context=None):
+        errors = []
+        for c in self.constraints:
+            try:
+                return c.check(value, name, context)
+            except (TypeError, ValueError) as exc:
+                errors.append(exc)
+        specific = [e for c, e in zip(self.constraints, errors)
+                    if not (isinstance(c, Options) and c.choices == (None,))]
+        if len(specific) == 1:  # none_or(rule): what the rule says is clearest
+            raise specific[0]
+        exc = ValueError if any(isinstance(e, ValueError) for e in errors) else TypeError
+        raise exc(f"{name} must be {self.describe(context)}, got "
+                  f"{_type_name(value)} {value!r}") from None
+
+
+def none_or(constraint):
+    """``None`` or what `constraint` accepts."""
+    return OneOf(Options(None), constraint)
+
+
+class Vector(Constraint):
+    """A finite real vector of ``length(context)`` entries (a copy)."""
+
+    def __init__(self, length):
+        self.length = length
+
+    def describe(self, context=None):
+        return "a vector"
+
+    def check(self, value, name, context=None):
+        v = as_float_vector(value, name).copy()
+        n = _bound(self.length, context or {})
+        if n is not None and v.shape[0] != n:
+            raise ValueError(f"{name} must have {n} entries, got {v.shape[0]}")
+        return v
+
+
+# The constraints shared by several estimators and functions.
+ETA = Interval("real", 0.0, MAX_STEP, closed="right",
+               text="be a finite number > 0 (at most 2**1020)")
+ALPHA = Interval("real", 0.0, 1.0, closed="left")
+POSITIVE = Interval("real", 0.0, None, closed="neither")
+NONNEGATIVE = Interval("real", 0.0, None)
+POSITIVE_INT = Interval("int", 1, None)
+NONNEGATIVE_INT = Interval("int", 0, None)
+SAMPLER = Options("decomposition", "systematic")
+#: ``1 <= k <= n - 1`` for ``n`` (``context["n"]``) features.
+N_COMPONENTS = Interval("int", 1, lambda context: context["n"] - 1)
+#: Period of the Newton-Schulz re-orthogonalisation, or None.
+REORTHOGONALIZE = none_or(Interval("int", 1, 2 ** 62))
+
+
+def argparse_type(constraint, label, parse=float):
+    """An argparse ``type=``: parse the text, then check it (argparse turns
+    the ValueError into a usage error that names the option)."""
+    def convert(text):
+        try:
+            value = parse(text)
+        except ValueError:
+            raise ValueError(text) from None
+        try:
+            return constraint.check(value, "value")
+        except (TypeError, ValueError):
+            raise ValueError(text) from None
+    convert.__name__ = label
+    return convert
+
+
+def check_params(constraints, values, context=None):
+    """Check every ``values[name]`` against ``constraints[name]``; return the
+    converted values as a dict (raises at the first bad one, naming it)."""
+    return {name: rule.check(values[name], name, context)
+            for name, rule in constraints.items()}
+
+
+def check_scalar(value, name, constraint, context=None):
+    """One argument against one constraint (functions use this)."""
+    return constraint.check(value, name, context)
+
+
+# --- arrays -----------------------------------------------------------------------
+
+
+def _object_to_float(arr, name):
+    """An object array of real numbers as float64 (as scikit-learn converts
+    it); strings, bools and anything else are a TypeError naming `name`."""
+    for v in arr.flat:
+        if isinstance(v, (str, bytes)):
+            raise TypeError(f"{name} must hold real numbers, got the string {v!r}")
+        if _is_bool(v):
+            raise TypeError(f"{name} must hold real numbers, got the bool {v!r}")
+        if isinstance(v, complex) or (isinstance(v, np.generic)
+                                      and np.iscomplexobj(v)):
+            raise ValueError(f"Complex data not supported: {name} holds {v!r}")
+    try:
+        return arr.astype(np.float64)
+    except OverflowError:  # a Python int beyond the float64 range
+        raise ValueError(f"{name} holds a number beyond the float64 range") from None
+    except TypeError as exc:  # e.g. a dict: "argument must be a string or a number"
+        raise TypeError(f"{name} must hold real numbers: {exc}") from None
+    except ValueError as exc:
+        raise TypeError(f"{name} must hold real numbers: {exc}") from None
+
+
+def _frame_to_array(X, name):
+    """A pandas DataFrame (or anything with ``dtypes`` and ``to_numpy``) as
+    float64: numeric columns, including the nullable ``Float64``/``Int64``
+    ones when they hold no missing value, and object columns of numbers."""
+    dtypes = list(getattr(X, "dtypes", []))
+    for dt in dtypes:
+        kind = getattr(dt, "kind", "O")
+        if kind == "b" or str(dt).lower() == "boolean":
+            raise TypeError(f"{name} must hold real numbers, got a column of dtype {dt}")
+        if kind in "SUMmV" or str(dt) in ("string", "category"):
+            raise TypeError(f"{name} must hold real numbers, got a column of dtype {dt}")
+        if kind == "c":
+            raise ValueError(f"Complex data not supported: {name} has a column of "
+                             f"dtype {dt}")
+    try:
+        has_na = bool(X.isna().to_numpy().any())
+    except (AttributeError, TypeError):
+        has_na = False
+    if has_na:
+        raise ValueError(f"{name} contains NaN or missing values")
+    arr = np.asarray(X.to_numpy())
+    if arr.dtype.kind == "O":
+        return _object_to_float(arr, name)
+    return arr
+
+
+def as_real_array(X, name):
+    """`X` as a float64 ndarray (not necessarily a copy), or raise.
+
+    TypeError for sparse matrices, strings, bools and other non-numeric
+    data; ValueError for complex data and ragged sequences.  Object arrays
+    of real numbers and pandas frames (nullable numeric columns without
+    missing values included) are converted as scikit-learn converts them.
+    Finiteness is not checked here.
+    """
+    if X is None:
+        raise TypeError(f"{name} must be an array of real numbers, got None")
+    if hasattr(X, "toarray") or hasattr(X, "tocsr"):
+        raise TypeError(f"{name} is a sparse matrix; dense data is required "
+                        "(use X.toarray())")
+    if hasattr(X, "dtypes") and hasattr(X, "to_numpy") and getattr(X, "ndim", 2) == 2:
+        arr = _frame_to_array(X, name)
+    else:
+        try:
+            arr = np.asarray(X)
+        except ValueError as exc:  # ragged nested sequences
+            raise ValueError(f"{name} must be a rectangular numeric array: {exc}") from None
+    kind = arr.dtype.kind
+    if kind == "O":
+        return _object_to_float(arr, name)
+    if kind == "c":
+        raise ValueError(f"Complex data not supported: {name} must be real, got "
+                         f"dtype {arr.dtype}")
+    if kind not in "iuf":
+        raise TypeError(f"{name} must be a real numeric array (int or float), got "
+                        f"dtype {arr.dtype}")
+    if arr.dtype != np.float64:
+        with np.errstate(over="ignore"):  # float128 beyond range -> inf, checked later
+            arr = arr.astype(np.float64)
+    return arr
 
 
 def as_float_vector(x, name, *, allow_neg_inf=False, nonnegative=False):
     """Return `x` as a C-contiguous 1-D float64 array, or raise.
 
-    Raises TypeError for non-numeric, boolean, complex or object input and
     ValueError for a wrong number of dimensions, an empty vector, NaN, +inf
     (and -inf unless `allow_neg_inf`), or negative entries when
-    `nonnegative`.
+    `nonnegative`; the type rules of :func:`as_real_array`.
     """
-    try:
-        arr = np.asarray(x)
-    except ValueError as exc:  # ragged nested sequences
-        raise ValueError(f"{name} must be a 1-D numeric array: {exc}") from None
-    kind = arr.dtype.kind
-    if kind not in "iuf":
-        if kind == "c":
-            raise TypeError(f"{name} must be real, got complex dtype {arr.dtype}")
-        raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
+    arr = as_real_array(x, name)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got an array of shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
-    with np.errstate(over="ignore"):  # float128 beyond range -> inf, caught below
-        arr = np.ascontiguousarray(arr, dtype=np.float64)
+    arr = np.ascontiguousarray(arr)
     if np.isnan(arr).any():
         raise ValueError(f"{name} contains NaN")
     if allow_neg_inf:
@@ -50,18 +386,19 @@ def as_float_vector(x, name, *, allow_neg_inf=False, nonnegative=False):
     return arr
 
 
-def as_int(value, name, low, high):
-    """Return `value` as a Python int in [low, high], or raise.
+def as_finite_array(a, name, shape=None):
+    """`a` as a finite float64 array (of the given shape), or raise."""
+    arr = as_real_array(a, name)
+    if shape is not None and arr.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite (it contains NaN or inf)")
+    return arr
 
-    Booleans and floats are rejected with TypeError even when integral, so
-    that ``d=2.0`` or ``d=True`` is never silently accepted.
-    """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
-    value = operator.index(value)
-    if not low <= value <= high:
-        raise ValueError(f"{name} must satisfy {low} <= {name} <= {high}, got {value}")
-    return value
+
+def as_int(value, name, low, high):
+    """`value` as a Python int in [low, high] (None: unbounded), or raise."""
+    return Interval("int", low, high).check(value, name)
 
 
 def as_generator(random_state, name="random_state"):
@@ -69,9 +406,9 @@ def as_generator(random_state, name="random_state"):
     if isinstance(random_state, np.random.Generator):
         return random_state
     if random_state is None or (isinstance(random_state, numbers.Integral)
-                                and not isinstance(random_state, (bool, np.bool_))):
+                                and not _is_bool(random_state)):
         if random_state is not None and random_state < 0:
             raise ValueError(f"{name} must be a non-negative seed, got {random_state}")
         return np.random.default_rng(random_state)
     raise TypeError(f"{name} must be None, an int or a numpy.random.Generator, "
-                    f"got {type(random_state).__name__}")
+                    f"got {_type_name(random_state)}")

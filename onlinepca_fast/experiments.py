@@ -48,17 +48,16 @@ and its extensions", ICML 2019.
 """
 
 import csv
-import importlib
 import json
-import math
 import numbers
 import time
 
 import numpy as np
 
 from . import datasets, metrics
-from ._validation import as_int
-from .learners import CenteredOnlinePCA, FollowTheLeader, OnlineAdaptivePCA, OnlinePCA
+from ._validation import ALPHA, N_COMPONENTS, POSITIVE, as_int, check_scalar
+from .learners import (CenteredOnlinePCA, FollowTheLeader, OnlineAdaptivePCA,
+                       OnlineKernelPCA, OnlinePCA)
 
 __all__ = [
     "wk_fig4",
@@ -67,27 +66,16 @@ __all__ = [
     "kw_cone",
     "digits",
     "EXPERIMENTS",
-    "benchmark",
     "format_table",
-    "format_benchmark",
     "save_csv",
     "save_json",
-    "MissingDependencyError",
-    "UnavailableError",
 ]
-
-
-class MissingDependencyError(ImportError):
-    """An optional dependency an experiment needs is not installed."""
-
-
-class UnavailableError(RuntimeError):
-    """An experiment needs a learner this version of the package does not have."""
 
 
 # --- validation ---------------------------------------------------------------
 
 def _seeds(seeds):
+    """A count of seeds (range(seeds)) or a non-empty sequence of seeds."""
     if isinstance(seeds, numbers.Integral) and not isinstance(seeds, (bool, np.bool_)):
         return list(range(as_int(seeds, "seeds", 1, 10**6)))
     try:
@@ -101,26 +89,16 @@ def _seeds(seeds):
 
 
 def _positive(value, name):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return value
+    return check_scalar(value, name, POSITIVE)
 
 
 def _alpha(value):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"alpha must be a real number, got {type(value).__name__}")
-    value = float(value)
-    if not 0.0 <= value < 1.0:
-        raise ValueError(f"alpha must satisfy 0 <= alpha < 1, got {value!r}")
-    return value
+    return check_scalar(value, "alpha", ALPHA)
 
 
 def _sizes(n_features, n_components):
     n = as_int(n_features, "n_features", 2, 10**5)
-    k = as_int(n_components, "n_components", 1, n - 1)
+    k = check_scalar(n_components, "n_components", N_COMPONENTS, {"n": n})
     return n, k
 
 
@@ -475,13 +453,8 @@ def wk_fig6(n_features=20, n_components=2, segment_length=200, subspaces=(0, 1, 
 
 
 def _load_digits():
-    try:
-        from sklearn.datasets import load_digits
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "the digits experiment needs scikit-learn, which ships the images (no "
-            "download): pip install scikit-learn, or pip install \"onlinepca_fast[test]\""
-        ) from exc
+    from sklearn.datasets import load_digits  # bundled with scikit-learn: no download
+
     data = load_digits()
     return np.asarray(data.data, dtype=np.float64), np.asarray(data.target)
 
@@ -517,11 +490,6 @@ def digits(n_components=2, eta=5.0, alpha=1e-4, segment_length=None, seeds=10, d
     result : dict
         The cumulative losses; see the module docstring.
 
-    Raises
-    ------
-    MissingDependencyError
-        If scikit-learn is not installed (a subclass of ``ImportError``).
-
     References
     ----------
     WK Figure 6 and YL Section 6.2, Figure 2 (face images); E. Alpaydin and
@@ -556,11 +524,6 @@ def digits(n_components=2, eta=5.0, alpha=1e-4, segment_length=None, seeds=10, d
                    [f"digit {c}" for c in classes], "cumulative loss", curves, losses, ())
 
 
-def _online_kernel_pca_class():
-    package = importlib.import_module(__package__)
-    return getattr(package, "OnlineKernelPCA", None)
-
-
 def kw_cone(n_samples=500, n_features=20, n_components=2, eta=1.0, noise=0.05, seeds=10,
             data_seed=0, progress=None):
     """Online kernel PCA on a noisy cone (KW Sec. 5, Figs. 2 and 3).
@@ -572,10 +535,6 @@ def kw_cone(n_samples=500, n_features=20, n_components=2, eta=1.0, noise=0.05, s
     (KW Algorithm 2: the loss is the sum of all but the ``k`` largest
     eigenvalues of the kernel matrix).  The summary holds the average
     regret per trial (KW Fig. 3).
-
-    It needs ``onlinepca_fast.OnlineKernelPCA``; if this version of the
-    package does not have it, :class:`UnavailableError` is raised (the
-    experiment is not replaced by anything else).
 
     Parameters
     ----------
@@ -593,11 +552,6 @@ def kw_cone(n_samples=500, n_features=20, n_components=2, eta=1.0, noise=0.05, s
     result : dict
         The cumulative losses; see the module docstring.
 
-    Raises
-    ------
-    UnavailableError
-        If ``OnlineKernelPCA`` is not available.
-
     References
     ----------
     KW Section 5, Figures 1-3; KW Algorithm 6 (online) and Algorithm 2
@@ -608,15 +562,9 @@ def kw_cone(n_samples=500, n_features=20, n_components=2, eta=1.0, noise=0.05, s
     k = as_int(n_components, "n_components", 1, m - 1)
     eta, seeds = _positive(eta, "eta"), _seeds(seeds)
     data_seed = as_int(data_seed, "data_seed", 0, 2**63 - 1)
-    cls = _online_kernel_pca_class()
-    if cls is None:
-        raise UnavailableError(
-            "the KW cone experiment (KW Sec. 5, Figs. 2-3) needs "
-            "onlinepca_fast.OnlineKernelPCA (KW Algorithm 6), which is not available "
-            "in this version of onlinepca_fast yet")
     X = datasets.noisy_cone(m, n, noise=noise, random_state=data_seed)
     learners = [("kernel_pca", "OnlineKernelPCA (KW Alg. 6, kernel (x.y)^2)",
-                 lambda seed: cls(n_components=k, kernel="poly", degree=2, gamma=1.0,
+                 lambda seed: OnlineKernelPCA(n_components=k, kernel="poly", degree=2, gamma=1.0,
                                   coef0=0.0, eta=eta, random_state=seed))]
     losses = _run_learners("kw-cone", X, learners, seeds, progress)
     curves = {key: _learner_curve(label, key, losses[key]) for key, label, _ in learners}
@@ -745,113 +693,3 @@ def save_csv(result, path):
         writer.writerow(names)
         for row in zip(*columns):
             writer.writerow([int(row[0])] + [f"{v:.10g}" for v in row[1:]])
-
-
-# --- benchmark --------------------------------------------------------------------
-
-def _per_trial(make, X, budget, chunk):
-    """Median over chunks of the seconds per trial of ``make().partial_fit`` (about budget s).
-
-    The median, not the mean, so that a stall of the machine (another
-    process, BLAS threads competing for the cores) does not decide the
-    figure.
-    """
-    elapsed, times = 0.0, []
-    lo = X.shape[0]
-    while elapsed < budget or len(times) < 3:
-        if lo >= X.shape[0]:  # a fresh learner; its lazy initialisation is not timed
-            learner = make()
-            learner.partial_fit(X[:2])
-            lo = 2
-        rows = X[lo:lo + chunk]
-        start = time.perf_counter()
-        learner.partial_fit(rows)
-        dt = time.perf_counter() - start
-        elapsed += dt
-        times.append(dt / rows.shape[0])
-        lo += rows.shape[0]
-    return float(np.median(times))
-
-
-def _blas_limit(threads):
-    """A context limiting the BLAS threads (threadpoolctl), or None if unavailable."""
-    if threads is None:
-        return None
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return None
-    return threadpool_limits(limits=threads, user_api="blas")
-
-
-def benchmark(sizes=((20, 2), (100, 10)), learners=("OnlinePCA", "CenteredOnlinePCA"),
-              budget=1.0, blas_threads=1, progress=None):
-    """Per-trial times of the compiled learners against the NumPy reference.
-
-    Each learner runs on the WK Sec. 8 stream (rank-2 segments of 500) for
-    about ``budget`` seconds; the fast one in batches of 100 rows
-    (``partial_fit``, one compiled loop per batch), the reference in
-    batches of 5 (it calls ``eigh`` every trial).  The time per trial is
-    the median over the batches.
-
-    Parameters
-    ----------
-    sizes : sequence of (n_features, n_components), default=((20, 2), (100, 10))
-    learners : sequence of str, default=("OnlinePCA", "CenteredOnlinePCA")
-        Names present in both :mod:`onlinepca_fast` and
-        :mod:`onlinepca_fast.reference`.
-    budget : float, default=1.0
-        Seconds per measurement.
-    blas_threads : int or None, default=1
-        Limit BLAS to this many threads during the measurements (needs
-        ``threadpoolctl``, installed with scikit-learn), so both sides are
-        timed single-threaded: on a busy machine multithreaded BLAS inside
-        the reference's ``eigh`` can be 100 times slower than one thread.
-        None leaves the library's default.
-    progress : callable or None
-
-    Returns
-    -------
-    rows : list of dict
-        ``learner, n_features, n_components, fast_us, reference_us, ratio,
-        blas_threads`` (``"default"`` if the limit could not be applied).
-    """
-    from . import learners as fast_module
-    from . import reference
-
-    budget = _positive(budget, "budget")
-    limit = _blas_limit(blas_threads)
-    threads = "default" if limit is None else blas_threads
-    rows = []
-    try:
-        for n, k in sizes:
-            n, k = _sizes(n, k)
-            X, _ = datasets.shifting_subspaces(n, min(2, n), (500, 500, 500), random_state=0)
-            for name in learners:
-                fast_cls, ref_cls = getattr(fast_module, name), getattr(reference, name)
-                fast = _per_trial(lambda: fast_cls(k, random_state=0), X, budget, 100)
-                ref = _per_trial(lambda: ref_cls(k, random_state=0), X, budget, 5)
-                rows.append(dict(learner=name, n_features=n, n_components=k,
-                                 fast_us=fast * 1e6, reference_us=ref * 1e6, ratio=ref / fast,
-                                 blas_threads=threads))
-                if progress is not None:
-                    progress(f"bench: {name} n={n} k={k} done")
-    finally:
-        if limit is not None:
-            limit.restore_original_limits()
-    return rows
-
-
-def format_benchmark(rows):
-    """The rows of :func:`benchmark` as a text table."""
-    lines = [f"{'learner':<20} {'n':>5} {'k':>4} {'fast us/trial':>14} "
-             f"{'reference us/trial':>19} {'ratio':>8}"]
-    lines += [f"{r['learner']:<20} {r['n_features']:>5} {r['n_components']:>4} "
-              f"{r['fast_us']:>14.2f} {r['reference_us']:>19.1f} {r['ratio']:>7.0f}x"
-              for r in rows]
-    if rows:
-        threads = rows[0]["blas_threads"]
-        lines.append(f"BLAS threads: {threads}" + (
-            " (threadpoolctl not installed: on a busy machine set OPENBLAS_NUM_THREADS=1)"
-            if threads == "default" else ""))
-    return "\n".join(lines)

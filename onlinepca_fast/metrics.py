@@ -17,7 +17,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._validation import as_int
+from ._validation import (N_COMPONENTS, NONNEGATIVE, POSITIVE, as_int, as_real_array,
+                          check_scalar)
 
 __all__ = [
     "best_subspace_loss",
@@ -39,24 +40,18 @@ __all__ = [
 # --- validation -------------------------------------------------------------
 
 def _matrix(X, name="X"):
-    arr = np.asarray(X)
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
+    arr = as_real_array(X, name)
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"{name} must be a non-empty 2-D array, got shape {arr.shape}")
-    arr = arr.astype(np.float64)
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinite values")
     return arr
 
 
 def _losses(losses, T):
-    arr = np.asarray(losses)
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(f"losses must be a real numeric array, got dtype {arr.dtype}")
+    arr = as_real_array(losses, "losses")
     if arr.shape != (T,):
         raise ValueError(f"losses must have shape ({T},) (one per row of X), got {arr.shape}")
-    arr = arr.astype(np.float64)
     if not np.isfinite(arr).all():
         raise ValueError("losses contains NaN or infinite values")
     return arr
@@ -65,21 +60,15 @@ def _losses(losses, T):
 def _k(n_components, n):
     if n < 2:
         raise ValueError(f"n_components needs n >= 2 features, got n = {n}")
-    return as_int(n_components, "n_components", 1, n - 1)
+    return check_scalar(n_components, "n_components", N_COMPONENTS, {"n": n})
 
 
 def _nonnegative(value, name):
-    value = float(value)
-    if not (math.isfinite(value) and value >= 0):
-        raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
-    return value
+    return check_scalar(value, name, NONNEGATIVE)
 
 
 def _positive(value, name):
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
-    return value
+    return check_scalar(value, name, POSITIVE)
 
 
 # --- comparator losses and regrets ------------------------------------------

@@ -375,7 +375,7 @@ def test_validation():
         kernels.bordered_update([1.0, 2.0], np.eye(2), [0.0], 1.0)
     with pytest.raises(ValueError, match="y must be finite"):
         kernels.bordered_update([1.0, 2.0], np.eye(2), [np.nan, 0.0], 1.0)
-    with pytest.raises(ValueError, match="kappa must be finite"):
+    with pytest.raises(ValueError, match="kappa must be a finite number"):
         kernels.bordered_update([1.0], np.eye(1), [0.0], np.inf)
     with pytest.raises(TypeError, match="kappa must be a real number"):
         kernels.bordered_update([1.0], np.eye(1), [0.0], "1")

@@ -265,8 +265,8 @@ def test_rejects_too_few_positive_and_zero_vector():
     ([0.5, -0.1, 0.6], ValueError),
     (np.full((2, 2), 0.25), ValueError),
     (np.array([], dtype=float), ValueError),
-    (np.array([0.5j, 0.5]), TypeError),
-    (np.array([0.5, 0.5], dtype=object), TypeError),
+    (np.array([0.5j, 0.5]), ValueError),
+    (np.array([0.5, "0.5"], dtype=object), TypeError),
     (["a", "b"], TypeError),
 ])
 def test_rejects_bad_w(w, exc):

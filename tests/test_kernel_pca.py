@@ -24,9 +24,9 @@ import pytest
 
 import onlinepca_fast as opf
 from onlinepca_fast import _kernels, reference
-from onlinepca_fast._reference_kernel_pca import gram
 from onlinepca_fast.datasets import noisy_cone
-from onlinepca_fast.kernel_pca import null_space_tol
+from onlinepca_fast.kernels import null_space_tol
+from onlinepca_fast.reference import gram
 
 REF_RTOL = 1e-8
 REF_ATOL = 1e-10
@@ -459,9 +459,9 @@ def test_overflowing_builtin_kernel():
     (dict(n_components=1.5), TypeError, "n_components must be an integer"),
     (dict(eta=0.0), ValueError, "eta must be a finite number > 0"),
     (dict(kernel="sigmoid"), ValueError, "kernel must be one of"),
-    (dict(degree=0), ValueError, "degree must be >= 1"),
+    (dict(degree=0), ValueError, "degree must be an integer >= 1"),
     (dict(degree=2.0), TypeError, "degree must be an integer"),
-    (dict(gamma=-1.0), ValueError, "gamma must be a finite number > 0"),
+    (dict(gamma=-1.0), ValueError, "gamma must be None or a finite number > 0"),
     (dict(coef0=np.nan), ValueError, "coef0 must be a finite number"),
     (dict(sampler="median"), ValueError, "sampler must be one of"),
     (dict(random_state="seed"), TypeError, "random_state must be None, an int"),

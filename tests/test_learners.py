@@ -5,9 +5,7 @@ bound of WK Thm. 6 and the experiments of WK Sec. 8 and YL Sec. 6.1.
 WK: Warmuth & Kuzmin, JMLR 2008.  YL: Yuan & Lamperski, ICML 2019.
 """
 
-import inspect
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -332,7 +330,8 @@ def _run_compiled(learner, name, X, u, d):
             if name == "CenteredOnlinePCA":  # A = log W0 - eta C is stored uncapped
                 lam = opf.kernels.cap_log(lam, d)
             omega = np.exp(lam)
-        corner = opf.kernels.sample_corner(omega, d, _PresetUniform(u[t]), method=learner.sampler)
+        method = getattr(learner, "sampler", "decomposition")  # VarianceMinimizer: WK Alg. 2
+        corner = opf.kernels.sample_corner(omega, d, _PresetUniform(u[t]), method=method)
         if name in EXPERTS:
             v = x
         elif x.ndim == 1:
@@ -608,74 +607,6 @@ def test_yl_section_6_1_experiment():
         assert adaptive.expected_losses_.sum() < online.sum()
     online, adaptive = np.mean(totals, axis=0)
     assert adaptive < 0.5 * online
-
-
-# ==============================================================================
-# scikit-learn API conformance
-# ==============================================================================
-
-# Checks expected to fail for a principled reason, per estimator class name:
-# {class name: {check name: reason}}.  Empty until established with
-# scikit-learn installed; do not add a check here without a reason.
-_OBJECT_DTYPE = ("project rule (issue 7): object arrays are rejected with a TypeError "
-                 "naming the argument instead of being converted silently")
-EXPECTED_FAILED_CHECKS = {
-    name: {"check_dtype_object": _OBJECT_DTYPE}
-    for name in ("OnlinePCA", "OnlineAdaptivePCA", "CenteredOnlinePCA", "FollowTheLeader")
-}
-
-def _expected_failed_checks(estimator):
-    return EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {})
-
-
-def _sklearn_parametrize():
-    try:
-        from sklearn.utils.estimator_checks import parametrize_with_checks
-    except ImportError:  # scikit-learn is an optional test dependency
-        return None, "scikit-learn is not installed: API conformance not checked"
-    if "expected_failed_checks" not in inspect.signature(parametrize_with_checks).parameters:
-        return None, "API conformance needs scikit-learn >= 1.6 (expected_failed_checks)"
-    return parametrize_with_checks, None
-
-
-def _conformance_test():
-    parametrize_with_checks, reason = _sklearn_parametrize()
-    if parametrize_with_checks is None:
-
-        def test_sklearn_api_conformance():
-            pytest.skip(reason)
-
-        return test_sklearn_api_conformance
-    try:
-        # k = 1: the checks' data sets have as few as 2 features (k < n is required)
-        estimators = [opf.OnlinePCA(1, random_state=0), opf.OnlineAdaptivePCA(1, random_state=0),
-                      opf.CenteredOnlinePCA(1, random_state=0), opf.FollowTheLeader(1)]
-        with warnings.catch_warnings():
-            # by design: scikit-learn is not a runtime dependency, so the
-            # learners implement its protocol without inheriting BaseEstimator
-            warnings.filterwarnings("ignore", message="Estimator .* does not inherit from",
-                                    category=UserWarning)
-            decorate = parametrize_with_checks(
-                estimators,
-                expected_failed_checks=_expected_failed_checks,
-            )
-    except Exception as exc:  # e.g. not an estimator at all: one failure, not a collection error
-        error = f"{type(exc).__name__}: {exc}"
-
-        def test_sklearn_api_conformance():
-            pytest.fail(f"the learners cannot be checked by scikit-learn: {error}")
-
-        return test_sklearn_api_conformance
-
-    @decorate
-    def test_sklearn_api_conformance(estimator, check):
-        check(estimator)
-
-    return test_sklearn_api_conformance
-
-
-test_sklearn_api_conformance = _conformance_test()
-
 
 @pytest.mark.parametrize("eta, share", [(1.0, None), (1.0, "uniform"), (600.0, None)],
                          ids=["fused", "fused-then-mixed", "eta-600-level-shift"])

@@ -311,17 +311,17 @@ def test_validation_errors():
         metrics.adaptive_regret(losses, np.ones((6, 3)), 1)
     with pytest.raises(ValueError, match="L must be a non-empty 2-D array"):
         metrics.expert_best_subset_loss(np.ones(3), 1)
-    with pytest.raises(ValueError, match="eta must be finite and > 0"):
+    with pytest.raises(ValueError, match="eta must be a finite number > 0"):
         metrics.regret_bound(1.0, 4, 2, 0.0)
-    with pytest.raises(ValueError, match="comparator_loss must be finite and >= 0"):
+    with pytest.raises(ValueError, match="comparator_loss must be a finite number >= 0"):
         metrics.regret_bound(-1.0, 4, 2, 1.0)
-    with pytest.raises(ValueError, match="comparator_loss must be finite and >= 0"):
+    with pytest.raises(ValueError, match="comparator_loss must be a finite number"):
         metrics.tuned_regret_bound(np.inf, 4, 2)
     with pytest.raises(ValueError, match="n_components must satisfy"):
         metrics.tuned_regret_bound(1.0, 4, 4)
-    with pytest.raises(ValueError, match="comparator_loss_bound must be finite and > 0"):
+    with pytest.raises(ValueError, match="comparator_loss_bound must be a finite number > 0"):
         metrics.tuned_learning_rate(0.0, 1.0)
-    with pytest.raises(ValueError, match="D must be finite and > 0"):
+    with pytest.raises(ValueError, match="D must be a finite number > 0"):
         metrics.tuned_learning_rate(1.0, -1.0)
     with pytest.raises(ValueError, match="T must satisfy"):
         metrics.adaptive_parameters(0, 4, 2, 1.0)

@@ -27,6 +27,8 @@ updates", ICML 2007, Algorithms 2 and 6.
 import numpy as np
 from scipy.spatial.distance import cdist
 
+from ._kernels import PresetUniform, cap_log, sample_corner
+
 __all__ = ["OnlineKernelPCA", "gram"]
 
 
@@ -88,9 +90,6 @@ class OnlineKernelPCA:
         return self
 
     def learn_one(self, x):
-        from ._reference_learners import _PresetUniform
-        from .reference import cap_log, sample_corner
-
         x = np.asarray(x, dtype=np.float64)
         if not hasattr(self, "n_trials_"):
             self._reset(x.shape[0])
@@ -116,7 +115,7 @@ class OnlineKernelPCA:
             else:
                 mu = np.where(null, 0.0, -self.eta * lam)
                 lbar = np.exp(cap_log(mu, D))
-                corner = sample_corner(lbar, D, _PresetUniform(u), self.sampler)
+                corner = sample_corner(lbar, D, PresetUniform(u), self.sampler)
                 keep = np.setdiff1d(np.arange(m), corner)  # the r zero entries of c
                 Ur = U[:, keep]
                 P = (Ur * inv[keep]) @ Ur.T  # P~ = U_r Lambda_r^-1 U_r^T

@@ -14,34 +14,23 @@ References
    regret bounds that are logarithmic in the dimension", JMLR 9, 2008.
 """
 
-import numbers
 import sys
 
 import numpy as np
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
-from . import _kernels
-from ._validation import as_generator, as_int
-from .learners import _SAMPLERS, _check_choice, _check_eta, _Learner
+from .. import _kernels
+from ..kernels import cap_log, null_space_tol
+from .._validation import (ETA, POSITIVE, SAMPLER, Boolean, Interval, IsCallable,
+                           OneOf, Options, RandomState, as_generator, none_or)
+from ._base import SAMPLERS, OnlineLearner
 
 __all__ = ["OnlineKernelPCA"]
 
-_KERNELS = ("linear", "poly", "rbf")
 _MAX_COMPONENTS = sys.maxsize >> 2
 
 
-def _check_real(value, name, *, positive=False, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
-    if not np.isfinite(value) or (positive and not value > 0):
-        raise ValueError(f"{name} must be a finite number{' > 0' if positive else ''}, "
-                         f"got {value!r}")
-    return value
-
-
-class OnlineKernelPCA(_Learner):
+class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineLearner):
     """Online kernel PCA with a capped softmin of the kernel matrix (KW Alg. 6).
 
     At trial t the learner holds the kernel matrix ``K`` of the ``m = t - 1``
@@ -229,8 +218,17 @@ class OnlineKernelPCA(_Learner):
     True
     """
 
-    _instance = "vector"
-    _randomized = True
+    _constraints = {
+        "n_components": Interval("int", 1, _MAX_COMPONENTS),
+        "kernel": OneOf(Options("linear", "poly", "rbf"), IsCallable()),
+        "eta": ETA,
+        "degree": Interval("int", 1, None),
+        "gamma": none_or(POSITIVE),
+        "coef0": Interval("real"),
+        "sampler": SAMPLER,
+        "random_state": RandomState(),
+        "record_losses": Boolean(),
+    }
 
     def __init__(self, n_components, *, kernel="rbf", eta=1.0, degree=3, gamma=None,
                  coef0=1.0, sampler="decomposition", random_state=None,
@@ -247,37 +245,32 @@ class OnlineKernelPCA(_Learner):
 
     # -- hyper-parameters --------------------------------------------------
     def _config(self, n):
-        r = as_int(self.n_components, "n_components", 1, _MAX_COMPONENTS)
-        kernel = self.kernel
-        if not callable(kernel):
-            _check_choice(kernel, "kernel", _KERNELS)
-        degree = self.degree
-        if isinstance(degree, (bool, np.bool_)) or not isinstance(degree, numbers.Integral):
-            raise TypeError(f"degree must be an integer, got {type(degree).__name__}")
-        if degree < 1:
-            raise ValueError(f"degree must be >= 1, got {degree}")
-        gamma = _check_real(self.gamma, "gamma", positive=True, allow_none=True)
-        coef0 = _check_real(self.coef0, "coef0")
-        return dict(r=r, eta=_check_eta(self.eta),
-                    sampler=_SAMPLERS[_check_choice(self.sampler, "sampler", _SAMPLERS)],
-                    kernel=kernel, degree=int(degree),
-                    gamma=1.0 / n if gamma is None else gamma, coef0=coef0)
+        """The checked hyper-parameters, gamma resolved for n features."""
+        p = self._params(n)
+        if p["gamma"] is None:
+            p["gamma"] = 1.0 / n
+        return p
 
     @staticmethod
-    def _kernel_key(cfg):
+    def _kernel_key(p):
         """The hyper-parameters the kernel values depend on."""
-        kernel = cfg["kernel"]
+        kernel = p["kernel"]
         if kernel == "poly":
-            return (kernel, cfg["degree"], cfg["gamma"], cfg["coef0"])
+            return (kernel, p["degree"], p["gamma"], p["coef0"])
         if kernel == "rbf":
-            return (kernel, cfg["gamma"])
+            return (kernel, p["gamma"])
         return (kernel,)
+
+    @property
+    def _n_features_out(self):
+        self._check_fitted()
+        return self.n_components
 
     # -- the kernel --------------------------------------------------------
     @staticmethod
-    def _gram(X, Y, cfg):
+    def _gram(X, Y, p):
         """Gram matrix k(X, Y) of shape (len(X), len(Y)), validated."""
-        kernel = cfg["kernel"]
+        kernel = p["kernel"]
         if callable(kernel):
             G = kernel(X, Y)
             arr = np.asarray(G)
@@ -291,29 +284,44 @@ class OnlineKernelPCA(_Learner):
             G = np.ascontiguousarray(arr, dtype=np.float64)
         else:
             with np.errstate(over="ignore", invalid="ignore"):  # checked below
-                G = _builtin_gram(X, Y, cfg)
+                G = _builtin_gram(X, Y, p)
         if not np.isfinite(G).all():
             raise ValueError("kernel returned NaN or infinite values"
                              + ("" if callable(kernel) else
                                 " (scale the data, gamma or coef0 down)"))
         return G
 
-    # -- state ---------------------------------------------------------------
-    def _reset(self, n):
-        cfg = self._config(n)
-        self.n_features_in_ = n
-        self._kernel_params = self._kernel_key(cfg)
+    # -- the trial protocol --------------------------------------------------
+    def _plan(self, X, matrix, amax, name, reset):
+        """Checked hyper-parameters and the kernel block, before any state change."""
+        p = self._config(X.shape[1])
+        if reset:
+            as_generator(self.random_state)  # checked before the reset uses it
+        else:
+            self._check_kernel_unchanged(p)
+        past = X[:0] if reset else self._X[:int(self._m[0])]
+        G = self._gram(X, np.concatenate([past, X]), p)
+        return p, G
+
+    def _reset(self, n, plan):
+        p, _ = plan
+        self._kernel_params = self._kernel_key(p)
         self._X = np.empty((0, n))
         self._evals = np.empty(0)
         self._q = np.empty((0, 0))
         self._m = np.zeros(1, dtype=np.intp)
         self._t = np.zeros(1, dtype=np.intp)
-        self._losses = np.empty((2, 0))
-        self._n_recorded = 0
+        self._start_records()
         self._rng = as_generator(self.random_state)
         self.n_eigh_fallbacks_ = 0
         self._engine = None
         self._engine_key = None
+
+    def _check_kernel_unchanged(self, p):
+        if self._kernel_key(p) != self._kernel_params:
+            raise ValueError("the kernel parameters (kernel, degree, gamma, coef0) changed "
+                             "since the learner was reset; the kernel matrix of the past "
+                             "instances would be inconsistent: call fit to restart")
 
     def _ensure_capacity(self, need):
         cap = self._q.shape[0]
@@ -330,20 +338,20 @@ class OnlineKernelPCA(_Learner):
         self._X, self._evals, self._q = X, evals, q
         self._engine = None
 
-    def _get_engine(self, cfg):
-        key = (self._q.shape[0], cfg["r"], cfg["eta"], cfg["sampler"])
+    def _get_engine(self, p):
+        key = (self._q.shape[0], p["n_components"], p["eta"], p["sampler"])
         if getattr(self, "_engine", None) is None or self._engine_key != key:
             self._engine = _kernels.KernelPCAEngine(
-                r=cfg["r"], sampler=cfg["sampler"], eta=cfg["eta"],
+                r=p["n_components"], sampler=SAMPLERS[p["sampler"]], eta=p["eta"],
                 evals=self._evals, q=self._q, m=self._m)
             self._engine_key = key
         return self._engine
 
     def _rebuild(self, m):
         """Eigensystem of the kernel matrix of the first m stored instances by eigh."""
-        cfg = self._config(self.n_features_in_)
+        p = self._config(self.n_features_in_)
         X = self._X[:m]
-        K = self._gram(X, X, cfg)
+        K = self._gram(X, X, p)
         lam, U = np.linalg.eigh(0.5 * (K + K.T))
         self._evals[:m] = lam
         self._q[:m, :m] = U
@@ -359,31 +367,13 @@ class OnlineKernelPCA(_Learner):
             state["_q"] = self._q[:m, :m].copy()
         return state
 
-    # -- trials ----------------------------------------------------------------
-    def _prepare(self, X, fresh):
-        """Validated hyper-parameters and kernel block, before any state change."""
-        n = X.shape[1]
-        cfg = self._config(n)
-        if fresh:
-            as_generator(self.random_state)  # validated before the reset uses it
-        else:
-            self._check_kernel_unchanged(cfg)
-        past = X[:0] if fresh else self._X[:int(self._m[0])]
-        G = self._gram(X, np.concatenate([past, X]), cfg)
-        return cfg, G
-
-    def _check_kernel_unchanged(self, cfg):
-        if self._kernel_key(cfg) != self._kernel_params:
-            raise ValueError("the kernel parameters (kernel, degree, gamma, coef0) changed "
-                             "since the learner was reset; the kernel matrix of the past "
-                             "instances would be inconsistent: call fit to restart")
-
-    def _run_block(self, X, G, cfg):
+    def _run(self, X, plan):
+        p, G = plan
         T = X.shape[0]
         m0 = int(self._m[0])
         self._ensure_capacity(m0 + T)
         self._X[m0:m0 + T] = X
-        engine = self._get_engine(cfg)
+        engine = self._get_engine(p)
         saved = self._rng.bit_generator.state
         u = self._rng.random(T)
         losses = np.empty((2, T))
@@ -406,7 +396,7 @@ class OnlineKernelPCA(_Learner):
                 self.n_eigh_fallbacks_ += 1
                 self._t[0] = self._m[0]
                 start += 1
-                engine = self._get_engine(cfg)
+                engine = self._get_engine(p)
                 continue
             self._record(losses[:, :start])
             self._rng.bit_generator.state = saved
@@ -416,45 +406,6 @@ class OnlineKernelPCA(_Learner):
                                f"were processed") from error
         self._record(losses)
         return self
-
-    # -- public API ----------------------------------------------------------------
-    def partial_fit(self, X, y=None):
-        """Run one trial per row of X, in order.
-
-        The rows and the kernel values are validated first: on error nothing
-        changes.
-
-        Parameters
-        ----------
-        X : array_like of shape (n_trials, n_features)
-        y : ignored
-
-        Returns
-        -------
-        self
-        """
-        X, _ = self._validate_rows(X, "X", single=False)
-        fresh = not hasattr(self, "n_features_in_")
-        cfg, G = self._prepare(X, fresh)
-        if fresh:
-            self._reset(X.shape[1])
-        return self._run_block(X, G, cfg)
-
-    def fit(self, X, y=None):
-        """Reset the learner, then :meth:`partial_fit` on X."""
-        X, _ = self._validate_rows_fresh(X)
-        cfg, G = self._prepare(X, fresh=True)
-        self._reset(X.shape[1])
-        return self._run_block(X, G, cfg)
-
-    def learn_one(self, x):
-        """Run one trial on the single instance x (a 1-D row)."""
-        X, _ = self._validate_rows(x, "x", single=True)
-        fresh = not hasattr(self, "n_features_in_")
-        cfg, G = self._prepare(X, fresh)
-        if fresh:
-            self._reset(X.shape[1])
-        return self._run_block(X, G, cfg)
 
     # -- fitted attributes -------------------------------------------------------
     @property
@@ -479,18 +430,31 @@ class OnlineKernelPCA(_Learner):
     @property
     def weights_(self):
         """The capped softmin ``lambdabar`` of the next trial (None while m <= r)."""
-        from .kernels import cap_log
         self._check_fitted()
+        p = self._config(self.n_features_in_)
         m = int(self._m[0])
-        D = m - as_int(self.n_components, "n_components", 1, _MAX_COMPONENTS)
+        D = m - p["n_components"]
         if D < 1:
             return None
         lam = self._evals[:m]
-        mu = np.where(np.abs(lam) > null_space_tol(lam), -_check_eta(self.eta) * lam, 0.0)
+        mu = np.where(np.abs(lam) > null_space_tol(lam), -p["eta"] * lam, 0.0)
         return np.exp(cap_log(mu, D))
 
     def fit_transform(self, X, y=None):
-        """:meth:`fit` on X, then :meth:`transform` X with the final eigensystem."""
+        """:meth:`fit` on X, then :meth:`transform` X with the final eigensystem.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+            The instances, one trial per row.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components)
+            Coordinates of X on the final feature-space directions.
+        """
         return self.fit(X).transform(X)
 
     def transform(self, X):
@@ -507,54 +471,41 @@ class OnlineKernelPCA(_Learner):
         Parameters
         ----------
         X : array_like of shape (n_samples, n_features)
+            Rows to project.
 
         Returns
         -------
         Z : ndarray of shape (n_samples, n_components)
+            The coordinates.
         """
-        self._check_fitted()
-        X, _ = self._validate_rows(X, "X", single=False)
-        cfg = self._config(self.n_features_in_)
-        self._check_kernel_unchanged(cfg)
+        X = self._validate_for_transform(X)
+        p = self._config(self.n_features_in_)
+        self._check_kernel_unchanged(p)
         m = int(self._m[0])
-        r = cfg["r"]
+        r = p["n_components"]
         Z = np.zeros((X.shape[0], r))
         if m == 0:
             return Z
         lam = self._evals[:m]
         top = np.arange(m - 1, max(m - r, 0) - 1, -1)
         keep = top[np.abs(lam[top]) > null_space_tol(lam)]
-        Y = self._gram(X, self._X[:m], cfg)
+        Y = self._gram(X, self._X[:m], p)
         Z[:, :keep.size] = (Y @ self._q[:m, keep]) / np.sqrt(lam[keep])
         return Z
 
 
-def _builtin_gram(X, Y, cfg):
-    kernel = cfg["kernel"]
+def _builtin_gram(X, Y, p):
+    kernel = p["kernel"]
     G = X @ Y.T
     if kernel == "poly":
-        G *= cfg["gamma"]
-        G += cfg["coef0"]
-        G **= cfg["degree"]
+        G *= p["gamma"]
+        G += p["coef0"]
+        G **= p["degree"]
     elif kernel == "rbf":  # |x - y|^2 = |x|^2 + |y|^2 - 2 x.y, clipped at 0
         G *= -2.0
         G += np.einsum("ij,ij->i", X, X)[:, np.newaxis]
         G += np.einsum("ij,ij->i", Y, Y)[np.newaxis, :]
         np.maximum(G, 0.0, out=G)
-        G *= -cfg["gamma"]
+        G *= -p["gamma"]
         np.exp(G, out=G)
     return G
-
-
-def null_space_tol(evals):
-    """Threshold below which an eigenvalue of a kernel matrix counts as zero.
-
-    ``m * eps * max|evals|`` for ``m`` eigenvalues, the default of
-    ``numpy.linalg.matrix_rank``; see :class:`OnlineKernelPCA`, Notes.
-    """
-    evals = np.ascontiguousarray(evals, dtype=np.float64)
-    if evals.ndim != 1:
-        raise ValueError(f"evals must be 1-D, got shape {evals.shape}")
-    if evals.size == 0:
-        return 0.0
-    return float(evals.size * np.finfo(np.float64).eps * np.abs(evals).max())

@@ -1,23 +1,19 @@
-"""Plain NumPy reference implementations.
+"""Plain NumPy oracles of the compiled kernels: the floor of the reference
+package (the reference learners are built on these, never the reverse).
 
-Every compiled kernel and learner of :mod:`onlinepca_fast` has a
-straightforward NumPy counterpart here: sort-based capping, the loop of
-Algorithm 2 of Warmuth & Kuzmin (2008), ``numpy.linalg.eigh`` for eigen
-updates.  They are the oracle in the tests and the baseline in the
-benchmarks; they favour obviousness over speed.
+Sort-based capping, the loop of Algorithm 2 of Warmuth & Kuzmin (2008),
+``numpy.linalg.eigh`` for eigen-updates.  They favour obviousness over
+speed.
 """
+
+import math
+import numbers
 
 import numpy as np
 
-# --- capping, decomposition and sampling (begin) ---
-#
-# Oracles for the kernels cap, cap_log, decompose and sample_corner of
-# onlinepca_fast.kernels.  Everything is sorted, summed exactly where the
-# result depends on a sum (math.fsum), and kept close to the text of
-# Warmuth & Kuzmin (2008), "WK" below.
-
-import math  # noqa: E402  (used by this section only)
-import numbers  # noqa: E402
+# Capping, decomposition and sampling: everything is sorted, summed exactly
+# where the result depends on a sum (math.fsum), and kept close to the text
+# of Warmuth & Kuzmin (2008), "WK" below.
 
 
 def _ref_vector(x, name, *, log_domain=False):
@@ -348,9 +344,10 @@ def sample_corner(w, d, rng=None, method="decomposition"):
         rest = rest[np.lexsort((rest, -w[rest]))]
         chosen = np.sort(np.concatenate([chosen, rest[:d - chosen.size]]))
     return chosen.astype(np.intp)
-# --- capping, decomposition and sampling (end) ---
 
-# --- rank_one_update (begin) ---
+
+# Eigen-updates: the matrix formed, then numpy.linalg.eigh.
+
 def rank_one_update(evals, evecs, rho, x):
     """Eigensystem of ``evecs @ diag(evals) @ evecs.T + rho * outer(x, x)``.
 
@@ -378,11 +375,19 @@ def bordered_update(evals, evecs, y, kappa):
     a[:m, m] = a[m, :m] = np.asarray(y, dtype=np.float64)
     a[m, m] = kappa
     return np.linalg.eigh(0.5 * (a + a.T))
-# --- rank_one_update (end) ---
 
-# --- learners (NumPy versions, eigh every trial) ---
-from ._reference_learners import *  # noqa: E402,F401,F403
-from ._reference_learners import __all__ as _learner_names  # noqa: E402
 
-# --- online kernel PCA (NumPy version, eigh of the kernel matrix every trial) ---
-from ._reference_kernel_pca import OnlineKernelPCA  # noqa: E402,F401
+class PresetUniform(np.random.Generator):
+    """A Generator whose ``random()`` returns a given u.
+
+    :func:`sample_corner` draws exactly one ``rng.random()``; handing it
+    this object makes it use the u a reference learner drew at the start of
+    its trial.
+    """
+
+    def __init__(self, u):
+        super().__init__(np.random.PCG64(0))
+        self._u = u
+
+    def random(self, *args, **kwargs):
+        return self._u

@@ -37,6 +37,8 @@ and its extensions", ICML 2019.
 import numpy as np
 from scipy.special import logsumexp
 
+from ._kernels import PresetUniform, cap_log, sample_corner
+
 __all__ = [
     "Hedge",
     "CappedHedge",
@@ -49,32 +51,8 @@ __all__ = [
 ]
 
 
-class _PresetUniform(np.random.Generator):
-    """A Generator whose ``random()`` returns a given u.
-
-    ``reference.sample_corner`` draws exactly one ``rng.random()``; handing
-    it this object makes it use the u the learner drew at the start of the
-    trial.
-    """
-
-    def __init__(self, u):
-        super().__init__(np.random.PCG64(0))
-        self._u = u
-
-    def random(self, *args, **kwargs):
-        return self._u
-
-
 def _draw(omega, d, u, sampler):
-    from . import reference
-
-    return reference.sample_corner(omega, d, _PresetUniform(u), sampler)
-
-
-def _cap_log(lam, d):
-    from . import reference
-
-    return reference.cap_log(lam, d)
+    return sample_corner(omega, d, PresetUniform(u), sampler)
 
 
 def _mix_uniform(lam, alpha):
@@ -188,7 +166,7 @@ class CappedHedge(_Learner, _Shares):
         corner = _draw(w, self._d, u, self.sampler)
         expected, realized = self._d * (w @ loss), loss[corner].sum()
         self._wsum += w
-        lw = _cap_log(self._before_cap(self._lw - self.eta * loss), self._d)
+        lw = cap_log(self._before_cap(self._lw - self.eta * loss), self._d)
         lw = self._after_cap(lw)
         if self._mixing and self.share == "past":  # WK eq. (20) on weight vectors
             t = self.n_trials_ + 1
@@ -289,7 +267,7 @@ class OnlinePCA(_Learner, _Shares, _PCAState):
             self._wsum += self.density_  # W^{t-1}
         S = np.outer(x, x) if x.ndim == 1 else x
         lam, Q = _eigh((self._Q * self._lam) @ self._Q.T - self.eta * S)
-        lam = self._after_cap(_cap_log(self._before_cap(lam), self._d))
+        lam = self._after_cap(cap_log(self._before_cap(lam), self._d))
         if self._mixing and self.share == "past":  # WK eq. (20)
             t = self.n_trials_ + 1
             W = (1 - self.alpha) * (Q * np.exp(lam)) @ Q.T + self.alpha * self._wsum / t
@@ -351,7 +329,7 @@ class CenteredOnlinePCA(_Learner, _PCAState):
         self._m = np.zeros(n) if m0 is None else np.array(m0, dtype=np.float64)
 
     def _omega(self):
-        return np.exp(_cap_log(self._lam, self._d))
+        return np.exp(cap_log(self._lam, self._d))
 
     def _draw_corner(self, omega, u):
         return _draw(omega, self._d, u, self.sampler)

@@ -1,0 +1,130 @@
+"""Timing the compiled learners against the NumPy reference (``onlinepca-fast
+bench``), and the timer the scripts under ``benchmarks/`` share.
+
+Times are medians over chunks (a stall of a shared machine does not decide
+the figure), with BLAS limited to one thread unless asked otherwise: NumPy's
+and SciPy's separate OpenBLAS pools spin against each other on few cores.
+"""
+
+import time
+
+import numpy as np
+
+from . import datasets
+from ._validation import N_COMPONENTS, POSITIVE, Interval, check_scalar
+
+__all__ = ["per_trial", "blas_limit", "benchmark", "format_benchmark"]
+
+
+def _sizes(n_features, n_components):
+    n = check_scalar(n_features, "n_features", Interval("int", 2, 10 ** 5))
+    k = check_scalar(n_components, "n_components", N_COMPONENTS, {"n": n})
+    return n, k
+
+
+def per_trial(make, X, budget, chunk):
+    """Median over chunks of the seconds per trial of ``make().partial_fit`` (about budget s).
+
+    The median, not the mean, so that a stall of the machine (another
+    process, BLAS threads competing for the cores) does not decide the
+    figure.
+    """
+    elapsed, times = 0.0, []
+    lo = X.shape[0]
+    while elapsed < budget or len(times) < 3:
+        if lo >= X.shape[0]:  # a fresh learner; its lazy initialisation is not timed
+            learner = make()
+            learner.partial_fit(X[:2])
+            lo = 2
+        rows = X[lo:lo + chunk]
+        start = time.perf_counter()
+        learner.partial_fit(rows)
+        dt = time.perf_counter() - start
+        elapsed += dt
+        times.append(dt / rows.shape[0])
+        lo += rows.shape[0]
+    return float(np.median(times))
+
+
+def blas_limit(threads):
+    """A context limiting the BLAS threads (threadpoolctl), or None if unavailable."""
+    if threads is None:
+        return None
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return None
+    return threadpool_limits(limits=threads, user_api="blas")
+
+
+def benchmark(sizes=((20, 2), (100, 10)), learners=("OnlinePCA", "CenteredOnlinePCA"),
+              budget=1.0, blas_threads=1, progress=None):
+    """Per-trial times of the compiled learners against the NumPy reference.
+
+    Each learner runs on the WK Sec. 8 stream (rank-2 segments of 500) for
+    about ``budget`` seconds; the fast one in batches of 100 rows
+    (``partial_fit``, one compiled loop per batch), the reference in
+    batches of 5 (it calls ``eigh`` every trial).  The time per trial is
+    the median over the batches.
+
+    Parameters
+    ----------
+    sizes : sequence of (n_features, n_components), default=((20, 2), (100, 10))
+    learners : sequence of str, default=("OnlinePCA", "CenteredOnlinePCA")
+        Names present in both :mod:`onlinepca_fast` and
+        :mod:`onlinepca_fast.reference`.
+    budget : float, default=1.0
+        Seconds per measurement.
+    blas_threads : int or None, default=1
+        Limit BLAS to this many threads during the measurements (needs
+        ``threadpoolctl``, installed with scikit-learn), so both sides are
+        timed single-threaded: on a busy machine multithreaded BLAS inside
+        the reference's ``eigh`` can be 100 times slower than one thread.
+        None leaves the library's default.
+    progress : callable or None
+
+    Returns
+    -------
+    rows : list of dict
+        ``learner, n_features, n_components, fast_us, reference_us, ratio,
+        blas_threads`` (``"default"`` if the limit could not be applied).
+    """
+    from . import learners as fast_module
+    from . import reference
+
+    budget = check_scalar(budget, "budget", POSITIVE)
+    limit = blas_limit(blas_threads)
+    threads = "default" if limit is None else blas_threads
+    rows = []
+    try:
+        for n, k in sizes:
+            n, k = _sizes(n, k)
+            X, _ = datasets.shifting_subspaces(n, min(2, n), (500, 500, 500), random_state=0)
+            for name in learners:
+                fast_cls, ref_cls = getattr(fast_module, name), getattr(reference, name)
+                fast = per_trial(lambda: fast_cls(k, random_state=0), X, budget, 100)
+                ref = per_trial(lambda: ref_cls(k, random_state=0), X, budget, 5)
+                rows.append(dict(learner=name, n_features=n, n_components=k,
+                                 fast_us=fast * 1e6, reference_us=ref * 1e6, ratio=ref / fast,
+                                 blas_threads=threads))
+                if progress is not None:
+                    progress(f"bench: {name} n={n} k={k} done")
+    finally:
+        if limit is not None:
+            limit.restore_original_limits()
+    return rows
+
+
+def format_benchmark(rows):
+    """The rows of :func:`benchmark` as a text table."""
+    lines = [f"{'learner':<20} {'n':>5} {'k':>4} {'fast us/trial':>14} "
+             f"{'reference us/trial':>19} {'ratio':>8}"]
+    lines += [f"{r['learner']:<20} {r['n_features']:>5} {r['n_components']:>4} "
+              f"{r['fast_us']:>14.2f} {r['reference_us']:>19.1f} {r['ratio']:>7.0f}x"
+              for r in rows]
+    if rows:
+        threads = rows[0]["blas_threads"]
+        lines.append(f"BLAS threads: {threads}" + (
+            " (threadpoolctl not installed: on a busy machine set OPENBLAS_NUM_THREADS=1)"
+            if threads == "default" else ""))
+    return "\n".join(lines)

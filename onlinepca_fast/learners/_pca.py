@@ -1,0 +1,586 @@
+"""The online PCA learners: WK Algorithms 5 and 6, YL Algorithm 4, and the
+Follow-the-Leader baseline.
+
+References
+----------
+.. [WK] M. K. Warmuth and D. Kuzmin, "Randomized online PCA algorithms with
+   regret bounds that are logarithmic in the dimension", JMLR 9, 2008.
+.. [YL] J. Yuan and A. Lamperski, "Online adaptive principal component
+   analysis and its extensions", preprint (ICML 2019).
+"""
+
+import math
+
+import numpy as np
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
+
+from .. import _kernels
+from ..kernels import cap_log
+from .._validation import (ALPHA, ETA, N_COMPONENTS, NONNEGATIVE,
+                           REORTHOGONALIZE, SAMPLER, Boolean, Options, RandomState,
+                           Vector, as_real_array, none_or)
+from ._base import SAMPLERS, SHARES, CappedDraws, EigensystemMixin, TrialLoopLearner
+
+__all__ = ["OnlinePCA", "OnlineAdaptivePCA", "CenteredOnlinePCA", "FollowTheLeader"]
+
+
+def row_norms(Y):
+    """Euclidean norms of the rows of Y without overflow (inf if they overflow)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = np.abs(Y).max(axis=1)
+        safe = np.where(s > 0, s, 1.0)[:, np.newaxis]
+        norms = s * np.sqrt(np.einsum("ij,ij->i", Y / safe, Y / safe))
+    return np.where(np.isnan(norms), np.inf, norms)
+
+
+def _step_limit(eta):
+    """The largest |y| with max(1, eta) |y|^2 <= MAX_STEP (= 2**1020)."""
+    return 2.0 ** 510 / math.sqrt(max(1.0, eta))
+
+
+def _reject_step(name, i, bound, what, eta):
+    with np.errstate(over="ignore"):
+        step = max(1.0, eta) * np.float64(bound) ** 2
+    raise ValueError(
+        f"{name} row {i} is too large for eta = {eta!r}: max(1, eta) * "
+        f"{what}^2 = {step:.3g} exceeds 2**1020, the largest step a log-weight "
+        "can take; rescale the data or eta (nothing was changed)")
+
+
+def check_meg_steps(X, amax, name, eta):
+    """Reject a batch with an instance x whose step ``eta |x|^2`` (or loss
+    ``|x|^2``) would exceed :data:`MAX_STEP` (the trial-to-trial learners)."""
+    limit = _step_limit(eta)
+    if math.sqrt(X.shape[1]) * amax <= limit:  # |x| <= sqrt(n) max|x_i|: the cheap test
+        return
+    bad = np.flatnonzero(~(row_norms(X) <= limit))
+    if bad.size:
+        i = int(bad[0])
+        _reject_step(name, i, row_norms(X[i:i + 1])[0], "|x|", eta)
+
+
+class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, EigensystemMixin,
+                   CappedDraws):
+    """The projection API of the PCA learners (components, transforms, draws)."""
+
+    def _corner_size(self, n):
+        return n - self.n_components
+
+    def _params(self, n):
+        if n < 2:
+            raise ValueError(f"online PCA needs at least 2 features, got {n} feature(s)")
+        return super()._params(n)
+
+    @property
+    def _n_features_out(self):
+        self._check_fitted()
+        return self.n_components
+
+    @property
+    def components_(self):
+        """The k leading directions (rows): top-k of E[P] = I - (n-k) W."""
+        self._check_fitted()
+        return self._q[:, :self.n_components].T.copy()
+
+    @property
+    def mean_(self):
+        """The center subtracted before projecting (zeros when uncentered)."""
+        self._check_fitted()
+        return self._mean.copy()
+
+    def fit_transform(self, X, y=None):
+        """:meth:`fit` on X, then :meth:`transform` X with the final components.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+            The instances, one trial per row.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components)
+            Coordinates of X on the final ``components_``.
+        """
+        return self.fit(X).transform(X)
+
+    def transform(self, X):
+        """Project X on ``components_`` (after subtracting ``mean_``).
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+            Rows to project.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components)
+            ``(X - mean_) @ components_.T``.
+        """
+        X = self._validate_for_transform(X)
+        return (X - self._mean) @ self._q[:, :self.n_components]
+
+    def inverse_transform(self, X):
+        """Map coordinates back: ``X @ components_ + mean_``.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_components)
+            Coordinates on ``components_``.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+            Points of the projected subspace.
+        """
+        self._check_fitted()
+        Y = as_real_array(X, "X")
+        if Y.ndim != 2 or Y.shape[1] != self.n_components:
+            raise ValueError(f"X must have shape (n_samples, {self.n_components}), "
+                             f"got {Y.shape}")
+        if not np.isfinite(Y).all():
+            raise ValueError("X contains NaN or infinity")
+        return Y @ self._q[:, :self.n_components].T + self._mean
+
+    def sample_projection(self, random_state=None):
+        """Draw a rank-k projection matrix P from the current parameter.
+
+        P = I - (n-k) R for a matrix corner R drawn so that E[R] = W (WK
+        Alg. 5), i.e. ``P = Q_k Q_k^T`` over the directions outside the
+        drawn corner.
+
+        Parameters
+        ----------
+        random_state : None, int or Generator, default=None
+            None uses (and advances) the learner's own generator.
+
+        Returns
+        -------
+        P : ndarray of shape (n, n)
+            The drawn projection.
+        """
+        self._check_fitted()
+        corner = self._draw(random_state)
+        keep = np.setdiff1d(np.arange(self.n_features_in_), corner)
+        V = self._q[:, keep]
+        return V @ V.T
+
+
+class OnlinePCA(_Projections, TrialLoopLearner):
+    """Uncentered randomized online PCA (WK Algorithm 5).
+
+    At each trial a rank-k projection ``P`` is drawn with ``E[P] = I -
+    (n-k) W``, the instance ``x`` costs ``||x - P x||^2``, and the density
+    matrix is updated by the matrix exponentiated gradient step followed by
+    capping::
+
+        W <- cap_{n-k}( exp(log W - eta x x^T) / tr(...) )
+
+    The eigensystem of ``log W`` is maintained by one rank-one update per
+    trial (Gu & Eisenstat), with log-eigenvalues kept exactly (no weight
+    ever underflows to 0), and capped with :func:`~onlinepca_fast.kernels.cap_log`.
+
+    Parameters
+    ----------
+    n_components : int
+        Rank k of the projection, ``1 <= k < n_features``.
+    eta : float, default=1.0
+        Learning rate (> 0).  The tuned value of WK eq. (3) is
+        :func:`onlinepca_fast.metrics.tuned_learning_rate`.
+    share : {None, "fixed", "uniform", "past"}, default=None
+        Mixing step for shifting data:
+
+        - ``"fixed"``: fixed share of YL Algorithm 4, eq. (11b), applied
+          *before* capping: ``w <- alpha/n + (1-alpha) w`` on the
+          normalised eigenvalues.
+        - ``"uniform"``: WK Section 8, *after* capping, at the end of the
+          trial: ``W <- (1-alpha) W + alpha I/n``.
+        - ``"past"``: WK eq. (20), after capping: ``W <- (1-alpha) W +
+          alpha (W^0 + ... + W^{t-1})/t`` ("long-term memory").  This
+          changes the eigenbasis, so each trial costs a full O(n^3)
+          eigendecomposition.
+    alpha : float, default=0.0
+        Mixing rate, ``0 <= alpha < 1``; 0 disables mixing.
+    sampler : {"decomposition", "systematic"}, default="decomposition"
+        How the projection is drawn, see
+        :func:`onlinepca_fast.kernels.sample_corner`.
+    random_state : None, int or numpy.random.Generator, default=None
+        Seeds the draws.
+    record_losses : bool, default=True
+        Keep the per-trial losses; turn off for unbounded streams (then
+        memory does not grow with the number of trials).
+    reorthogonalize_every : int or None, default=10000
+        Every this many trials (counted since the reset, so independently
+        of how the stream is split into batches) the eigenvectors are
+        re-orthogonalised by one Newton-Schulz step, O(n^3).  Rounding in
+        the rank-one updates makes ``||Q^T Q - I||`` grow by ~1e-18 to
+        1e-16 per trial; the default keeps it below ~1e-12.  None never
+        re-orthogonalises.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (k, n)
+        Orthonormal rows: the k eigenvectors of W with the smallest
+        eigenvalues, i.e. the top-k directions of ``E[P]``.
+    eigenvalues_ : ndarray of shape (n,)
+        Ascending eigenvalues of ``log W`` (normalised and capped: the
+        capped ones are exactly ``-log(n-k)``).
+    eigenvectors_ : ndarray of shape (n, n)
+        Orthonormal columns matching ``eigenvalues_``.
+    density_ : ndarray of shape (n, n)
+        The density matrix W (formed on request).
+    mean_ : ndarray of shape (n,)
+        Zeros (uncentered).
+    expected_losses_, realized_losses_ : ndarray of shape (n_trials,)
+        ``(n-k) tr(W^{t-1} x x^T)`` and ``||x - P x||^2`` per trial.
+    n_features_in_ : int
+    n_trials_ : int
+
+    Notes
+    -----
+    The mathematics is exact: after a few hundred trials along one subspace
+    its weight in W is like ``exp(-250)``; it is kept as such (a linear-
+    domain implementation rounds it to 0 or clamps it, which silently acts
+    as a fixed share).  Faster recovery after a shift is what ``share`` and
+    ``alpha`` are for.
+
+    References
+    ----------
+    WK Algorithm 5, Theorem 6; Section 8 and eq. (20) for mixing; YL
+    Algorithm 4 for ``share="fixed"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onlinepca_fast import OnlinePCA
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(500, 2)) @ rng.normal(size=(2, 10)) / 10
+    >>> pca = OnlinePCA(n_components=2, eta=1.0, random_state=0).fit(X)
+    >>> pca.components_.shape
+    (2, 10)
+    >>> bool(pca.expected_losses_[-100:].mean() < pca.expected_losses_[:100].mean())
+    True
+    """
+
+    _constraints = {
+        "n_components": N_COMPONENTS,
+        "eta": ETA,
+        "share": Options(None, "fixed", "uniform", "past"),
+        "alpha": ALPHA,
+        "sampler": SAMPLER,
+        "random_state": RandomState(),
+        "record_losses": Boolean(),
+        "reorthogonalize_every": REORTHOGONALIZE,
+    }
+
+    def __init__(self, n_components, *, eta=1.0, share=None, alpha=0.0,
+                 sampler="decomposition", random_state=None, record_losses=True,
+                 reorthogonalize_every=10_000):
+        self.n_components = n_components
+        self.eta = eta
+        self.share = share
+        self.alpha = alpha
+        self.sampler = sampler
+        self.random_state = random_state
+        self.record_losses = record_losses
+        self.reorthogonalize_every = reorthogonalize_every
+
+    def _share(self, p):
+        return p["share"]
+
+    def _engine_options(self, p, n):
+        return dict(kind=_kernels.KIND_MEG, d=n - p["n_components"], eta=p["eta"],
+                    alpha=p["alpha"], share=SHARES[self._share(p)],
+                    sampler=SAMPLERS[p["sampler"]])
+
+    def _initial_state(self, p, n):
+        return np.full(n, -np.log(n)), np.eye(n), np.zeros(n)
+
+    def _check_steps(self, X, amax, name, matrix, config, mean):
+        check_meg_steps(X, amax, name, config.eta)
+
+    def _reorthogonalize_every(self, p):
+        return p["reorthogonalize_every"] or 0
+
+
+class OnlineAdaptivePCA(OnlinePCA):
+    """Online adaptive PCA (YL Algorithm 4): :class:`OnlinePCA` with fixed share.
+
+    The fixed-share step ``w <- alpha/n + (1-alpha) w`` on the eigenvalues of
+    W, applied before capping (YL eq. 11b), bounds the regret on every
+    interval (adaptive regret, YL eq. 3 and Theorem 3).
+
+    Parameters
+    ----------
+    n_components : int
+        Rank k, ``1 <= k < n_features``.
+    eta : float, default=1.0
+        Learning rate; YL Theorem 3 tunes it with
+        :func:`onlinepca_fast.metrics.adaptive_parameters`.
+    alpha : float, default=1e-5
+        Fixed-share rate, ``0 <= alpha < 1`` (YL Sec. 6.1 uses 1e-5).
+    sampler, random_state, record_losses, reorthogonalize_every
+        As for :class:`OnlinePCA`.
+
+    Attributes
+    ----------
+    See :class:`OnlinePCA`.
+
+    References
+    ----------
+    YL Algorithm 4, eq. (11a-c), Theorem 3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onlinepca_fast import OnlineAdaptivePCA
+    >>> X = np.random.default_rng(0).normal(size=(200, 8)) / 4
+    >>> OnlineAdaptivePCA(n_components=2, random_state=0).fit(X).n_trials_
+    200
+    """
+
+    _constraints = {k: v for k, v in OnlinePCA._constraints.items() if k != "share"}
+
+    def __init__(self, n_components, *, eta=1.0, alpha=1e-5,
+                 sampler="decomposition", random_state=None, record_losses=True,
+                 reorthogonalize_every=10_000):
+        self.n_components = n_components
+        self.eta = eta
+        self.alpha = alpha
+        self.sampler = sampler
+        self.random_state = random_state
+        self.record_losses = record_losses
+        self.reorthogonalize_every = reorthogonalize_every
+
+    def _share(self, p):
+        return "fixed"  # YL Algorithm 4 is OnlinePCA with fixed share
+
+
+class _Cumulative(_Projections, TrialLoopLearner):
+    """WK Algorithm 6's state: the eigensystem of A = log W^0 - eta C^t."""
+
+    def _check_steps(self, X, amax, name, matrix, config, mean):
+        """The steps ``eta f |y|^2`` (``y = x - m``, ``f <= 1``) and losses
+        ``|y|^2`` must be at most :data:`MAX_STEP`.  For the learned center,
+        ``m`` stays in the convex hull of the current center and the batch's
+        rows (eq. 15 with ``c >= 0``), so ``|y| <= |x| + max(|m|, max |x_j|)``
+        is checked, with the ``x_j`` before ``x``."""
+        limit = _step_limit(config.eta)
+        root_n = math.sqrt(X.shape[1])
+        am = float(np.abs(mean).max())
+        if config.centered:
+            if root_n * (amax + max(am, amax)) <= limit:
+                return
+            norms = row_norms(X)
+            # |m^{t-1}| <= max(|m|, |x_1|, ..., |x_{t-1}|)
+            reach = np.maximum.accumulate(np.concatenate([row_norms(mean[np.newaxis]),
+                                                          norms[:-1]]))
+            bound, what = norms + reach, "(|x| + |mean|)"
+        else:
+            if root_n * (amax + am) <= limit:
+                return
+            with np.errstate(over="ignore"):
+                bound, what = row_norms(X - mean), "|x - mean|"
+        bad = np.flatnonzero(~(bound <= limit))
+        if bad.size:
+            i = int(bad[0])
+            _reject_step(name, i, bound[i], what, config.eta)
+
+    def _reorthogonalize_every(self, p):
+        return p["reorthogonalize_every"] or 0
+
+
+class CenteredOnlinePCA(_Cumulative):
+    """Centered randomized online PCA (WK Algorithm 6).
+
+    Learns a center ``m`` and a density matrix ``W`` together.  With
+    ``y = x - m^{t-1}`` the trial costs ``||y - P y||^2``, then::
+
+        m^t = m^{t-1} - (m^{t-1} - x) / (c + t)                       (15)
+        C^t = C^{t-1} + (c + t - 1)/(c + t) y y^T                     (16)
+        W^t = cap_{n-k}( exp(log W^0 - eta C^t) / tr(...) )           (14)
+
+    with ``c = center_lr_inv``.  The eigensystem of ``log W^0 - eta C^t``
+    is kept by one rank-one update per trial; capping is applied to its
+    eigenvalues each trial (W is never stored).
+
+    Parameters
+    ----------
+    n_components : int
+        Rank k, ``1 <= k < n_features``.
+    eta : float, default=1.0
+        Learning rate (> 0).
+    center_lr_inv : float, default=0.0
+        ``eta~^{-1} >= 0``, the inverse learning rate of the center; 0 makes
+        ``m^t`` the empirical mean of ``x^1..x^t`` (WK Corollary 9).
+    mean_init : array_like of shape (n,) or None, default=None
+        The initial center ``m^0`` (zeros if None).
+    centered : bool, default=True
+        False gives "the uncentered version of Algorithm 6" (WK Sec. 6.2,
+        Fig. 4): step (15) is skipped, the center stays ``mean_init``
+        (zeros by default) and (16) uses factor 1: ``C^t = sum y y^T``.
+    sampler, random_state, record_losses, reorthogonalize_every
+        As for :class:`OnlinePCA`.
+
+    Notes
+    -----
+    There is no ``share`` option: Algorithm 6 recomputes ``W^t`` from
+    ``W^0`` and ``C^t`` every trial, so anything mixed into ``W^t`` would
+    not carry over to the next trial; WK Sec. 8 and YL define mixing for
+    the trial-to-trial update of Algorithm 5 (:class:`OnlinePCA`).
+
+    Attributes
+    ----------
+    mean_ : ndarray of shape (n,)
+        The center ``m^t``.
+    eigenvalues_, eigenvectors_ : ndarray
+        Eigensystem of ``log W^0 - eta C^t = -log(n) I - eta C^t``
+        (ascending; not capped).  Exactly so unless its eigenvalues
+        leave the float64 range: then it is shifted by a constant and
+        floored 2**1020 below its largest eigenvalue (see the module doc).
+    components_, density_, expected_losses_, realized_losses_, n_trials_
+        As for :class:`OnlinePCA` (W is ``cap(exp(eigenvalues_))``).
+
+    References
+    ----------
+    WK Algorithm 6, eqs. (14)-(16), Theorem 8, Corollary 9.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onlinepca_fast import CenteredOnlinePCA
+    >>> rng = np.random.default_rng(0)
+    >>> X = 5.0 + rng.normal(size=(300, 1)) @ rng.normal(size=(1, 6)) / 6
+    >>> pca = CenteredOnlinePCA(n_components=1, random_state=0).fit(X)
+    >>> bool(np.allclose(pca.mean_, X.mean(axis=0)))
+    True
+    """
+
+    _constraints = {
+        "n_components": N_COMPONENTS,
+        "eta": ETA,
+        "center_lr_inv": NONNEGATIVE,
+        "mean_init": none_or(Vector(lambda context: context["n"])),
+        "centered": Boolean(),
+        "sampler": SAMPLER,
+        "random_state": RandomState(),
+        "record_losses": Boolean(),
+        "reorthogonalize_every": REORTHOGONALIZE,
+    }
+
+    def __init__(self, n_components, *, eta=1.0, center_lr_inv=0.0, mean_init=None,
+                 centered=True, sampler="decomposition", random_state=None,
+                 record_losses=True, reorthogonalize_every=10_000):
+        self.n_components = n_components
+        self.eta = eta
+        self.center_lr_inv = center_lr_inv
+        self.mean_init = mean_init
+        self.centered = centered
+        self.sampler = sampler
+        self.random_state = random_state
+        self.record_losses = record_losses
+        self.reorthogonalize_every = reorthogonalize_every
+
+    def _engine_options(self, p, n):
+        return dict(kind=_kernels.KIND_CUMULATIVE, d=n - p["n_components"], eta=p["eta"],
+                    sampler=SAMPLERS[p["sampler"]], centered=p["centered"],
+                    center_lr_inv=p["center_lr_inv"])
+
+    def _initial_state(self, p, n):
+        m0 = np.zeros(n) if p["mean_init"] is None else p["mean_init"]
+        return np.full(n, -np.log(n)), np.eye(n), m0
+
+    def _weights(self):
+        # cap_log is accurate at any level of lam
+        return np.exp(cap_log(self._lam, self.n_features_in_ - self.n_components))
+
+
+class FollowTheLeader(_Cumulative):
+    """Follow the Leader: the top-k subspace of the covariance so far (WK Sec. 7).
+
+    Deterministic baseline: at trial t it projects onto the k leading
+    eigenvectors of ``C^{t-1}`` (``sum x x^T``, or the scatter around the
+    running mean when ``centered``), ties broken by the order of the
+    maintained eigensystem.  It is the limit ``eta -> inf`` of WK
+    Algorithm 6 and uses the same rank-one machinery.  Expected and
+    realized losses are equal.
+
+    Parameters
+    ----------
+    n_components : int
+        Rank k, ``1 <= k < n_features``.
+    centered : bool, default=False
+        Center by the running mean (``m^0 = 0``; WK eq. 15 with
+        ``center_lr_inv = 0``).
+    record_losses : bool, default=True
+    reorthogonalize_every : int or None, default=10000
+        As for :class:`OnlinePCA`.
+
+    Attributes
+    ----------
+    eigenvalues_, eigenvectors_ : ndarray
+        Eigensystem of ``-C^t`` (ascending, so the leading directions of
+        ``C^t`` come first), shifted and floored as for
+        :class:`CenteredOnlinePCA` should it leave the float64 range.
+    components_, mean_, expected_losses_, realized_losses_, n_trials_
+        As for :class:`OnlinePCA`.
+
+    References
+    ----------
+    WK Section 7 (lower bounds for FL) and Section 8, Fig. 4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onlinepca_fast import FollowTheLeader
+    >>> X = np.random.default_rng(0).normal(size=(100, 3)) * [3.0, 1.0, 0.1]
+    >>> ftl = FollowTheLeader(n_components=1).fit(X)
+    >>> np.round(np.abs(ftl.components_), 1)
+    array([[1., 0., 0.]])
+    """
+
+    _randomized = False
+    _constraints = {
+        "n_components": N_COMPONENTS,
+        "centered": Boolean(),
+        "record_losses": Boolean(),
+        "reorthogonalize_every": REORTHOGONALIZE,
+    }
+
+    def __init__(self, n_components, *, centered=False, record_losses=True,
+                 reorthogonalize_every=10_000):
+        self.n_components = n_components
+        self.centered = centered
+        self.record_losses = record_losses
+        self.reorthogonalize_every = reorthogonalize_every
+
+    def _engine_options(self, p, n):
+        return dict(kind=_kernels.KIND_CUMULATIVE, d=n - p["n_components"], eta=1.0,
+                    sampler=_kernels.SAMPLER_LEADER, centered=p["centered"])
+
+    def _initial_state(self, p, n):
+        return np.zeros(n), np.eye(n), np.zeros(n)
+
+    def _weights(self):
+        n, k = self.n_features_in_, self.n_components
+        w = np.zeros(n)
+        w[k:] = 1.0 / (n - k)
+        return w
+
+    def sample_projection(self, random_state=None):
+        """The projection onto ``components_`` (deterministic).
+
+        Parameters
+        ----------
+        random_state : None, int or Generator, default=None
+            Ignored (Follow the Leader does not randomise).
+
+        Returns
+        -------
+        P : ndarray of shape (n, n)
+            ``components_.T @ components_``.
+        """
+        self._check_fitted()
+        V = self._q[:, :self.n_components]
+        return V @ V.T

@@ -1,0 +1,217 @@
+"""Online variance minimisation: over the unit sphere (YL Algorithm 5,
+Warmuth & Kuzmin 2006) and over the simplex (YL Algorithm 6).
+
+References
+----------
+.. [YL] J. Yuan and A. Lamperski, "Online adaptive principal component
+   analysis and its extensions", preprint (ICML 2019).
+.. [WK06] M. K. Warmuth and D. Kuzmin, "Online variance minimization",
+   COLT 2006.
+"""
+
+import numpy as np
+
+from .. import _kernels
+from .._validation import ALPHA, ETA, REORTHOGONALIZE, Boolean, Options, RandomState
+from ._base import SHARES, CappedDraws, EigensystemMixin, TrialLoopLearner
+from ._pca import check_meg_steps
+
+__all__ = ["VarianceMinimizer", "SimplexVarianceMinimizer"]
+
+
+def check_covariances(X, name, matrix, tol=1e-10):
+    """Instances with 0 <= C <= I (vectors: ||x|| <= 1)."""
+    if matrix:
+        if not np.allclose(X, np.swapaxes(X, 1, 2), rtol=0, atol=tol):
+            raise ValueError(f"{name} must hold symmetric matrices")
+        ev = np.linalg.eigvalsh(X)
+        if ev.min() < -tol or ev.max() > 1 + tol:
+            raise ValueError(f"{name} must hold matrices with eigenvalues in [0, 1] "
+                             f"(0 <= C <= I), got eigenvalues in [{ev.min():.3g}, "
+                             f"{ev.max():.3g}]")
+    else:
+        norms = np.einsum("ij,ij->i", X, X)
+        if norms.max() > 1 + tol:
+            raise ValueError(f"{name} must hold vectors of norm at most 1 (C = x x^T "
+                             f"<= I), got a norm of {np.sqrt(norms.max()):.6g}")
+
+
+class _Covariances:
+    """Instances are covariance matrices 0 <= C <= I, or vectors x of norm at
+    most 1 standing for x x^T."""
+
+    _batch_ndims = (2, 3)
+
+    def _check_values(self, X, name, matrix, lo, hi):
+        check_covariances(X, name, matrix)
+
+
+class VarianceMinimizer(_Covariances, EigensystemMixin, CappedDraws, TrialLoopLearner):
+    """Online variance minimisation over the unit sphere (YL Alg. 5, WK 2006).
+
+    Keeps a density matrix Y; each trial draws an eigenvector ``y`` of Y
+    with probability its eigenvalue, receives a covariance matrix ``C``
+    (``0 <= C <= I``; a vector ``x`` means ``C = x x^T`` with ``||x|| <= 1``)
+    and incurs ``y^T C y`` (expected ``tr(Y C)``); then::
+
+        Y <- exp(log Y - eta C) / tr(...)        (YL eq. 22a)
+
+    optionally followed by the fixed share ``sigma <- alpha/n + (1-alpha)
+    sigma`` on its eigenvalues (22b).  This is the k = n - 1 case of
+    :class:`OnlinePCA` without capping.  Vectors cost one rank-one update;
+    a matrix ``C`` costs an O(n^3) eigendecomposition.
+
+    Parameters
+    ----------
+    eta : float, default=1.0
+    share : {None, "fixed"}, default=None
+    alpha : float, default=0.0
+    random_state : None, int or numpy.random.Generator, default=None
+    record_losses : bool, default=True
+    reorthogonalize_every : int or None, default=10000
+        As for :class:`OnlinePCA` (vector instances; matrix instances
+        recompute the eigenvectors every trial).
+
+    Attributes
+    ----------
+    eigenvalues_, eigenvectors_ : ndarray
+        Eigensystem of ``log Y`` (ascending).
+    density_ : ndarray of shape (n, n)
+    expected_losses_, realized_losses_, n_features_in_, n_trials_
+
+    References
+    ----------
+    YL Algorithm 5, Theorems 4 and 5; M. K. Warmuth and D. Kuzmin, "Online
+    variance minimization", COLT 2006.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onlinepca_fast import VarianceMinimizer
+    >>> X = np.random.default_rng(0).normal(size=(300, 3)) * [0.5, 0.3, 0.01]
+    >>> X /= np.linalg.norm(X, axis=1).max()          # C = x x^T <= I
+    >>> vm = VarianceMinimizer(random_state=0).fit(X)
+    >>> int(np.argmax(np.abs(vm.eigenvectors_[:, -1])))
+    2
+    """
+
+    _constraints = {
+        "eta": ETA,
+        "share": Options(None, "fixed"),
+        "alpha": ALPHA,
+        "random_state": RandomState(),
+        "record_losses": Boolean(),
+        "reorthogonalize_every": REORTHOGONALIZE,
+    }
+
+    def __init__(self, *, eta=1.0, share=None, alpha=0.0, random_state=None,
+                 record_losses=True, reorthogonalize_every=10_000):
+        self.eta = eta
+        self.share = share
+        self.alpha = alpha
+        self.random_state = random_state
+        self.record_losses = record_losses
+        self.reorthogonalize_every = reorthogonalize_every
+
+    def _corner_size(self, n):
+        return 1
+
+    def _sampler_name(self):
+        return "decomposition"
+
+    def _engine_options(self, p, n):
+        return dict(kind=_kernels.KIND_MEG, d=1, eta=p["eta"], alpha=p["alpha"],
+                    share=SHARES[p["share"]], sampler=_kernels.SAMPLER_DECOMPOSITION)
+
+    def _initial_state(self, p, n):
+        return np.full(n, -np.log(n)), np.eye(n), np.zeros(n)
+
+    def _check_steps(self, X, amax, name, matrix, config, mean):
+        if not matrix:
+            check_meg_steps(X, amax, name, config.eta)
+
+    def _reorthogonalize_every(self, p):
+        return p["reorthogonalize_every"] or 0
+
+    def sample_direction(self, random_state=None):
+        """Draw a unit vector: eigenvector i of Y with probability sigma_i.
+
+        Parameters
+        ----------
+        random_state : None, int or Generator, default=None
+            None uses (and advances) the learner's own generator.
+
+        Returns
+        -------
+        y : ndarray of shape (n,)
+            The drawn eigenvector.
+        """
+        self._check_fitted()
+        (i,) = self._draw(random_state)
+        return self._q[:, i].copy()
+
+
+class SimplexVarianceMinimizer(_Covariances, TrialLoopLearner):
+    """Online variance minimisation over the simplex (YL Algorithm 6).
+
+    Deterministic: keeps a probability vector ``y`` (a portfolio), incurs
+    ``y^T C y`` for the revealed ``C`` (``0 <= C <= I``; a vector ``x``
+    means ``C = x x^T``), and updates by exponentiated gradient plus fixed
+    share::
+
+        v_i = y_i exp(-eta (C y)_i) / sum_j y_j exp(-eta (C y)_j)   (29a)
+        y_i = alpha/n + (1-alpha) v_i                               (29b)
+
+    Parameters
+    ----------
+    eta : float, default=1.0
+    alpha : float, default=0.0
+    record_losses : bool, default=True
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (n,)
+        The current ``y``.
+    expected_losses_, realized_losses_ : ndarray
+        Both ``y^T C y`` (no randomisation).
+    n_features_in_, n_trials_ : int
+
+    References
+    ----------
+    YL Algorithm 6, Theorem 6.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onlinepca_fast import SimplexVarianceMinimizer
+    >>> X = np.random.default_rng(0).normal(size=(500, 3)) * [0.5, 0.5, 0.05]
+    >>> X /= np.linalg.norm(X, axis=1).max()          # C = x x^T <= I
+    >>> y = SimplexVarianceMinimizer(eta=2.0).fit(X).weights_
+    >>> int(np.argmax(y))
+    2
+    """
+
+    _randomized = False
+    _constraints = {
+        "eta": ETA,
+        "alpha": ALPHA,
+        "record_losses": Boolean(),
+    }
+
+    def __init__(self, *, eta=1.0, alpha=0.0, record_losses=True):
+        self.eta = eta
+        self.alpha = alpha
+        self.record_losses = record_losses
+
+    def _engine_options(self, p, n):
+        return dict(kind=_kernels.KIND_SIMPLEX_VAR, d=1, eta=p["eta"], alpha=p["alpha"],
+                    share=_kernels.SHARE_FIXED)
+
+    def _initial_state(self, p, n):
+        return np.full(n, -np.log(n)), np.zeros((1, 1)), np.zeros(n)  # no basis
+
+    @property
+    def weights_(self):
+        """The current probability vector y."""
+        self._check_fitted()
+        return self._omega.copy()
