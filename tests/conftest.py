@@ -34,3 +34,12 @@ except ImportError:  # pragma: no cover - scikit-learn missing
     threadpool_limits = None
 if threadpool_limits is not None:
     _BLAS_LIMIT = threadpool_limits(limits=1, user_api="blas")
+
+
+def pytest_generate_tests(metafunc):
+    """A test that takes ``learner_case`` runs once per entry of the one
+    shared list of learners (``learner_cases.LEARNERS``: every learner and
+    every code path of the trial loop that keeps different state)."""
+    if "learner_case" in metafunc.fixturenames:
+        from learner_cases import IDS, LEARNERS
+        metafunc.parametrize("learner_case", LEARNERS, ids=IDS)

@@ -17,6 +17,7 @@ LINEAR_RTOL = 1e-9: the kernel and the feature-space learner agree exactly
 in exact arithmetic when the cap binds (see test_linear_kernel_*).
 """
 
+import math
 import pickle
 
 import numpy as np
@@ -461,7 +462,7 @@ def test_overflowing_builtin_kernel():
     (dict(kernel="sigmoid"), ValueError, "kernel must be one of"),
     (dict(degree=0), ValueError, "degree must be an integer >= 1"),
     (dict(degree=2.0), TypeError, "degree must be an integer"),
-    (dict(gamma=-1.0), ValueError, "gamma must be None or a finite number > 0"),
+    (dict(gamma=-1.0), ValueError, "gamma must be a finite number > 0"),
     (dict(coef0=np.nan), ValueError, "coef0 must be a finite number"),
     (dict(sampler="median"), ValueError, "sampler must be one of"),
     (dict(random_state="seed"), TypeError, "random_state must be None, an int"),
@@ -491,3 +492,47 @@ def test_kernel_change_mid_stream_is_refused():
     kpca.set_params(gamma=None, degree=5, coef0=2.0)  # irrelevant to rbf
     kpca.partial_fit(_data(5, n=3))
     assert kpca.n_trials_ == 15
+
+
+# --- finite but huge values (issue 13) ------------------------------------------
+
+def _huge_kernel(X, Y):
+    return np.full((len(X), len(Y)), 1e300)
+
+
+@pytest.mark.parametrize("kernel, kw", [
+    ("rbf", {}), ("linear", {}), ("poly", dict(degree=2, gamma=1.0, coef0=0.0)),
+    (_huge_kernel, {})], ids=["rbf", "linear", "poly", "callable"])
+def test_huge_finite_values_are_rejected_before_any_change(kernel, kw):
+    learner = opf.OnlineKernelPCA(1, kernel=kernel, random_state=0, **kw)
+    if callable(kernel):
+        bad = np.ones((3, 2))
+    else:
+        learner.partial_fit([[1.0, 1.0], [2.0, 0.5]])
+        bad = [[1, 1], [1.3e154, 0], [1.3e154, 0], [2, 1]]
+    before = pickle.dumps(learner)
+    with pytest.raises(ValueError, match=r"X row [01] is too large"):
+        learner.partial_fit(bad)
+    assert pickle.dumps(learner) == before
+    if kernel == "linear":  # |x|^2 fine, but the kernel values beyond the bound / t
+        with pytest.raises(ValueError, match=r"X row 0 is too large for the kernel"):
+            learner.partial_fit([[1e77, 1.0]])
+        assert pickle.dumps(learner) == before
+
+
+@pytest.mark.parametrize("eta", [1e-12, 1.0, 1e6])
+@pytest.mark.parametrize("kernel, kw", [
+    ("linear", {}), ("poly", dict(degree=2, gamma=1.0, coef0=0.0))], ids=["linear", "poly"])
+def test_kernel_values_just_below_the_bound_keep_the_state_finite(kernel, kw, eta):
+    """At 0.9 times the documented bound the eigenvalues, losses and weights
+    stay finite and the losses keep the scale of the data."""
+    T = 60
+    X = np.random.default_rng(0).standard_normal((T, 5))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    bound = min(2.0 ** 500, 2.0 ** 1020 / max(1.0, eta)) / T
+    scale = math.sqrt(0.9 * bound) if kernel == "linear" else (0.9 * bound) ** 0.25
+    learner = opf.OnlineKernelPCA(2, kernel=kernel, eta=eta, random_state=0, **kw).fit(X * scale)
+    assert np.isfinite(learner.eigenvalues_).all()
+    assert np.isfinite(learner.expected_losses_).all()
+    assert np.isfinite(learner.weights_).all()
+    assert 0 < learner.expected_losses_[-1] <= 0.9 * bound * T

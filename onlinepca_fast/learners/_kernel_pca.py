@@ -21,9 +21,10 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from .. import _kernels
 from ..kernels import cap_log, null_space_tol
-from .._validation import (ETA, POSITIVE, SAMPLER, Boolean, Interval, IsCallable,
+from .._validation import (ETA, MAX_STEP, POSITIVE, SAMPLER, Boolean, Interval, IsCallable,
                            OneOf, Options, RandomState, as_generator, none_or)
 from ._base import SAMPLERS, OnlineLearner
+from ._pca import row_norms
 
 __all__ = ["OnlineKernelPCA"]
 
@@ -173,6 +174,12 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
     choice (Follow the Leader): scale the data (or ``gamma``) so that
     ``k(x, x) <= 1``, as KW's bound assumes, and tune ``eta`` (KW eq. 6).
     The remaining-mass underflow of KW's capping is handled by ``cap_log``.
+    A batch is rejected, before any state change, with a ``ValueError``
+    naming the row of ``X``, if a row has ``|x|^2 > 2**1020`` or a kernel
+    value exceeds ``min(2**500, 2**1020 / max(1, eta)) / t`` with ``t`` the
+    number of instances so far (the eigenvalues of the kernel matrix then
+    stay below ``2**500``, their squares and ``eta lambda`` finite): no
+    finite input yields a NaN state.
 
     **Cost.**  The kernel is evaluated once per batch (one call of a
     callable kernel), between the new rows and all instances so far, which
@@ -286,9 +293,11 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
             with np.errstate(over="ignore", invalid="ignore"):  # checked below
                 G = _builtin_gram(X, Y, p)
         if not np.isfinite(G).all():
-            raise ValueError("kernel returned NaN or infinite values"
-                             + ("" if callable(kernel) else
-                                " (scale the data, gamma or coef0 down)"))
+            i = int(np.flatnonzero(~np.isfinite(G).all(axis=1))[0])
+            raise ValueError(f"X row {i}: the kernel returned NaN or infinite values"
+                             + (" (nothing was changed)" if callable(kernel) else
+                                " (scale the data, gamma or coef0 down; nothing was "
+                                "changed)"))
         return G
 
     # -- the trial protocol --------------------------------------------------
@@ -300,7 +309,9 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         else:
             self._check_kernel_unchanged(p)
         past = X[:0] if reset else self._X[:int(self._m[0])]
+        _check_rows(X, name)
         G = self._gram(X, np.concatenate([past, X]), p)
+        _check_kernel_values(G, name, p["eta"])
         return p, G
 
     def _reset(self, n, plan):
@@ -492,6 +503,42 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         Y = self._gram(X, self._X[:m], p)
         Z[:, :keep.size] = (Y @ self._q[:m, keep]) / np.sqrt(lam[keep])
         return Z
+
+
+def _check_rows(X, name):
+    """Reject a row with ``|x|^2 > MAX_STEP``: beyond it the built-in kernels'
+    distances and inner products overflow (``inf - inf`` in "rbf")."""
+    limit = 2.0 ** 510
+    bad = np.flatnonzero(~(row_norms(X) <= limit))
+    if bad.size:
+        i = int(bad[0])
+        with np.errstate(over="ignore"):
+            square = row_norms(X[i:i + 1])[0] ** 2
+        raise ValueError(
+            f"{name} row {i} is too large for a kernel: |x|^2 = {square:.3g} exceeds "
+            "2**1020 (MAX_STEP); rescale the data (nothing was changed)")
+
+
+def _check_kernel_values(G, name, eta):
+    """Reject a batch with a kernel value beyond :data:`KERNEL_BOUND` / t.
+
+    With t instances and every ``|k(x, y)| <= B / t``, the kernel matrix's
+    eigenvalues are at most ``B`` (Gershgorin), the bordered update's
+    squares at most ``B^2`` and the log-weights ``-eta lambda`` at most
+    ``eta B`` in magnitude: all finite when ``B = min(2**500, 2**1020 /
+    max(1, eta))``.
+    """
+    t = G.shape[1]
+    bound = min(2.0 ** 500, MAX_STEP / max(1.0, eta)) / t
+    big = np.abs(G).max(axis=1)
+    bad = np.flatnonzero(big > bound)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(
+            f"{name} row {i} is too large for the kernel: max |k(x, y)| = {big[i]:.3g} "
+            f"exceeds min(2**500, 2**1020 / max(1, eta)) / t = {bound:.3g} with t = {t} "
+            "instances, beyond which the eigen-updates would overflow; rescale the data, "
+            "gamma or coef0 (nothing was changed)")
 
 
 def _builtin_gram(X, Y, p):
