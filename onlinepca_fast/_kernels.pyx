@@ -15,6 +15,8 @@ extension links no BLAS of its own.
 from scipy.linalg.cython_blas cimport dgemm, dgemv
 from scipy.linalg.cython_lapack cimport dlaed4, dsyevr
 
+import threading
+
 import numpy as np
 from numpy.linalg import LinAlgError
 
@@ -274,12 +276,24 @@ cdef int _test_fns(opf_lapack *fns, int flags) except -1:
     return flags & ~(_TEST_BAD_DLAED4 | _TEST_FAILING_DSYEVR)
 
 
+cdef inline void _enter(object lock, str what) except *:
+    """Take an object's lock without waiting: a second thread calling into
+    the same stateful object gets a RuntimeError at once (its workspace and
+    state arrays would be overwritten under the first call)."""
+    if not lock.acquire(False):
+        raise RuntimeError(f"{what} is already running in another thread on this object; "
+                           "it is not thread-safe: use one object per thread or "
+                           "serialize the calls (nothing was changed)")
+
+
 cdef class RankOneUpdater:
     """In-place eigen-update ``Q diag(d) Q^T + rho x x^T`` of order n.
 
     Holds all workspace (``2 n^2 + O(n)`` doubles) so that :meth:`update`
     allocates nothing; a learner makes one and calls it every trial.  Not
-    safe to share between threads: use one updater per thread.
+    safe to share between threads: use one updater per thread.  A call
+    while another thread's call on the same updater runs raises a
+    ``RuntimeError`` at once and changes nothing.
 
     Layout: ``evecs`` is C-contiguous (n, n) and its *columns* are the
     eigenvectors, ``evals`` ascending.  The method is Gu & Eisenstat's
@@ -311,6 +325,10 @@ cdef class RankOneUpdater:
     cdef double *_work
     cdef int *_iwork
     cdef opf_r1_info _last
+    cdef object _lock
+
+    def __cinit__(self, *args, **kwargs):
+        self._lock = threading.Lock()
 
     def __init__(self, Py_ssize_t n):
         if n < 1:
@@ -342,10 +360,14 @@ cdef class RankOneUpdater:
         if x.shape[0] != n:
             raise ValueError(f"x must have shape ({n},), got ({x.shape[0]},)")
         _flags = _test_fns(&fns, _flags)
-        with nogil:
-            status = opf_rank_one_update(n, &evals[0], &evecs[0, 0], n, rho,
-                                         &x[0], self._work, self._iwork, &fns,
-                                         _flags, &self._last)
+        _enter(self._lock, "RankOneUpdater.update")
+        try:
+            with nogil:
+                status = opf_rank_one_update(n, &evals[0], &evecs[0, 0], n, rho,
+                                             &x[0], self._work, self._iwork, &fns,
+                                             _flags, &self._last)
+        finally:
+            self._lock.release()
         _check(status, "rank_one_update")
         self.n_updates += 1
         self.n_dlaed4_failures += self._last.n_dlaed4_failures
@@ -461,6 +483,10 @@ cdef class Engine:
     """
     cdef opf_learner s
     cdef object _keep  # the arrays s points into
+    cdef object _lock
+
+    def __cinit__(self, *args, **kwargs):
+        self._lock = threading.Lock()
 
     def __init__(self, *, int kind, Py_ssize_t n, Py_ssize_t d, double eta,
                  double alpha, int share, int sampler, bint centered,
@@ -532,9 +558,13 @@ cdef class Engine:
         if X.shape[1] != width:
             raise ValueError(f"X must have {width} columns, got {X.shape[1]}")
         _check_losses(T, u, exp_loss, real_loss)
-        with nogil:
-            done = opf_learner_trials(&self.s, &X[0, 0], T, &u[0],
-                                      &exp_loss[0], &real_loss[0], &status)
+        _enter(self._lock, "Engine.run")
+        try:
+            with nogil:
+                done = opf_learner_trials(&self.s, &X[0, 0], T, &u[0],
+                                          &exp_loss[0], &real_loss[0], &status)
+        finally:
+            self._lock.release()
         if done < T:
             raise status_error(status, "trial", trials_done=done)
         return done
@@ -554,9 +584,13 @@ cdef class Engine:
             raise ValueError(f"x must have {width} entries, got {x.shape[0]}")
         if losses.shape[0] != 2 or not 0 <= col < losses.shape[1]:
             raise ValueError("losses must have shape (2, > col)")
-        with nogil:
-            done = opf_learner_trials(&self.s, &x[0], 1, &u, &losses[0, col],
-                                      &losses[1, col], &status)
+        _enter(self._lock, "Engine.run_one")
+        try:
+            with nogil:
+                done = opf_learner_trials(&self.s, &x[0], 1, &u, &losses[0, col],
+                                          &losses[1, col], &status)
+        finally:
+            self._lock.release()
         if done < 1:
             raise status_error(status, "trial", trials_done=0)
 
@@ -579,6 +613,10 @@ cdef class KernelPCAEngine:
     cdef opf_kpca s
     cdef opf_kpca_stats st
     cdef object _keep
+    cdef object _lock
+
+    def __cinit__(self, *args, **kwargs):
+        self._lock = threading.Lock()
 
     def __init__(self, *, Py_ssize_t r, int sampler, double eta,
                  double[::1] evals, double[:, ::1] q, Py_ssize_t[::1] m):
@@ -627,10 +665,14 @@ cdef class KernelPCAEngine:
         _check_losses(T, u, exp_loss, real_loss)
         if self.s.m[0] + T > self.s.capacity or G.shape[1] < self.s.m[0] + T:
             raise status_error(OPF_ECAPACITY, "kernel PCA trial", trials_done=0)
-        with nogil:
-            done = opf_kpca_trials(&self.s, &G[0, 0], G.shape[1], T, &u[0],
-                                   &exp_loss[0], &real_loss[0], &status,
-                                   &self.st)
+        _enter(self._lock, "KernelPCAEngine.run")
+        try:
+            with nogil:
+                done = opf_kpca_trials(&self.s, &G[0, 0], G.shape[1], T, &u[0],
+                                       &exp_loss[0], &real_loss[0], &status,
+                                       &self.st)
+        finally:
+            self._lock.release()
         if done < T:
             raise status_error(status, "kernel PCA trial", trials_done=done)
         return done

@@ -31,10 +31,23 @@ Conventions shared by all learners
 - Learners pickle (and ``copy.deepcopy``) with their generator and continue
   bit for bit as if never interrupted.  The pickle holds the package
   version and its layout is tied to it: loading a pickle from another
-  version warns.
+  version warns.  ``copy.copy`` gives an independent learner too (its
+  state arrays and generator copied; hyper-parameters shared).
+- A batch runs on a private copy of the validated rows (another thread
+  writing into the caller's array meanwhile changes nothing), in compiled
+  chunks of about 20 ms: Ctrl-C (``KeyboardInterrupt``) is honoured at the
+  next trial boundary and leaves the learner exactly as after the rows it
+  processed -- as if the batch had been those rows: losses, counters and
+  generator consistent -- then propagates.
+- One learner must not be used from two threads at once; if it is, the
+  second call raises ``RuntimeError`` at once and changes nothing (see
+  :mod:`onlinepca_fast._guard`).  Independent learners run in parallel
+  threads (the compiled loop releases the GIL).
 """
 
+import copy
 import dataclasses
+import functools
 import math
 import warnings
 
@@ -45,6 +58,7 @@ from sklearn.utils.validation import validate_data
 
 from .. import _kernels
 from ..kernels import sample_corner
+from .._guard import Pacer, guard_of
 from .._validation import as_generator, as_real_array, check_params
 
 __all__ = ["OnlineLearner", "TrialLoopLearner", "EngineConfig", "CappedDraws",
@@ -116,7 +130,18 @@ class OnlineLearner(BaseEstimator):
     @staticmethod
     def _transient():
         """Attributes that are rebuilt, never pickled."""
-        return ("_engine", "_engine_key", "_plan_cache", "_row")
+        return ("_engine", "_engine_key", "_plan_cache", "_row", "_guard")
+
+    def __copy__(self):
+        """An independent learner: the fitted state (arrays, generator) is
+        copied deeply, the hyper-parameters are shared as by a shallow copy."""
+        new = type(self).__new__(type(self))
+        params = self.get_params(deep=False)
+        skip = self._transient()
+        for key, value in self.__dict__.items():
+            if key not in skip:
+                new.__dict__[key] = value if key in params else copy.deepcopy(value)
+        return new
 
     # -- validation ----------------------------------------------------------
     def _fitted(self):
@@ -151,6 +176,10 @@ class OnlineLearner(BaseEstimator):
             # feature names (scikit-learn's rules); raises, changes nothing
             validate_data(self, X, reset=False, skip_check_array=True)
         arr = np.ascontiguousarray(arr)
+        if arr is X or not arr.flags.owndata:
+            # a private copy: the caller's memory may change while the batch
+            # runs (another thread); what is checked is what is processed
+            arr = arr.copy()
         lo, hi = _kernels.value_range(arr)  # one pass; NaN and inf propagate
         amax = max(hi, -lo)
         if not math.isfinite(amax):
@@ -173,6 +202,7 @@ class OnlineLearner(BaseEstimator):
             validate_data(self, X, reset=True, skip_check_array=True)
 
     def _check_fitted(self):
+        guard_of(self).check_read(self, "read")
         if not self._fitted():
             raise NotFittedError(f"This {type(self).__name__} instance has seen no data "
                                  "yet; call fit, partial_fit or learn_one first")
@@ -197,12 +227,17 @@ class OnlineLearner(BaseEstimator):
     def _learn(self, X, name, *, single, reset):
         """Validate, plan, reset if asked, run: nothing changes before every
         check (the input's, the hyper-parameters', the family's) passed."""
-        rows, matrix, amax = self._validated(X, name, single, reset)
-        plan = self._plan(rows, matrix, amax, name, reset)
-        if reset:
-            self._reset(rows.shape[1], plan)
-            self._commit_features(X, matrix, single, rows.shape[1])
-        self._run(rows, plan)
+        guard = guard_of(self)
+        guard.enter_write(self, "fit" if reset else "partial_fit")
+        try:
+            rows, matrix, amax = self._validated(X, name, single, reset)
+            plan = self._plan(rows, matrix, amax, name, reset)
+            if reset:
+                self._reset(rows.shape[1], plan)
+                self._commit_features(X, matrix, single, rows.shape[1])
+            self._run(rows, plan)
+        finally:
+            guard.exit_write()
         return self
 
     def _plan(self, X, matrix, amax, name, reset):  # pragma: no cover - abstract
@@ -313,6 +348,21 @@ class OnlineLearner(BaseEstimator):
     def realized_losses_(self):
         """Realized loss of each trial since the last reset (read-only view)."""
         return self._loss_view(1)
+
+
+def reads_state(method):
+    """Decorator of a method that reads the learner's state for its whole
+    duration (transform ...): it fails at once while another thread writes,
+    and a writer fails while it runs."""
+    @functools.wraps(method)
+    def wrapped(self, *args, **kwargs):
+        guard = guard_of(self)
+        guard.enter_read(self, method.__name__)
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            guard.exit_read()
+    return wrapped
 
 
 class CappedDraws:
@@ -447,45 +497,78 @@ class TrialLoopLearner(OnlineLearner):
         return self._engine
 
     def _run(self, X, plan):
-        config, every, _ = plan
+        config, every, p = plan
         T = X.shape[0]
         engine = self._get_engine(config)
-        if self._randomized:
-            saved = self._rng.bit_generator.state
-            u = self._rng.random(T)
-        else:
-            u = np.zeros(T)
+        t0 = int(self._t[0])
+        n0 = self._n_recorded
+        saved = self._rng.bit_generator.state if self._randomized else None
         losses = np.empty((2, T))
         X = X.reshape(T, -1)
-        # The batch runs in pieces that end where the trial count reaches a
-        # multiple of `every`, so that re-orthogonalisation happens after the
-        # same trials however the stream is split into batches.
-        to_next = every - int(self._t[0]) % every if every else T + 1
-        done = 0
+        # The batch runs in chunks of ~20 ms (Ctrl-C is seen between them)
+        # that also end where the trial count reaches a multiple of `every`,
+        # so that re-orthogonalisation happens after the same trials however
+        # the stream is split into batches.
+        pacer = Pacer()
+        fixed = [t0, None]  # last trial count re-orthogonalised; Q before it
         try:
+            u = self._rng.random(T) if self._randomized else np.zeros(T)
+            done = 0
             while done < T:
-                stop = min(T, done + to_next)
+                stop = min(T, done + pacer.size)
+                if every:
+                    stop = min(stop, done + every - (t0 + done) % every)
+                pacer.start()
                 engine.run(X[done:stop], u[done:stop], losses[0, done:stop],
                            losses[1, done:stop])
+                pacer.done(stop - done)
                 done = stop
-                if every and int(self._t[0]) % every == 0:
-                    self._reorthogonalize()
-                to_next = every
+                self._reorthogonalize_at(every, fixed)
         except ValueError as exc:
             if getattr(exc, "trials_done", None) is None:
                 raise
-            done += exc.trials_done
-            self._record(losses[:, :done])
-            if self._randomized:  # consume exactly one uniform per trial done
-                self._rng.bit_generator.state = saved
-                self._rng.random(done)
+            done = self._settle(t0, n0, saved, losses, every, fixed, T)
             raise RuntimeError(f"trial {done} of the batch failed in the compiled "
                                f"kernel ({exc}); the {done} rows before it "
                                f"were processed") from exc
-        self._record(losses)
+        except BaseException:  # KeyboardInterrupt (or anything) between chunks
+            self._settle(t0, n0, saved, losses, every, fixed, T)
+            raise
+        self._settle(t0, n0, saved, losses, every, fixed, T)
         if not config.matrix_input:  # learn_one may skip the checks while
             self._plan_cache = plan  # the hyper-parameters do not change
         return self
+
+    def _reorthogonalize_at(self, every, fixed):
+        """Re-orthogonalise if the trial count is a multiple of `every` not
+        yet done; `fixed` = [count done, (count, Q before)] makes it safe to
+        call again after an interruption anywhere in here."""
+        t = int(self._t[0])
+        if every and t % every == 0 and fixed[0] != t:
+            fixed[1] = (t, self._q.copy())
+            self._reorthogonalize()
+            fixed[0] = t
+
+    def _settle(self, t0, n0, saved, losses, every, fixed, T):
+        """Make the state that of the rows the engine processed (its trial
+        counter says how many): their losses recorded, one uniform each
+        consumed, the re-orthogonalisation due at that count done.  Safe to
+        repeat (interruptions); returns the number of rows processed."""
+        done = int(self._t[0]) - t0
+        t = t0 + done
+        if every and t % every == 0 and fixed[0] != t:
+            before = fixed[1]
+            if before is None or before[0] != t or np.array_equal(before[1], self._q):
+                self._reorthogonalize()  # not (or not visibly) applied yet
+            fixed[0] = t
+        if self.record_losses:
+            have = self._n_recorded - n0
+            if have < done:
+                self._record(losses[:, have:done])
+        if saved is not None and done < T:  # one uniform consumed per trial done
+            self._rng.bit_generator.state = saved
+            self._rng.random(done)
+        return done
 
     def learn_one(self, x):
         """Run one trial on the single instance x.
@@ -512,6 +595,14 @@ class TrialLoopLearner(OnlineLearner):
         if (plan is None or type(x) is not np.ndarray or x.dtype != np.float64
                 or x.shape != (self.n_features_in_,)):
             return super().learn_one(x)
+        guard = guard_of(self)
+        guard.enter_write(self, "learn_one")
+        try:
+            return self._learn_one_row(x, plan)
+        finally:
+            guard.exit_write()
+
+    def _learn_one_row(self, x, plan):
         row = self.__dict__.get("_row")
         if row is None or row.shape[1] != x.shape[0]:
             row = self._row = np.empty((1, x.shape[0]))
@@ -536,6 +627,7 @@ class TrialLoopLearner(OnlineLearner):
             losses = self._record_room(col + 1)
         else:
             col, losses = 0, np.empty((2, 1))
+        t0 = int(self._t[0])
         try:
             engine.run_one(row[0], u, losses, col)
         except ValueError as exc:
@@ -546,10 +638,14 @@ class TrialLoopLearner(OnlineLearner):
                     bits.state = saved
             raise RuntimeError(f"the trial failed in the compiled kernel ({exc}); "
                                "nothing was changed") from exc
-        if p["record_losses"]:
-            self._n_recorded = col + 1
-        if every and int(self._t[0]) % every == 0:
-            self._reorthogonalize()
+        finally:
+            # also on KeyboardInterrupt right after the trial: its record and
+            # re-orthogonalisation are part of it
+            if int(self._t[0]) != t0:
+                if p["record_losses"]:
+                    self._n_recorded = col + 1
+                if every and int(self._t[0]) % every == 0:
+                    self._reorthogonalize()
         return self
 
     def _reorthogonalize(self):

@@ -23,7 +23,8 @@ from .. import _kernels
 from ..kernels import cap_log, null_space_tol
 from .._validation import (ETA, MAX_STEP, POSITIVE, SAMPLER, Boolean, Interval, IsCallable,
                            OneOf, Options, RandomState, as_generator, none_or)
-from ._base import SAMPLERS, OnlineLearner
+from .._guard import Pacer
+from ._base import SAMPLERS, OnlineLearner, reads_state
 from ._pca import row_norms
 
 __all__ = ["OnlineKernelPCA"]
@@ -386,37 +387,56 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         self._X[m0:m0 + T] = X
         engine = self._get_engine(p)
         saved = self._rng.bit_generator.state
-        u = self._rng.random(T)
+        n0 = self._n_recorded
         losses = np.empty((2, T))
-        start = 0
-        while start < T:
-            try:
-                engine.run(G[start:], u[start:], losses[0, start:], losses[1, start:])
-                done, status = T - start, None
-            except ValueError as exc:
-                if getattr(exc, "trials_done", None) is None:
-                    raise
-                done, status, error = exc.trials_done, exc.status, exc
-            start += done
-            self._t[0] = self._m[0]
-            if start == T:
-                break
-            if status == _kernels.STATUS_EFAILED:
-                # trial `start` has its losses; redo its eigen-update by eigh
-                self._rebuild(int(self._m[0]) + 1)
-                self.n_eigh_fallbacks_ += 1
-                self._t[0] = self._m[0]
-                start += 1
-                engine = self._get_engine(p)
-                continue
-            self._record(losses[:, :start])
-            self._rng.bit_generator.state = saved
-            self._rng.random(start)  # one uniform per trial done
-            raise RuntimeError(f"trial {start} of the batch failed in the compiled "
-                               f"kernel ({error}); the {start} rows before it "
+        pacer = Pacer()  # chunks of ~20 ms: Ctrl-C is seen between them
+        error = None
+        try:
+            u = self._rng.random(T)
+            while True:
+                start = int(self._m[0]) - m0  # the engine's count: rows done
+                if start == T:
+                    break
+                stop = min(T, start + pacer.size)
+                pacer.start()
+                try:
+                    engine.run(G[start:stop], u[start:stop], losses[0, start:stop],
+                               losses[1, start:stop])
+                except ValueError as exc:
+                    if getattr(exc, "trials_done", None) is None:
+                        raise
+                    if exc.status != _kernels.STATUS_EFAILED:
+                        error = exc
+                        break
+                    # the failed trial has its losses; redo its eigen-update by eigh
+                    self._rebuild(int(self._m[0]) + 1)
+                    self.n_eigh_fallbacks_ += 1
+                    engine = self._get_engine(p)
+                    continue
+                pacer.done(stop - start)
+        except BaseException:  # KeyboardInterrupt (or anything) between chunks
+            self._settle(m0, n0, saved, losses, T)
+            raise
+        done = self._settle(m0, n0, saved, losses, T)
+        if error is not None:
+            raise RuntimeError(f"trial {done} of the batch failed in the compiled "
+                               f"kernel ({error}); the {done} rows before it "
                                f"were processed") from error
-        self._record(losses)
         return self
+
+    def _settle(self, m0, n0, saved, losses, T):
+        """Make the state that of the rows the engine processed: counter,
+        losses recorded, one uniform consumed per row.  Safe to repeat."""
+        done = int(self._m[0]) - m0
+        self._t[0] = self._m[0]
+        if self.record_losses:
+            have = self._n_recorded - n0
+            if have < done:
+                self._record(losses[:, have:done])
+        if done < T:
+            self._rng.bit_generator.state = saved
+            self._rng.random(done)
+        return done
 
     # -- fitted attributes -------------------------------------------------------
     @property
@@ -468,6 +488,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         """
         return self.fit(X).transform(X)
 
+    @reads_state
     def transform(self, X):
         """Coordinates of ``phi(x)`` on the r leading feature-space directions.
 

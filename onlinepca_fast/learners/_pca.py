@@ -19,7 +19,8 @@ from ..kernels import cap_log
 from .._validation import (ALPHA, ETA, N_COMPONENTS, NONNEGATIVE,
                            REORTHOGONALIZE, SAMPLER, Boolean, Options, RandomState,
                            Vector, as_real_array, none_or)
-from ._base import SAMPLERS, SHARES, CappedDraws, EigensystemMixin, TrialLoopLearner
+from ._base import (SAMPLERS, SHARES, CappedDraws, EigensystemMixin, TrialLoopLearner,
+                    reads_state)
 
 __all__ = ["OnlinePCA", "OnlineAdaptivePCA", "CenteredOnlinePCA", "FollowTheLeader"]
 
@@ -105,6 +106,7 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
         """
         return self.fit(X).transform(X)
 
+    @reads_state
     def transform(self, X):
         """Project X on ``components_`` (after subtracting ``mean_``).
 
@@ -121,6 +123,7 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
         X = self._validate_for_transform(X)
         return (X - self._mean) @ self._q[:, :self.n_components]
 
+    @reads_state
     def inverse_transform(self, X):
         """Map coordinates back: ``X @ components_ + mean_``.
 
@@ -143,6 +146,7 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
             raise ValueError("X contains NaN or infinity")
         return Y @ self._q[:, :self.n_components].T + self._mean
 
+    @reads_state
     def sample_projection(self, random_state=None):
         """Draw a rank-k projection matrix P from the current parameter.
 
@@ -568,6 +572,7 @@ class FollowTheLeader(_Cumulative):
         w[k:] = 1.0 / (n - k)
         return w
 
+    @reads_state
     def sample_projection(self, random_state=None):
         """The projection onto ``components_`` (deterministic).
 
