@@ -24,6 +24,8 @@ References
    predictor", JMLR 1, 2001.
 """
 
+import math
+
 import numpy as np
 
 from . import _kernels
@@ -420,9 +422,34 @@ def rank_one_update(evals, evecs, rho, x, *, overwrite=False, _force=None,
 
     new_evals = _own_or_copy(evals_arr, overwrite)
     new_evecs = _own_or_copy(evecs_arr, overwrite)
+    # Near the float64 maximum the differences and squares of the secular
+    # equation overflow: solve the problem scaled by powers of two (exact
+    # but for entries below 2**-74 of the largest), scale back.  Inputs
+    # within range take the unscaled path bit for bit.
+    x_exp = _exponent(np.abs(x_arr).max())
+    d_exp = _exponent(np.abs(new_evals).max())
+    # rho |x|^2 < 2**rx_exp (|x|^2 <= n max|x_i|^2)
+    rx_exp = _exponent(rho) + 2 * x_exp + n.bit_length() if rho else -1075
     updater = RankOneUpdater(n)
-    updater.update(new_evals, new_evecs, rho, x_arr,
-                   _flags=_FORCE_FLAGS[_force])
+    if max(d_exp, rx_exp) > _BIG_EXP or x_exp > _BIG_EXP // 2:
+        x_shift = max(x_exp - _BIG_EXP // 2, 0)
+        shift = max(d_exp - _BIG_EXP, rx_exp - _BIG_EXP, 0)
+        work_evals = np.ldexp(new_evals, -shift)
+        work_evecs = new_evecs.copy()  # the inputs stay as they are on error
+        with np.errstate(over="ignore"):
+            rho_scaled = float(np.ldexp(rho, 2 * x_shift - shift))
+        if not math.isfinite(rho_scaled):
+            _check_finite_result(np.array([rho_scaled]), "evals, rho and x")
+        updater.update(work_evals, work_evecs, rho_scaled, np.ldexp(x_arr, -x_shift),
+                       _flags=_FORCE_FLAGS[_force])
+        with np.errstate(over="ignore"):
+            work_evals = np.ldexp(work_evals, shift)
+        _check_finite_result(work_evals, "evals, rho and x")
+        new_evals[:] = work_evals
+        new_evecs[:] = work_evecs
+    else:
+        updater.update(new_evals, new_evecs, rho, x_arr,
+                       _flags=_FORCE_FLAGS[_force])
     if _return_info:
         return new_evals, new_evecs, updater.last_info
     return new_evals, new_evecs
@@ -506,11 +533,41 @@ def bordered_update(evals, evecs, y, kappa, *, _force=None, _return_info=False):
     new_evals[:m] = evals_arr
     new_evecs = np.empty((m + 1, m + 1))
     new_evecs[:m, :m] = evecs_arr
-    info = _kernels.bordered_update(new_evals, new_evecs, m, y_arr, kappa,
-                                    _flags=_BU_FORCE_FLAGS[_force])
+    # as in rank_one_update: near the float64 maximum, scale by a power of two
+    big = max(_exponent(np.abs(evals_arr).max()) if m else -1075, _exponent(abs(kappa)))
+    shift = max(big - _BIG_EXP, (_exponent(np.abs(y_arr).max()) if m else -1075)
+                - _BIG_EXP // 2, 0)
+    if shift:
+        new_evals[:m] = np.ldexp(evals_arr, -shift)
+        info = _kernels.bordered_update(new_evals, new_evecs, m, np.ldexp(y_arr, -shift),
+                                        math.ldexp(kappa, -shift),
+                                        _flags=_BU_FORCE_FLAGS[_force])
+        with np.errstate(over="ignore"):
+            new_evals[:] = np.ldexp(new_evals, shift)
+        _check_finite_result(new_evals, "evals, y and kappa")
+    else:
+        info = _kernels.bordered_update(new_evals, new_evecs, m, y_arr, kappa,
+                                        _flags=_BU_FORCE_FLAGS[_force])
     if _return_info:
         return new_evals, new_evecs, info
     return new_evals, new_evecs
+
+
+#: Binary exponent of the eigenvalues (and of rho |x|^2) beyond which the
+#: eigen-updates are solved scaled; instances are scaled beyond half of it
+#: (their squares enter the secular equation).
+_BIG_EXP = 1000
+
+
+def _exponent(value):
+    """e with 2**(e-1) <= |value| < 2**e (frexp's), -1075 for zero."""
+    return math.frexp(float(value))[1] if value else -1075
+
+
+def _check_finite_result(evals, args):
+    if not np.isfinite(evals).all():
+        raise ValueError(f"{args} give updated eigenvalues beyond the float64 range "
+                         "(about 1.8e308); scale them down")
 
 
 def null_space_tol(evals):

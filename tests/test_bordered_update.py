@@ -381,3 +381,29 @@ def test_validation():
         kernels.bordered_update([1.0], np.eye(1), [0.0], "1")
     with pytest.raises(ValueError, match="_force must be one of"):
         kernels.bordered_update([1.0], np.eye(1), [0.0], 1.0, _force="nope")
+
+
+# --- near the float64 maximum (issue 13) ---------------------------------------
+
+@pytest.mark.parametrize("y_scale, kappa", [(1e308, 1.0), (1e200, 1e308), (1e150, -1e300)])
+def test_near_the_float_maximum_is_finite_and_exact(y_scale, kappa):
+    rng = np.random.default_rng(4)
+    m = 5
+    evals = np.sort(rng.standard_normal(m) * 1e307)
+    Q = np.linalg.qr(rng.standard_normal((m, m)))[0]
+    y = rng.uniform(-1, 1, m) * y_scale / 3
+    s = 2.0 ** -600
+    B = np.zeros((m + 1, m + 1))
+    B[:m, :m] = (Q * (evals * s)) @ Q.T
+    B[:m, m] = B[m, :m] = y * s
+    B[m, m] = kappa * s
+    exact = np.linalg.eigvalsh(B) / s
+    w, V = kernels.bordered_update(evals, Q, y, kappa)
+    scale = np.abs(exact).max()
+    np.testing.assert_allclose(w, exact, rtol=0, atol=1e-13 * scale)
+    np.testing.assert_allclose(V.T @ V, np.eye(m + 1), rtol=0, atol=1e-13)
+
+
+def test_beyond_the_float_maximum_is_a_value_error():
+    with pytest.raises(ValueError, match="evals, y and kappa give updated eigenvalues"):
+        kernels.bordered_update(np.array([1e308]), np.eye(1), np.array([1e308]), 1e308)

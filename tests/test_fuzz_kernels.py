@@ -213,9 +213,15 @@ def test_rank_one_update_invariants_at_any_magnitude(system):
     r = abs(rho) * xn * xn  # Python floats: inf on overflow, as in the kernel
     d0, Q0, x0 = d.copy(), Q.copy(), x.copy()
     if math.isinf(r):
-        with pytest.raises(ValueError, match=r"rho \* \|x\|\^2 overflows"):
-            kernels.rank_one_update(d, Q, rho, x)
-        assert np.array_equal(d, d0) and np.array_equal(Q, Q0)
+        # solved scaled: an error if the eigenvalues leave the float64
+        # range, else finite (d may bring them back into range)
+        try:
+            w, V = kernels.rank_one_update(d, Q, rho, x)
+        except ValueError as exc:
+            assert "beyond the float64 range" in str(exc)
+            assert np.array_equal(d, d0) and np.array_equal(Q, Q0)
+            return
+        assert np.isfinite(w).all() and np.isfinite(V).all()
         return
     assume(r <= 1e300)  # the overflow boundary itself is fuzzy by an ulp
     w, V = kernels.rank_one_update(d, Q, rho, x)

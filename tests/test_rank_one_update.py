@@ -561,7 +561,7 @@ def good_args(n=3):
     (dict(x=[[1.0], [1.0, 2.0], 3.0]), ValueError,
      r"x must be a rectangular numeric array"),
     (dict(rho=1e300, x=[1e200, 0.0, 0.0]), ValueError,
-     r"rho \* \|x\|\^2 overflows"),
+     r"evals, rho and x give updated eigenvalues beyond the float64 range"),
     (dict(_force="newton"), ValueError, r"_force must be one of"),
 ])
 def test_bad_input(bad, exc, match):
@@ -612,3 +612,34 @@ def test_overwrite_with_inconvertible_inputs_copies():
     np.testing.assert_allclose(new_evals, [2.0, 2.0, 3.0], rtol=0,
                                atol=1e-15)
     assert new_evecs.flags.c_contiguous
+
+
+# --- near the float64 maximum (issue 13) ---------------------------------------
+
+@pytest.mark.parametrize("rho", [1.0, -1.0, 1e-300])
+@pytest.mark.parametrize("x_scale", [1.0, 1e100, 1e150])
+def test_near_the_float_maximum_finite_and_exact_or_a_value_error(rho, x_scale):
+    """evals up to 1e308 and x up to 1e150: the update is solved scaled by a
+    power of two; the result is finite and matches eigh of the scaled matrix
+    (to eps of the norm), or a ValueError names the arguments when the true
+    eigenvalues exceed the float64 range.  Inputs unchanged on error."""
+    rng = np.random.default_rng(3)
+    n = 6
+    d = np.sort(np.concatenate([[-1e308, 1e308], rng.standard_normal(n - 2) * 1e300]))
+    Q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+    x = rng.standard_normal(n) * x_scale
+    s = 2.0 ** -600  # the oracle in a safe range
+    A = (Q * (d * s)) @ Q.T + (rho * s) * np.outer(x, x)
+    exact = np.linalg.eigvalsh(A) / s
+    if not np.isfinite(exact).all() or np.abs(exact).max() > 1.7e308:
+        d0, Q0 = d.copy(), Q.copy()
+        with pytest.raises(ValueError, match="evals, rho and x give updated eigenvalues"):
+            rank_one_update(d, Q, rho, x, overwrite=True)
+        np.testing.assert_array_equal(d, d0)
+        np.testing.assert_array_equal(Q, Q0)
+        return
+    w, V = rank_one_update(d, Q, rho, x)
+    scale = np.abs(exact).max()
+    np.testing.assert_allclose(w, exact, rtol=0, atol=1e-13 * scale)
+    np.testing.assert_allclose(V.T @ V, np.eye(n), rtol=0, atol=1e-13)
+    np.testing.assert_allclose((V * (w * s)) @ V.T, A, rtol=0, atol=1e-13 * scale * s)
