@@ -536,3 +536,24 @@ def test_kernel_values_just_below_the_bound_keep_the_state_finite(kernel, kw, et
     assert np.isfinite(learner.expected_losses_).all()
     assert np.isfinite(learner.weights_).all()
     assert 0 < learner.expected_losses_[-1] <= 0.9 * bound * T
+
+
+def test_a_batch_that_cannot_be_allocated_changes_nothing(monkeypatch):
+    """Issue 13, item 10: a MemoryError while growing the buffers is raised
+    up front with the figure; the learner is as before and keeps working."""
+    X = noisy_cone(60, embedding="padded", random_state=1)
+    learner = opf.OnlineKernelPCA(2, random_state=0).fit(X[:20])
+    before = pickle.dumps(learner)
+
+    def no_memory(**kwargs):
+        raise MemoryError
+
+    real = _kernels.KernelPCAEngine
+    monkeypatch.setattr(_kernels, "KernelPCAEngine", no_memory)
+    with pytest.raises(MemoryError, match=r"need room for 30 .* GiB .* nothing was changed"):
+        learner.partial_fit(X[20:30])
+    assert pickle.dumps(learner) == before
+    monkeypatch.setattr(_kernels, "KernelPCAEngine", real)
+    learner.partial_fit(X[20:])
+    whole = opf.OnlineKernelPCA(2, random_state=0).fit(X[:20]).partial_fit(X[20:])
+    np.testing.assert_array_equal(learner.expected_losses_, whole.expected_losses_)

@@ -196,7 +196,10 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
     at ``m = 2000``).
     Memory: about ``3 c^2`` doubles for a capacity ``c >= m`` (the
     eigenvectors and the bordered update's workspace; ``c`` grows by half
-    when needed, and ``fit`` sizes it exactly).
+    when needed, and ``fit`` sizes it exactly): ``t`` instances need about
+    ``24 t^2`` bytes -- 2.4 GB at ``t = 10,000``, 240 GB at ``100,000``.  A
+    batch whose growth cannot be allocated is refused up front with a
+    ``MemoryError`` giving the figure, and nothing changes.
 
     No bounded-memory option (a window of the last instances, removed by
     downdates) is provided: it would change the algorithm -- ``C^t`` would
@@ -335,28 +338,42 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
                              "since the learner was reset; the kernel matrix of the past "
                              "instances would be inconsistent: call fit to restart")
 
-    def _ensure_capacity(self, need):
+    def _ensure_capacity(self, need, p):
+        """Grow the buffers (and the engine) to hold `need` instances: all
+        allocated before any is installed, so a MemoryError changes nothing."""
         cap = self._q.shape[0]
         if need <= cap:
             return
         new = need if cap == 0 else max(need, cap + cap // 2, 16)
         m = int(self._m[0])
-        X = np.empty((new, self.n_features_in_))
+        try:
+            X = np.empty((new, self.n_features_in_))
+            evals = np.empty(new)
+            q = np.empty((new, new))
+            engine, key = self._new_engine(p, evals, q)
+        except MemoryError:
+            gib = _memory_bytes(new, self.n_features_in_) / 2 ** 30
+            raise MemoryError(
+                f"OnlineKernelPCA: {need} instances need room for {new} (it grows by "
+                f"half), about {gib:.3g} GiB (3 c^2 + c n doubles), which could not be "
+                "allocated; nothing was changed") from None
         X[:m] = self._X[:m]
-        evals = np.empty(new)
         evals[:m] = self._evals[:m]
-        q = np.empty((new, new))
         q[:m, :m] = self._q[:m, :m]
-        self._X, self._evals, self._q = X, evals, q
-        self._engine = None
+        self._X, self._evals, self._q, self._engine, self._engine_key = (
+            X, evals, q, engine, key)
+
+    def _new_engine(self, p, evals, q):
+        key = (q.shape[0], p["n_components"], p["eta"], p["sampler"])
+        engine = _kernels.KernelPCAEngine(
+            r=p["n_components"], sampler=SAMPLERS[p["sampler"]], eta=p["eta"],
+            evals=evals, q=q, m=self._m)
+        return engine, key
 
     def _get_engine(self, p):
         key = (self._q.shape[0], p["n_components"], p["eta"], p["sampler"])
         if getattr(self, "_engine", None) is None or self._engine_key != key:
-            self._engine = _kernels.KernelPCAEngine(
-                r=p["n_components"], sampler=SAMPLERS[p["sampler"]], eta=p["eta"],
-                evals=self._evals, q=self._q, m=self._m)
-            self._engine_key = key
+            self._engine, self._engine_key = self._new_engine(p, self._evals, self._q)
         return self._engine
 
     def _rebuild(self, m):
@@ -383,7 +400,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         p, G = plan
         T = X.shape[0]
         m0 = int(self._m[0])
-        self._ensure_capacity(m0 + T)
+        self._ensure_capacity(m0 + T, p)
         self._X[m0:m0 + T] = X
         engine = self._get_engine(p)
         saved = self._rng.bit_generator.state
@@ -524,6 +541,11 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         Y = self._gram(X, self._X[:m], p)
         Z[:, :keep.size] = (Y @ self._q[:m, keep]) / np.sqrt(lam[keep])
         return Z
+
+
+def _memory_bytes(capacity, n_features):
+    """Bytes of the state and workspace for `capacity` instances."""
+    return 8 * (3 * capacity * capacity + capacity * (n_features + 20))
 
 
 def _check_rows(X, name):
