@@ -16,8 +16,10 @@
  * exactly, so a direction suppressed for thousands of trials keeps its
  * (tiny) weight instead of underflowing to 0, and capping is cap_log.
  * The one exception keeps lam finite on any stream (keep_finite below):
- * entries more than OPF_LOG_SPAN = 2^1020 below the largest are raised to
- * that distance, and the eigenvalues of A (CUMULATIVE, never normalised)
+ * entries more than OPF_LOG_SPAN = 2^1020 (the eigen-learners:
+ * OPF_EIGEN_SPAN = 2^20, whose weight exp(-2^20) is 0 all the same) below
+ * the largest are raised to that distance, and the eigenvalues of A
+ * (CUMULATIVE, never normalised)
  * are shifted by a constant, which leaves W unchanged, once the largest
  * falls below -2^1020.  The Python layer bounds each trial's step
  * (eta |x|^2 <= 2^1020) so that nothing in between can overflow.
@@ -142,22 +144,33 @@ static void normalize_log(double *lam, ptrdiff_t n)
  */
 #define OPF_LOG_SPAN 0x1p1020
 
+/*
+ * The eigen-learners (ascending lam) keep their log-eigenvalues within
+ * OPF_EIGEN_SPAN = 2^20 of the largest instead.  The rank-one update's
+ * deflation tolerance is relative to max|lam|: one spike eta |x|^2 = S on a
+ * direction the data never touch put that direction's log-weight at -S and
+ * made every later update smaller than ~eps S count as negligible -- the
+ * learner froze for S >= 1e15 (issue 13).  A log-weight 2^20 below the
+ * largest has weight exp(-2^20) = 0 in float64 (as at -S), so the floor
+ * changes no weight, loss or draw when applied; it only lets that
+ * direction return after its rivals lost another ~2^20 - 745 (instead of S).
+ * The reference learners apply the same floor.
+ */
+#define OPF_EIGEN_SPAN 0x1p20
+
 static void keep_finite(double *lam, ptrdiff_t n, int ascending, int shift)
 {
-    /* Normalised log-weights (all but CUMULATIVE) have their largest entry
-     * in [-log n, 0], and top - 2^1020 rounds to -2^1020 for any such top:
-     * no need to find it. */
-    double top = 0.0, floor;
+    /* Normalised expert log-weights have their largest entry in [-log n, 0],
+     * and top - 2^1020 rounds to -2^1020 for any such top: no need to find
+     * it.  The eigen-learners' lam is ascending: top is lam[n - 1]. */
+    double top = ascending ? lam[n - 1] : 0.0, floor;
     ptrdiff_t i;
-    if (shift) {
-        top = lam[n - 1]; /* CUMULATIVE is ascending */
-        if (top < -OPF_LOG_SPAN) {
-            for (i = 0; i < n; i++)
-                lam[i] -= top;
-            top = 0.0;
-        }
+    if (shift && top < -OPF_LOG_SPAN) { /* CUMULATIVE, never normalised */
+        for (i = 0; i < n; i++)
+            lam[i] -= top;
+        top = 0.0;
     }
-    floor = top - OPF_LOG_SPAN;
+    floor = top - (ascending ? OPF_EIGEN_SPAN : OPF_LOG_SPAN);
     if (ascending) { /* only a prefix can be below the floor */
         for (i = 0; i < n && lam[i] < floor; i++)
             lam[i] = floor;

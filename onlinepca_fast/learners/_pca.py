@@ -440,9 +440,11 @@ class CenteredOnlinePCA(_Cumulative):
         The center ``m^t``.
     eigenvalues_, eigenvectors_ : ndarray
         Eigensystem of ``log W^0 - eta C^t = -log(n) I - eta C^t``
-        (ascending; not capped).  Exactly so unless its eigenvalues
-        leave the float64 range: then it is shifted by a constant and
-        floored 2**1020 below its largest eigenvalue (see the module doc).
+        (ascending; not capped).  Exactly so unless an eigenvalue falls
+        more than 2**20 below the largest (its weight is then 0 in float64
+        either way): it is kept at that distance, so that one huge step
+        cannot make later updates negligible (see the module doc); and if
+        the largest leaves the float64 range all are shifted by a constant.
     components_, density_, expected_losses_, realized_losses_, n_trials_
         As for :class:`OnlinePCA` (W is ``cap(exp(eigenvalues_))``).
 

@@ -64,6 +64,17 @@ def _eigh(M):
     return np.linalg.eigh((M + M.T) / 2)
 
 
+#: Log-eigenvalues more than this below the largest are raised to that
+#: distance (their weight exp(-2**20) is 0 either way), as in the compiled
+#: learners (src/learner.c, OPF_EIGEN_SPAN): without it one huge step makes
+#: every later update negligible to the eigen-update's deflation tolerance.
+EIGEN_SPAN = 2.0 ** 20
+
+
+def _floor(lam):
+    return np.maximum(lam, lam.max() - EIGEN_SPAN)
+
+
 class _Learner:
     """Reset, the trial loop and the loss records shared by all learners."""
 
@@ -273,7 +284,7 @@ class OnlinePCA(_Learner, _Shares, _PCAState):
             W = (1 - self.alpha) * (Q * np.exp(lam)) @ Q.T + self.alpha * self._wsum / t
             ev, Q = _eigh(W)
             lam = np.log(np.maximum(ev, 1e-300))
-        self._lam, self._Q = lam, Q
+        self._lam, self._Q = _floor(lam), Q
         return expected, realized, corner
 
 
@@ -346,7 +357,11 @@ class CenteredOnlinePCA(_Learner, _PCAState):
             self._m = self._m - (self._m - x) / (c + t)  # eq. (15)
         else:  # "uncentered version of Alg. 6" (WK Sec. 6.2)
             self._A -= self.eta * np.outer(y, y)
-        self._lam, self._Q = _eigh(self._A)
+        lam, Q = _eigh(self._A)
+        if lam[0] < lam[-1] - EIGEN_SPAN:  # the floor, on A itself
+            lam = _floor(lam)
+            self._A = (Q * lam) @ Q.T
+        self._lam, self._Q = lam, Q
         return expected, realized, corner
 
 
