@@ -176,17 +176,18 @@ def test_feature_names_in_and_reordered_columns():
     assert not hasattr(opf.OnlinePCA(2).fit(X).fit(X.to_numpy()), "feature_names_in_")
 
 
-def test_nullable_float_frame_and_object_arrays_are_converted():
+@pytest.mark.parametrize("cls", [opf.OnlinePCA, opf.OnlineKernelPCA])
+def test_nullable_float_frame_and_object_arrays_are_converted(cls):
     X = _frame()
-    plain = opf.OnlinePCA(2, random_state=0).fit(X.to_numpy())
-    nullable = opf.OnlinePCA(2, random_state=0).fit(X.astype("Float64"))
-    obj = opf.OnlinePCA(2, random_state=0).fit(X.to_numpy().astype(object))
+    plain = cls(2, random_state=0).fit(X.to_numpy())
+    nullable = cls(2, random_state=0).fit(X.astype("Float64"))
+    obj = cls(2, random_state=0).fit(X.to_numpy().astype(object))
     for other in (nullable, obj):
         np.testing.assert_array_equal(other.expected_losses_, plain.expected_losses_)
     with_na = X.astype("Float64")
     with_na.iloc[3, 1] = pd.NA
     with pytest.raises(ValueError, match="X contains NaN or missing values"):
-        opf.OnlinePCA(2).fit(with_na)
+        cls(2).fit(with_na)
 
 
 @pytest.mark.parametrize("bad", [np.array([["a", "b"], ["c", "d"]]),

@@ -17,6 +17,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from learner_cases import assert_same_state, fitted, make_data
 
 from onlinepca_fast import _kernels
@@ -286,3 +288,36 @@ def test_engine_run_rejects_short_buffers(short):
     with pytest.raises(ValueError):
         engine.run(X, args["u"], args["exp"], args["real"])
     assert pickle.dumps(learner) == before
+
+
+@given(n=st.integers(0, 40), d=st.integers(-2, 42), out=st.integers(0, 45),
+       work=st.integers(0, 130), log_domain=st.booleans())
+def test_cap_binding_never_writes_outside_its_buffers(n, d, out, work, log_domain):
+    """Any sizes: the binding either runs (buffers large enough, d valid) or
+    raises ValueError; the guard bytes around the buffers are never touched."""
+    x = np.random.default_rng(n).random(n)
+    out_buf = np.full(out + 2, 7.0)
+    work_buf = np.full(work + 2, 7.0)
+    ok = 1 <= d <= n and out >= n and work >= 3 * n
+    try:
+        _kernels.cap(x, d, log_domain, out_buf[1:out + 1], work_buf[1:work + 1])
+    except ValueError:
+        assert not ok
+    else:
+        assert ok
+    assert out_buf[0] == out_buf[-1] == work_buf[0] == work_buf[-1] == 7.0
+
+
+@given(n=st.integers(1, 30), T=st.integers(1, 12), short=st.sampled_from(["u", "exp", "real"]),
+       by=st.integers(1, 12))
+def test_engine_run_never_writes_outside_its_buffers(n, T, short, by):
+    learner = __import__("onlinepca_fast").OnlinePCA(1, random_state=0)
+    X = make_data("vector", T, n, n=n + 1)
+    learner.partial_fit(X[:1])
+    engine = learner._get_engine(learner._plan_cache[0])
+    sizes = {"u": T, "exp": T, "real": T}
+    sizes[short] = max(T - by, 0)
+    bufs = {k: np.full(v + 2, 7.0) for k, v in sizes.items()}
+    with pytest.raises(ValueError):
+        engine.run(X, bufs["u"][1:-1], bufs["exp"][1:-1], bufs["real"][1:-1])
+    assert all(b[0] == b[-1] == 7.0 for b in bufs.values())
