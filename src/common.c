@@ -64,3 +64,35 @@ int opf_draw_corner(int sampler, const double *w, ptrdiff_t n, ptrdiff_t d,
         return OPF_EINVAL;
     }
 }
+
+/* The k-th largest of v[0..n) (1 <= k <= n), reordering v: Hoare
+ * selection with a median-of-three pivot, O(n) expected. */
+double opf_kth_largest(double *v, ptrdiff_t n, ptrdiff_t k)
+{
+    ptrdiff_t lo = 0, hi = n - 1;
+    const ptrdiff_t target = k - 1; /* position in descending order */
+    while (lo < hi) {
+        const double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];
+        const double p = a > b ? (b > c ? b : (a > c ? c : a))
+                               : (a > c ? a : (b > c ? c : b));
+        ptrdiff_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] > p)
+                i++;
+            while (v[j] < p)
+                j--;
+            if (i <= j) {
+                const double t = v[i];
+                v[i++] = v[j];
+                v[j--] = t;
+            }
+        }
+        if (target <= j)
+            hi = j;
+        else if (target >= i)
+            lo = i;
+        else
+            return v[target]; /* between j and i: equal to p */
+    }
+    return v[target];
+}

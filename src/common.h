@@ -132,4 +132,8 @@ static inline void opf_gemm_abt(const opf_lapack *fns, int m, int n, int k,
                &lda, &zero, c, &ldc);
 }
 
+/* The k-th largest of v[0..n) (1 <= k <= n), reordering v: Hoare
+ * selection with a median-of-three pivot, O(n) expected. */
+double opf_kth_largest(double *v, ptrdiff_t n, ptrdiff_t k);
+
 #endif

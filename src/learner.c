@@ -16,12 +16,10 @@
  * exactly, so a direction suppressed for thousands of trials keeps its
  * (tiny) weight instead of underflowing to 0, and capping is cap_log.
  * The one exception keeps lam finite on any stream (keep_finite below):
- * entries more than OPF_LOG_SPAN = 2^1020 (the eigen-learners:
- * OPF_EIGEN_SPAN = 2^20, whose weight exp(-2^20) is 0 all the same) below
- * the largest are raised to that distance, and the eigenvalues of A
- * (CUMULATIVE, never normalised)
- * are shifted by a constant, which leaves W unchanged, once the largest
- * falls below -2^1020.  The Python layer bounds each trial's step
+ * entries more than OPF_LOG_SPAN = 2^1020 (eigen-learners: 2^20) below the
+ * largest are raised to that distance, and the eigenvalues of A
+ * (CUMULATIVE, never normalised) are shifted by a constant, which leaves W
+ * unchanged, once the largest falls below -2^1020.  The Python layer bounds each trial's step
  * (eta |x|^2 <= 2^1020) so that nothing in between can overflow.
  *
  * A trial either completes or changes nothing (so a failing trial leaves the
@@ -144,18 +142,13 @@ static void normalize_log(double *lam, ptrdiff_t n)
  */
 #define OPF_LOG_SPAN 0x1p1020
 
-/*
- * The eigen-learners (ascending lam) keep their log-eigenvalues within
- * OPF_EIGEN_SPAN = 2^20 of the largest instead.  The rank-one update's
- * deflation tolerance is relative to max|lam|: one spike eta |x|^2 = S on a
- * direction the data never touch put that direction's log-weight at -S and
- * made every later update smaller than ~eps S count as negligible -- the
- * learner froze for S >= 1e15 (issue 13).  A log-weight 2^20 below the
- * largest has weight exp(-2^20) = 0 in float64 (as at -S), so the floor
- * changes no weight, loss or draw when applied; it only lets that
- * direction return after its rivals lost another ~2^20 - 745 (instead of S).
- * The reference learners apply the same floor.
- */
+/* The eigen-learners (ascending lam) floor at OPF_EIGEN_SPAN = 2^20 below
+ * the largest: the rank-one update's deflation tolerance is relative to
+ * max|lam|, so a spike eta |x|^2 = S put one log-weight at -S and froze the
+ * learner (every later update < ~eps S negligible) for S >= 1e15.  Weight
+ * exp(-2^20) is 0 as exp(-S) is: the floor changes no weight, loss or draw;
+ * the direction may return after its rivals lose 2^20 more, not S.  The
+ * reference applies the same floor. */
 #define OPF_EIGEN_SPAN 0x1p20
 
 static void keep_finite(double *lam, ptrdiff_t n, int ascending, int shift)
@@ -178,38 +171,6 @@ static void keep_finite(double *lam, ptrdiff_t n, int ascending, int shift)
         for (i = 0; i < n; i++)
             lam[i] = lam[i] < floor ? floor : lam[i];
     }
-}
-
-/* The k-th largest of v[0..n) (1 <= k <= n), reordering v: Hoare
- * selection with a median-of-three pivot, O(n) expected. */
-static double kth_largest(double *v, ptrdiff_t n, ptrdiff_t k)
-{
-    ptrdiff_t lo = 0, hi = n - 1;
-    const ptrdiff_t target = k - 1; /* position in descending order */
-    while (lo < hi) {
-        const double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];
-        const double p = a > b ? (b > c ? b : (a > c ? c : a))
-                               : (a > c ? a : (b > c ? c : b));
-        ptrdiff_t i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] > p)
-                i++;
-            while (v[j] < p)
-                j--;
-            if (i <= j) {
-                const double t = v[i];
-                v[i++] = v[j];
-                v[j--] = t;
-            }
-        }
-        if (target <= j)
-            hi = j;
-        else if (target >= i)
-            lo = i;
-        else
-            return v[target]; /* between j and i: equal to p */
-    }
-    return v[target];
 }
 
 /*
@@ -264,7 +225,7 @@ static int cap_log_at_any_level(const opf_learner *s, const workspace *w,
         vd = 0.0;
         if (n_above_lo < d || n_above_hi >= d) {
             memcpy(scratch, lam, (size_t)n * sizeof(double));
-            vd = kth_largest(scratch, n, d);
+            vd = opf_kth_largest(scratch, n, d);
         }
     }
     if (fabs(vd) > OPF_CAP_SHIFT_AT && isfinite(vd)) {
