@@ -43,7 +43,7 @@ except ImportError as exc:  # pragma: no cover - depends on how it is imported
             "which holds the C and Cython sources but not the compiled extension. "
             "Install the package (`pip install .`, or `pip install "
             "--no-build-isolation -e .` for development) and import it from "
-            "outside the source tree.") from exc
+            "outside the source tree.") from None
     raise
 
 from . import datasets, kernels, metrics, reference

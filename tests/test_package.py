@@ -1,0 +1,101 @@
+"""The shape of the package (issue 12): no import cycle among its modules,
+no module over 700 lines, and an unbuilt source tree that says how to
+install instead of a circular-import error."""
+
+import ast
+import importlib.util
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import onlinepca_fast
+
+PACKAGE = pathlib.Path(onlinepca_fast.__file__).parent
+NAME = "onlinepca_fast"
+
+
+def _modules():
+    mods = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        mods[name] = path
+    return mods
+
+
+def _is_module(name):
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _imports(mods, name):
+    """Modules of the package that `name` imports at module level."""
+    path = mods[name]
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package
+            for _ in range(node.level - 1):
+                base = base.rsplit(".", 1)[0]
+            target = (f"{base}.{node.module}" if node.module else base) if node.level \
+                else node.module
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                # a submodule (also a compiled one: _kernels), or a name
+                # from the module `target`
+                found.add(sub if sub in mods or _is_module(sub) else target)
+    return {m for m in found if m in mods and m != name}
+
+
+def test_no_import_cycle():
+    mods = _modules()
+    graph = {m: _imports(mods, m) for m in mods}
+    state, stack, cycles = {}, [], []
+
+    def visit(u):
+        state[u] = "open"
+        stack.append(u)
+        for v in sorted(graph[u]):
+            if state.get(v) == "open":
+                cycles.append(stack[stack.index(v):] + [v])
+            elif v not in state:
+                visit(v)
+        stack.pop()
+        state[u] = "done"
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
+    assert cycles == []
+    assert len(mods) > 15  # the walk saw the package
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")) + sorted(PACKAGE.glob("*.pyx")),
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_module_over_700_lines(path):
+    assert len(path.read_text().splitlines()) <= 700
+
+
+def test_unbuilt_source_tree_says_how_to_install(tmp_path):
+    """A copy of the Python sources without the compiled extension, imported
+    from its root, raises an ImportError that says to pip install."""
+    copy = tmp_path / NAME
+    for src in PACKAGE.rglob("*.py"):
+        dst = copy / src.relative_to(PACKAGE)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_text(src.read_text())
+    # (an editable install's import hook would find the real package first)
+    code = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path "
+            "if 'editable' not in type(f).__module__]; import " + NAME)
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path,
+                         capture_output=True, text=True, check=False)
+    assert run.returncode != 0
+    assert "ImportError" in run.stderr and "pip install" in run.stderr
+    assert "circular import" not in run.stderr
