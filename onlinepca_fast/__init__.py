@@ -31,7 +31,7 @@ experiments
 
 try:
     from . import _kernels  # noqa: F401  (the compiled core)
-except ImportError as exc:  # pragma: no cover - depends on how it is imported
+except ImportError:  # pragma: no cover - depends on how it is imported
     import os as _os
 
     _here = _os.path.dirname(_os.path.abspath(__file__))

@@ -601,7 +601,6 @@ def test_hint_never_changes_the_answer(n, d, step):
 def _check_hints(mu, d, x=None, g=None, eta=0.0):
     """The checks of test_hint_never_changes_the_answer on mu, or on
     mu = x - eta g passed as (x, g, eta)."""
-    n = mu.size
     ref = reference.cap_log(mu, d)
     base, _, ncap0, shift0, _ = _hinted(mu, d, 1.0, 0.0)  # no hint
     capped = ref == -math.log(d)
