@@ -410,12 +410,7 @@ def rank_one_update(evals, evecs, rho, x, *, overwrite=False, _force=None,
         raise ValueError(f"evals must be a non-empty 1-D array, got shape "
                          f"{evals_arr.shape}")
     n = evals_arr.shape[0]
-    descending = evals_arr[1:] < evals_arr[:-1]
-    if descending.any():
-        j = int(np.argmax(descending))
-        raise ValueError(f"evals must be in ascending order, got "
-                         f"evals[{j}] = {float(evals_arr[j])!r} > "
-                         f"evals[{j + 1}] = {float(evals_arr[j + 1])!r}")
+    _check_ascending(evals_arr)
     evecs_arr = as_finite_array(evecs, "evecs", (n, n))
     rho = check_scalar(rho, "rho", Interval("real"))
     x_arr = np.ascontiguousarray(as_finite_array(x, "x", (n,)), dtype=np.float64)
@@ -520,12 +515,7 @@ def bordered_update(evals, evecs, y, kappa, *, _force=None, _return_info=False):
     if evals_arr.ndim != 1:
         raise ValueError(f"evals must be 1-D, got shape {evals_arr.shape}")
     m = evals_arr.shape[0]
-    descending = evals_arr[1:] < evals_arr[:-1]
-    if descending.any():
-        j = int(np.argmax(descending))
-        raise ValueError(f"evals must be in ascending order, got "
-                         f"evals[{j}] = {float(evals_arr[j])!r} > "
-                         f"evals[{j + 1}] = {float(evals_arr[j + 1])!r}")
+    _check_ascending(evals_arr)
     evecs_arr = as_finite_array(evecs, "evecs", (m, m))
     y_arr = np.ascontiguousarray(as_finite_array(y, "y", (m,)), dtype=np.float64)
     kappa = check_scalar(kappa, "kappa", Interval("real"))
@@ -557,6 +547,15 @@ def bordered_update(evals, evecs, y, kappa, *, _force=None, _return_info=False):
 #: eigen-updates are solved scaled; instances are scaled beyond half of it
 #: (their squares enter the secular equation).
 _BIG_EXP = 1000
+
+
+def _check_ascending(evals):
+    descending = evals[1:] < evals[:-1]
+    if descending.any():
+        j = int(np.argmax(descending))
+        raise ValueError(f"evals must be in ascending order, got "
+                         f"evals[{j}] = {float(evals[j])!r} > "
+                         f"evals[{j + 1}] = {float(evals[j + 1])!r}")
 
 
 def _exponent(value):

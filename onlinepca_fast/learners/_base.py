@@ -59,7 +59,8 @@ from sklearn.utils.validation import validate_data
 from .. import _kernels
 from ..kernels import sample_corner
 from .._guard import Pacer, guard_of
-from .._validation import as_generator, as_real_array, check_params
+from .._validation import (ALPHA, ETA, N_COMPONENTS, SAMPLER, Boolean, Options, RandomState,
+                           as_generator, as_real_array, check_params)
 
 __all__ = ["OnlineLearner", "TrialLoopLearner", "EngineConfig", "CappedDraws",
            "EigensystemMixin", "NotFittedError"]
@@ -71,6 +72,18 @@ SAMPLERS = {"decomposition": _kernels.SAMPLER_DECOMPOSITION,
             "systematic": _kernels.SAMPLER_SYSTEMATIC}
 SHARES = {None: _kernels.SHARE_NONE, "fixed": _kernels.SHARE_FIXED,
           "uniform": _kernels.SHARE_UNIFORM, "past": _kernels.SHARE_PAST}
+
+#: The hyper-parameters of the learners that draw a capped corner and mix
+#: (CappedHedge, OnlinePCA): one table, extended by each.
+CAPPED_MIXING = {
+    "n_components": N_COMPONENTS,
+    "eta": ETA,
+    "share": Options(None, *list(SHARES)[1:]),
+    "alpha": ALPHA,
+    "sampler": SAMPLER,
+    "random_state": RandomState(),
+    "record_losses": Boolean(),
+}
 
 
 class OnlineLearner(BaseEstimator):

@@ -12,9 +12,7 @@ References
 import numpy as np
 
 from .. import _kernels
-from .._validation import (ALPHA, ETA, N_COMPONENTS, SAMPLER, Boolean, Options,
-                           RandomState)
-from ._base import SAMPLERS, SHARES, CappedDraws, TrialLoopLearner
+from ._base import CAPPED_MIXING, SAMPLERS, SHARES, CappedDraws, TrialLoopLearner
 
 __all__ = ["Hedge", "CappedHedge"]
 
@@ -22,15 +20,7 @@ __all__ = ["Hedge", "CappedHedge"]
 class _Experts(CappedDraws, TrialLoopLearner):
     """Weights over n experts, capped at 1/d; loss vectors in [0, 1]^n."""
 
-    _constraints = {
-        "n_components": N_COMPONENTS,
-        "eta": ETA,
-        "share": Options(None, "fixed", "uniform", "past"),
-        "alpha": ALPHA,
-        "sampler": SAMPLER,
-        "random_state": RandomState(),
-        "record_losses": Boolean(),
-    }
+    _constraints = CAPPED_MIXING
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -16,11 +16,10 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from .. import _kernels
 from ..kernels import cap_log
-from .._validation import (ALPHA, ETA, N_COMPONENTS, NONNEGATIVE,
-                           REORTHOGONALIZE, SAMPLER, Boolean, Options, RandomState,
-                           Vector, as_real_array, none_or)
-from ._base import (SAMPLERS, SHARES, CappedDraws, EigensystemMixin, TrialLoopLearner,
-                    reads_state)
+from .._validation import (ETA, N_COMPONENTS, NONNEGATIVE, REORTHOGONALIZE, SAMPLER,
+                           Boolean, RandomState, Vector, as_real_array, none_or)
+from ._base import (CAPPED_MIXING, SAMPLERS, SHARES, CappedDraws, EigensystemMixin,
+                    TrialLoopLearner, reads_state)
 
 __all__ = ["OnlinePCA", "OnlineAdaptivePCA", "CenteredOnlinePCA", "FollowTheLeader"]
 
@@ -267,16 +266,7 @@ class OnlinePCA(_Projections, TrialLoopLearner):
     True
     """
 
-    _constraints = {
-        "n_components": N_COMPONENTS,
-        "eta": ETA,
-        "share": Options(None, "fixed", "uniform", "past"),
-        "alpha": ALPHA,
-        "sampler": SAMPLER,
-        "random_state": RandomState(),
-        "record_losses": Boolean(),
-        "reorthogonalize_every": REORTHOGONALIZE,
-    }
+    _constraints = {**CAPPED_MIXING, "reorthogonalize_every": REORTHOGONALIZE}
 
     def __init__(self, n_components, *, eta=1.0, share=None, alpha=0.0,
                  sampler="decomposition", random_state=None, record_losses=True,

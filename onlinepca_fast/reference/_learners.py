@@ -122,7 +122,20 @@ class _Learner:
 
 
 class _Shares:
-    """The mixing steps of OnlinePCA and CappedHedge (conventions steps 3-5)."""
+    """The parameters and mixing steps of OnlinePCA and CappedHedge
+    (conventions steps 3-5)."""
+
+    def __init__(self, n_components, eta=1.0, share=None, alpha=0.0,
+                 sampler="decomposition", random_state=None):
+        self.n_components = n_components
+        self.eta = eta
+        self.share = share
+        self.alpha = alpha
+        self.sampler = sampler
+        self.random_state = random_state
+
+    def _n_components(self, n):
+        return self.n_components
 
     def _check_share(self):
         if self.share not in (None, "fixed", "uniform", "past"):
@@ -151,18 +164,6 @@ class CappedHedge(_Learner, _Shares):
     d = n - k experts whose losses are incurred (YL Alg. 1 step 5 keeps the
     complement, k experts).  Loss vectors must lie in [0, 1]^n.
     """
-
-    def __init__(self, n_components, eta=1.0, share=None, alpha=0.0,
-                 sampler="decomposition", random_state=None):
-        self.n_components = n_components
-        self.eta = eta
-        self.share = share
-        self.alpha = alpha
-        self.sampler = sampler
-        self.random_state = random_state
-
-    def _n_components(self, n):
-        return self.n_components
 
     def _init_state(self, n):
         self._check_share()
@@ -246,18 +247,6 @@ class OnlinePCA(_Learner, _Shares, _PCAState):
 
     Keeps ``lam`` = log-eigenvalues of the capped W (ascending) and Q.
     """
-
-    def __init__(self, n_components, eta=1.0, share=None, alpha=0.0,
-                 sampler="decomposition", random_state=None):
-        self.n_components = n_components
-        self.eta = eta
-        self.share = share
-        self.alpha = alpha
-        self.sampler = sampler
-        self.random_state = random_state
-
-    def _n_components(self, n):
-        return self.n_components
 
     def _init_state(self, n):
         self._check_share()
