@@ -437,13 +437,6 @@ static ptrdiff_t cap_all(const double *x, ptrdiff_t n, ptrdiff_t d, ptrdiff_t nf
     return d;
 }
 
-ptrdiff_t opf_cap(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
-                  double *out, double *out_lin, double *work,
-                  ptrdiff_t *n_raised)
-{
-    return opf_cap_ex(x, n, d, log_domain, out, out_lin, work, n_raised, NULL);
-}
-
 OPF_MULTIVERSION
 ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
                      double *out, double *out_lin, double *work,
@@ -636,4 +629,13 @@ ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
             hint->shift = c;
     }
     return st.ncap;
+}
+
+/* After opf_cap_ex: Clang rejects a call that precedes the definition of a
+ * multiversioned (target_clones) function. */
+ptrdiff_t opf_cap(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
+                  double *out, double *out_lin, double *work,
+                  ptrdiff_t *n_raised)
+{
+    return opf_cap_ex(x, n, d, log_domain, out, out_lin, work, n_raised, NULL);
 }
