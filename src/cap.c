@@ -295,7 +295,7 @@ typedef struct {
                 for (i = i0; i < i1; i++) {                                  \
                     const double v = x[i] - eta * g[i];                      \
                     y[i] = v;                                                \
-                    ymin = v < ymin ? v : ymin;                              \
+                    OPF_MIN_INTO(ymin, v);                                   \
                     OPF_EXP_CORE(v - shift, ew[i], MULADD);                  \
                 }                                                            \
             } else {                                                         \
@@ -468,7 +468,7 @@ ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
         for (i = 0; i < n; i++) {
             const double v = x[i];
             c += v > zero ? 1.0 : 0.0; /* exact below 2^53 */
-            m = v > m ? v : m;
+            OPF_MAX_INTO(m, v);
         }
         nf = (ptrdiff_t)c;
         top = m;
@@ -524,8 +524,8 @@ ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
                 const double e = ew[i], v = x[i];
                 const int u = e <= tref;
                 const double vu = u ? v : -INFINITY, eu = u ? e : 0.0;
-                umu = vu > umu ? vu : umu;
-                emax = eu > emax ? eu : emax;
+                OPF_MAX_INTO(umu, vu);
+                OPF_MAX_INTO(emax, eu);
                 sum += eu;
             }
             if (emax > exp(-SAFE_RANGE)) {
@@ -549,7 +549,7 @@ ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
                         out_lin[i] = capped ? cap_lin : el;
                         /* e_i subnormal or 0 (bits lost relative to the
                          * bound) but a normal weight exp(v) */
-                        lost = e < 0x1p-1022 && v > -708.0 ? 1.0 : lost;
+                        OPF_MAX_INTO(lost, e < 0x1p-1022 && v > -708.0 ? 1.0 : 0.0);
                     }
                     if (lost > 0.0) {
                         /* Only when the uncapped mass is far below the

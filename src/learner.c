@@ -455,8 +455,8 @@ static int trial_experts(const opf_learner *s, const workspace *w,
             const double xi = x[i], l = lam[i] - eta * xi;
             e2 += omega[i] * xi;
             lam[i] = l;
-            top = l > top ? l : top;
-            low = l < low ? l : low;
+            OPF_MAX_INTO(top, l);
+            OPF_MIN_INTO(low, l);
         }
         *el = (have_e ? e : e2) * (double)s->d;
         *rl = r;
@@ -669,8 +669,8 @@ void opf_range(const double *x, ptrdiff_t n, double *lo, double *hi)
     OPF_SIMD_WITH(reduction(min:mn) reduction(max:mx) reduction(+:nan))
     for (i = 0; i < n; i++) {
         const double v = x[i];
-        mn = v < mn ? v : mn;
-        mx = v > mx ? v : mx;
+        OPF_MIN_INTO(mn, v);
+        OPF_MAX_INTO(mx, v);
         nan += v != v ? 1.0 : 0.0;
     }
     *lo = nan > 0.0 ? NAN : mn;

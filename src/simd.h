@@ -41,6 +41,31 @@
 #endif
 
 /*
+ * OPF_MAX_INTO(m, v), OPF_MIN_INTO(m, v): m = max(m, v), resp. min, as the
+ * update of a max/min reduction in an OPF_SIMD_WITH loop (m never NaN).
+ * GCC vectorises the plain `m = v > m ? v : m` (maxpd computes exactly
+ * that).  Clang, without -ffast-math, leaves such a loop scalar, exp and
+ * all: a CappedHedge trial at n = 1e5 took 1.7x the time of a GCC build
+ * (with these macros 0.9x).  It vectorises the IEEE maximumNumber /
+ * minimumNumber builtins (Clang >= 20) in every loop, fmax/fmin in loops
+ * without stores.  They differ from the plain form only in the sign of a
+ * zero result (all ignore a NaN v).  GCC builds are unchanged.
+ */
+#if defined(__clang__) && defined(__has_builtin)
+#if __has_builtin(__builtin_elementwise_maximumnum) \
+    && __has_builtin(__builtin_elementwise_minimumnum)
+#define OPF_MAX_INTO(m, v) ((m) = __builtin_elementwise_maximumnum((m), (v)))
+#define OPF_MIN_INTO(m, v) ((m) = __builtin_elementwise_minimumnum((m), (v)))
+#else
+#define OPF_MAX_INTO(m, v) ((m) = __builtin_fmax((m), (v)))
+#define OPF_MIN_INTO(m, v) ((m) = __builtin_fmin((m), (v)))
+#endif
+#else
+#define OPF_MAX_INTO(m, v) ((m) = (v) > (m) ? (v) : (m))
+#define OPF_MIN_INTO(m, v) ((m) = (v) < (m) ? (v) : (m))
+#endif
+
+/*
  * OPF_PREFETCH(p, from, to): ask for the cache lines of p[from..to) (the
  * next chunk of a pass).  The hardware prefetchers of some machines fall
  * far behind a streaming pass over arrays of ~1 MB; this halved the time
