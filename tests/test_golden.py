@@ -54,3 +54,17 @@ def test_the_comparison_can_fail(outputs):
     Q[:, [0, 1]] = Q[:, [1, 0]]  # two eigenvectors of different eigenvalues swapped
     rotated[key] = Q
     assert [k for k, _ in golden.compare(saved, rotated, exact=False)] == [key]
+    # transform and inverse_transform follow the sign of each component
+    # (an eigenvector): a flipped component is no difference, a changed
+    # output is
+    name = "OnlinePCA-past-decomposition"
+    flipped = dict(new)
+    C = new[f"{name}/components_"]
+    flipped[f"{name}/components_"] = C * np.array([[1.0], [-1.0]])
+    flipped[f"{name}/transform"] = new[f"{name}/transform"] * np.array([1.0, -1.0])
+    Z = golden._inverse_input(2)  # inverse = Z C + mean
+    flipped[f"{name}/inverse"] = new[f"{name}/inverse"] - 2 * np.outer(Z[:, 1], C[1])
+    assert golden.compare(saved, flipped, exact=False) == []
+    moved = dict(new)
+    moved[f"{name}/transform"] = new[f"{name}/transform"] + 1e-6
+    assert [k for k, _ in golden.compare(saved, moved, exact=False)] == [f"{name}/transform"]

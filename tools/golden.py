@@ -132,8 +132,8 @@ def compute():
         if hasattr(est, "transform"):
             res[f"{name}/transform"] = est.transform(X[:7])
         if hasattr(est, "inverse_transform") and hasattr(est, "components_"):
-            res[f"{name}/inverse"] = est.inverse_transform(np.arange(
-                2.0 * est.components_.shape[0]).reshape(2, -1) / 10)
+            res[f"{name}/inverse"] = est.inverse_transform(
+                _inverse_input(est.components_.shape[0]))
         for draw in ("sample_projection", "sample_corner", "sample_direction"):
             if hasattr(est, draw):
                 res[f"{name}/{draw}"] = np.stack(
@@ -220,6 +220,28 @@ def fingerprint():
             f"package={opf.__version__}")
 
 
+def _inverse_input(k):
+    """The coordinates the "inverse" outputs are inverse_transform of."""
+    return np.arange(2.0 * k).reshape(2, -1) / 10
+
+
+def _align_component_signs(key, saved, new, b):
+    """`b` (a transform or inverse output of `new`) as if `new`'s components_
+    had the signs of `saved`'s.  Each component is an eigenvector, defined
+    up to its sign, and a change of rounding (another compiler, another
+    instruction set) may flip it; transform(X) = (X - mean) C^T and
+    inverse_transform(Z) = Z C + mean follow the flip."""
+    base = key.rsplit("/", 1)[0]
+    ca, cb = saved.get(base + "/components_"), new.get(base + "/components_")
+    if ca is None or cb is None or ca.shape != cb.shape:
+        return b
+    s = np.where(np.sum(ca * cb, axis=1) < 0, -1.0, 1.0)
+    if key.endswith("/transform"):
+        return b * s
+    Z = _inverse_input(cb.shape[0])
+    return b + (Z * (s - 1)) @ cb
+
+
 def _cluster_projectors(lam, Q, rtol=1e-9):
     """sum over clusters c of (c + 1) * Q_c Q_c^T: the same for any basis of
     each eigenspace (clusters: eigenvalues within rtol of the largest)."""
@@ -268,6 +290,8 @@ def compare(saved, new, exact):
                 a, b = _cluster_projectors(lam, a), _cluster_projectors(lam, b)
         elif key.endswith("components_") and a.ndim == 2:
             a, b = a.T @ a, b.T @ b  # the subspace
+        elif key.endswith(("/transform", "/inverse")) and a.ndim == 2:
+            b = _align_component_signs(key, saved, new, b)
         if not np.allclose(a, b, rtol=1e-9, atol=1e-9, equal_nan=True):
             diff = np.max(np.abs(a - b))
             problems.append((key, f"max |diff| {diff:.3g}"))
