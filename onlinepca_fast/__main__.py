@@ -166,6 +166,12 @@ def _run_experiment(name, args, subparser, files_prefix, write_data):
             subparser.error(f"--{param.replace('_', '-')} does not apply to the {name} "
                             "experiment")
         kwargs[param] = value
+    # checked before computing: the output directory and the memory the
+    # dimension needs (one-line errors, exit status 2)
+    problem = _check_output(args.output) or _check_memory(kwargs.get("n_features"))
+    if problem:
+        print(f"{_PROG} {subparser.prog.split()[-1]}: error: {problem}", file=sys.stderr)
+        return 2
     start = time.perf_counter()
     try:
         result = function(progress=_Progress(), **kwargs)
@@ -175,12 +181,6 @@ def _run_experiment(name, args, subparser, files_prefix, write_data):
 
     print(experiments.format_table(result))
     print(f"\nran in {elapsed:.1f} s")
-    try:
-        os.makedirs(args.output, exist_ok=True)
-    except OSError as exc:
-        print(f"{_PROG}: cannot create the output directory {args.output!r}: {exc}",
-              file=sys.stderr)
-        return 1
     base = os.path.join(args.output, files_prefix)
     written = []
     if write_data:
@@ -204,8 +204,55 @@ def _run_experiment(name, args, subparser, files_prefix, write_data):
     return 0
 
 
+#: The eigen-learners hold a few n x n matrices each, and an experiment runs
+#: several learners side by side: about this many n x n doubles in all.
+_MATRICES_PER_RUN = 12
+
+
+def _check_output(directory):
+    """None if files can be written into `directory` (made if missing), else why not."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+        probe = os.path.join(directory, f".{_PROG}-write-test-{os.getpid()}")
+        with open(probe, "w"):
+            pass
+        os.remove(probe)
+    except OSError as exc:
+        return f"--output {directory!r} is not a writable directory ({exc.strerror or exc})"
+    return None
+
+
+def _check_memory(n_features):
+    """None if ~12 n^2 doubles fit in the physical memory, else why not."""
+    if n_features is None:
+        return None
+    need = 8.0 * _MATRICES_PER_RUN * float(n_features) ** 2
+    try:
+        have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not POSIX: no check
+        return None
+    if need > have:
+        return (f"--n-features {n_features} needs about {need / 2 ** 30:.3g} GiB "
+                f"({_MATRICES_PER_RUN} matrices of n x n doubles), more than this "
+                f"machine's {have / 2 ** 30:.3g} GiB")
+    return None
+
+
 def main(argv=None):
-    """Entry point of the ``onlinepca-fast`` console script; returns the exit status."""
+    """Entry point of the ``onlinepca-fast`` console script; returns the exit status.
+
+    Ctrl-C stops with one line and status 130; no output file is written for
+    an interrupted run (files are written only after the computation).
+    """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(f"{_PROG}: interrupted; no files were written for the interrupted run",
+              file=sys.stderr)
+        return 130
+
+
+def _main(argv):
     parser, subparsers = _parser()
     args = parser.parse_args(argv)
     command = args.command or "demo"

@@ -334,3 +334,34 @@ def test_plots_are_written(tmp_path, fig4):
                                   boundaries=[100, 200], path=tmp_path / "loss.png")
     plotting.plot_regret({"r": np.linspace(0.0, 1.0, 30)}, path=tmp_path / "regret.png")
     assert (tmp_path / "loss.png").exists() and (tmp_path / "regret.png").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["experiment", "wk-fig6", "--n-features", "100000"], "--n-features 100000 needs about"),
+    (["demo", "--output", "a-file"], "--output 'a-file' is not a writable directory"),
+    (["experiment", "wk-fig4", "--output", "a-file/sub"], "is not a writable directory"),
+])
+def test_impossible_outputs_and_sizes_are_one_line_errors_before_computing(
+        tmp_path, args, message):
+    """Issue 13, item 11: checked before the experiment runs (no table is
+    printed), one line on stderr, exit status 2, nothing written."""
+    (tmp_path / "a-file").write_text("")
+    proc = run_cli(args, tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and message in proc.stderr
+    assert proc.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
+def test_ctrl_c_is_one_line_exit_130_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    from onlinepca_fast import __main__ as cli
+
+    def interrupted(**kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(experiments.EXPERIMENTS, "wk-fig4", interrupted)
+    status = cli.main(["experiment", "wk-fig4", "--output", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert status == 130
+    assert err.count("\n") == 1 and "interrupted" in err
+    assert not list((tmp_path / "out").iterdir())
