@@ -277,6 +277,13 @@ def compare(saved, new, exact):
                 diff = np.max(np.abs(a.astype(float) - b.astype(float))) if a.size else 0
                 problems.append((key, f"not bit-identical (max |diff| {diff:.3g})"))
             continue
+        if key.startswith("reference/") and key.endswith("/realized_losses_"):
+            # the reference draws among the eigenvectors numpy's eigh returns;
+            # inside a cluster of equal eigenvalues LAPACK builds pick
+            # different bases, so its realized loss on such trials depends on
+            # the build (seen: another numpy on CPython 3.13).  Its expected
+            # losses, basis-independent, are compared; bit for bit, all are.
+            continue
         if a.dtype.kind in "iub":
             if not np.array_equal(a, b):
                 problems.append((key, "integers differ"))
