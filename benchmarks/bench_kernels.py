@@ -8,11 +8,7 @@ package) or print the ratios in one run with
 import numpy as np
 
 from onlinepca_fast import kernels, reference
-
-
-def _log_weights(n, seed=0):
-    # log-eigenvalues of a learner after a few hundred trials: a wide spread
-    return np.random.default_rng(seed).normal(scale=20.0, size=n)
+from onlinepca_fast.bench import log_weights
 
 
 class Cap:
@@ -21,7 +17,7 @@ class Cap:
     timeout = 300
 
     def setup(self, n, frac):
-        self.mu = _log_weights(n)
+        self.mu = log_weights(n)
         self.w = np.exp(self.mu / 20.0)
         self.d = max(1, int(frac * n))
 
@@ -83,3 +79,13 @@ class Sample:
 
     def time_sample_corner_reference(self, n, method):
         reference.sample_corner(self.w, self.d, self.rng, method=method)
+
+
+if __name__ == "__main__":
+    import argparse
+
+    argparse.ArgumentParser(
+        description=__doc__.strip().splitlines()[0],
+        epilog="asv benchmarks: run them with `asv run` (or `asv run --python=same "
+               "--quick` for the installed build) from the checkout's root.").parse_args()
+    print(__doc__)

@@ -73,3 +73,13 @@ class Accuracy:
         pca = opf.CenteredOnlinePCA(n_components=2, centered=False, random_state=0).fit(self.X)
         Q = pca.eigenvectors_
         return float(np.abs(Q.T @ Q - np.eye(n)).max())
+
+
+if __name__ == "__main__":
+    import argparse
+
+    argparse.ArgumentParser(
+        description=__doc__.strip().splitlines()[0],
+        epilog="asv benchmarks: run them with `asv run` (or `asv run --python=same "
+               "--quick` for the installed build) from the checkout's root.").parse_args()
+    print(__doc__)

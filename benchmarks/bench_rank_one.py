@@ -8,29 +8,12 @@ baseline, numpy.linalg.eigh of the updated matrix.
 
 import numpy as np
 
-from onlinepca_fast._rank_one import RankOneUpdater, rank_one_update
+from onlinepca_fast.bench import rank_one_problem
+from onlinepca_fast.kernels import RankOneUpdater, rank_one_update
 
 
 def _problem(n, structured, seed=0):
-    """Eigensystem and update vector.
-
-    dense: random spectrum and x, nothing deflates (m = n).
-    structured: 80% of the eigenvalues in one exact cluster (as capped
-    learners have) and x supported on 5 eigen-directions.
-    """
-    rng = np.random.default_rng(seed)
-    q, r = np.linalg.qr(rng.standard_normal((n, n)))
-    evecs = np.ascontiguousarray(q * np.sign(np.diag(r)))
-    evals = np.sort(rng.standard_normal(n))
-    if structured:
-        evals[: int(0.8 * n)] = evals[int(0.4 * n)]
-        evals.sort()
-        z = np.zeros(n)
-        z[rng.choice(n, min(5, n), replace=False)] = rng.standard_normal(min(5, n))
-        x = evecs @ z
-    else:
-        x = rng.standard_normal(n)
-    return evals, evecs, x
+    return rank_one_problem(n, "structured" if structured else "dense", seed)
 
 
 class RankOneUpdate:
@@ -117,3 +100,13 @@ class RankOneChain:
         return float(np.linalg.norm(evecs.T @ evecs - np.eye(n)))
 
     track_chain_orthogonality.unit = "absolute"
+
+
+if __name__ == "__main__":
+    import argparse
+
+    argparse.ArgumentParser(
+        description=__doc__.strip().splitlines()[0],
+        epilog="asv benchmarks: run them with `asv run` (or `asv run --python=same "
+               "--quick` for the installed build) from the checkout's root.").parse_args()
+    print(__doc__)

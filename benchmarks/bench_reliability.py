@@ -33,14 +33,7 @@ from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 import numpy as np  # noqa: E402
 
 import onlinepca_fast as opf  # noqa: E402
-
-
-def _stream(T, n, seed, rank=5):
-    """Low-rank Gaussian stream with noise, rows scaled into the unit ball."""
-    rng = np.random.default_rng(seed)
-    B = rng.standard_normal((n, rank)) / math.sqrt(rank)
-    X = rng.standard_normal((T, rank)) @ B.T + 0.1 * rng.standard_normal((T, n))
-    return X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+from onlinepca_fast.bench import low_rank_stream  # noqa: E402
 
 
 def _orthogonality(Q):
@@ -51,7 +44,7 @@ def _orthogonality(Q):
 
 def thread_speedup(n=200, T=300, repeats=3, name="OnlinePCA"):
     """(sequential seconds, threaded seconds) for two learners, best of repeats."""
-    data = [_stream(T, n, seed) for seed in (1, 2)]
+    data = [low_rank_stream(T, n, seed) for seed in (1, 2)]
 
     def job(i):
         learner = getattr(opf, name)(10, random_state=i)
@@ -86,7 +79,7 @@ def drift(T=10**6, n=20, chunk=50_000, every=10_000, eta=0.5, check_eigh=True):
     S = np.zeros((n, n))
     start = time.perf_counter()
     for t in range(chunk, T + 1, chunk):
-        X = _stream(chunk, n, t)
+        X = low_rank_stream(chunk, n, t)
         alg6.partial_fit(X)
         alg5.partial_fit(X)
         S += X.T @ X
@@ -104,7 +97,7 @@ def drift(T=10**6, n=20, chunk=50_000, every=10_000, eta=0.5, check_eigh=True):
 
 def memory_growth(T=10**5, n=20, batch=1000, record=False):
     """Bytes of traced memory gained over T trials (after a warm-up batch)."""
-    X = _stream(batch, n, 0)
+    X = low_rank_stream(batch, n, 0)
     learner = opf.OnlinePCA(3, random_state=0, record_losses=record).partial_fit(X)
     gc.collect()
     tracemalloc.start()

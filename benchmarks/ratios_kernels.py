@@ -10,22 +10,11 @@ than decomposition-then-draw.
 """
 
 import argparse
-import time
 
 import numpy as np
 
 from onlinepca_fast import kernels, reference
-
-
-def best_time(f, repeat=5, budget=2.0):
-    """Minimum wall time of f() over up to `repeat` runs within ~budget s."""
-    times = []
-    start = time.perf_counter()
-    while len(times) < repeat and (not times or time.perf_counter() - start < budget):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+from onlinepca_fast.bench import best_time
 
 
 def main(argv=None):

@@ -12,26 +12,20 @@ weights.
 """
 
 import argparse
-import time
 
 import numpy as np
 import scipy.linalg
 
 import onlinepca_fast as opf
-from onlinepca_fast import kernels, reference
+from onlinepca_fast import reference
+from onlinepca_fast.bench import best_time, per_trial
 from onlinepca_fast.datasets import shifting_subspaces
 
 
-def per_trial(learner, X, budget=5.0):
-    """Seconds per trial of learner.partial_fit over rows of X (within budget)."""
-    learner.partial_fit(X[:2])
-    done, start = 0, time.perf_counter()
-    for lo in range(2, X.shape[0], 50):
-        learner.partial_fit(X[lo:lo + 50])
-        done += X[lo:lo + 50].shape[0]
-        if time.perf_counter() - start > budget:
-            break
-    return (time.perf_counter() - start) / done
+def _per_trial(make, X, budget):
+    """Seconds per trial of make().partial_fit in chunks of 50 rows (the
+    median over chunks, onlinepca_fast.bench.per_trial)."""
+    return per_trial(make, X, budget, chunk=50)
 
 
 class MatrixFunctionPCA:
@@ -68,32 +62,28 @@ def main(argv=None):
     for n, k in [(20, 2), (500, 10)]:
         X, _ = shifting_subspaces(n, 2, (500, 500, 500), random_state=0)
         for name in ["OnlinePCA", "CenteredOnlinePCA", "OnlineAdaptivePCA"]:
-            fast = per_trial(getattr(opf, name)(n_components=k, random_state=0), X, budget)
-            ref = per_trial(getattr(reference, name)(n_components=k, random_state=0),
+            fast = _per_trial(lambda: getattr(opf, name)(n_components=k, random_state=0), X,
+                              budget)
+            ref = _per_trial(lambda: getattr(reference, name)(n_components=k, random_state=0),
                             X[:min(X.shape[0], 300 if n <= 100 else 22)], budget)
             print(f"{name:<22} {n:>4} {k:>3} {fast * 1e6:>14.1f} {ref * 1e6:>12.1f} "
                   f"{ref / fast:>6.0f}x")
         if n == 20:
-            mf = per_trial(MatrixFunctionPCA(k), X[:200], budget)
-            fast = per_trial(opf.OnlinePCA(n_components=k, random_state=0), X, budget)
+            mf = _per_trial(lambda: MatrixFunctionPCA(k), X[:200], budget)
+            fast = _per_trial(lambda: opf.OnlinePCA(n_components=k, random_state=0), X, budget)
             print(f"{'logm/expm/svd per trial':<22} {n:>4} {k:>3} {fast * 1e6:>14.1f} "
                   f"{mf * 1e6:>12.1f} {mf / fast:>6.0f}x")
 
     n = 10**5
     L = np.random.default_rng(0).random((52, n))
     w = np.random.default_rng(1).random(n)
-    t_exp = min(_timeit(lambda: np.exp(w)) for _ in range(20))
+    t_exp = best_time(lambda: np.exp(w), repeat=20)
     for sampler in ["systematic", "decomposition"]:
-        t = per_trial(opf.CappedHedge(n_components=n // 2, sampler=sampler, random_state=0),
+        t = _per_trial(lambda: opf.CappedHedge(n_components=n // 2, sampler=sampler,
+                                                random_state=0),
                       L, budget)
         print(f"CappedHedge n = 10^5, k = n/2, {sampler:<13}: {t * 1e6:9.1f} us/trial = "
               f"{t / t_exp:5.1f}x one numpy.exp over the weights ({t_exp * 1e6:.1f} us)")
-
-
-def _timeit(f):
-    t = time.perf_counter()
-    f()
-    return time.perf_counter() - t
 
 
 if __name__ == "__main__":

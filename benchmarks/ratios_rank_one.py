@@ -24,55 +24,32 @@ thread, so the ratios do not depend on other load on the machine (wall
 time does).  Both sides of every ratio then run on one core.
 """
 
+import argparse
 import os
 import sys
-import time
 
-CPU = "--cpu" in sys.argv
-if CPU:  # must precede the first import of numpy / scipy
+if "--cpu" in sys.argv:  # must precede the first import of numpy / scipy
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
+import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from onlinepca_fast._rank_one import (RankOneUpdater,  # noqa: E402
-                                      rank_one_update)
+from onlinepca_fast.bench import best_time, rank_one_problem  # noqa: E402
+from onlinepca_fast.kernels import RankOneUpdater, rank_one_update  # noqa: E402
 
+CPU = "--cpu" in sys.argv
 SETTLE = 0.0 if CPU else 0.5  # s for the other OpenBLAS pool to go idle
 clock = time.thread_time if CPU else time.perf_counter
 
 
 def best(fn, repeat, prepare=None):
     time.sleep(SETTLE)
-    fn()  # warm-up
-    times = []
-    for _ in range(repeat):
-        if prepare is not None:
-            prepare()
-        t0 = clock()
-        fn()
-        times.append(clock() - t0)
-    return min(times)
-
-
-def problem(n, kind, rng):
-    q, r = np.linalg.qr(rng.standard_normal((n, n)))
-    evecs = np.ascontiguousarray(q * np.sign(np.diag(r)))
-    evals = np.sort(rng.standard_normal(n))
-    x = rng.standard_normal(n)
-    if kind in ("structured", "cluster80"):
-        evals[: int(0.8 * n)] = evals[int(0.4 * n)]
-        evals.sort()
-    if kind == "structured":
-        z = np.zeros(n)
-        k = min(5, n)
-        z[rng.choice(n, k, replace=False)] = rng.standard_normal(k)
-        x = evecs @ z
-    return evals, evecs, x
+    return best_time(fn, repeat=repeat, budget=float("inf"), prepare=prepare, clock=clock)
 
 
 def measure(n, kind, rho=0.7):
-    rng = np.random.default_rng(n)
-    evals, evecs, x = problem(n, kind, rng)
+    evals, evecs, x = rank_one_problem(n, kind, seed=n)
     a = (evecs * evals) @ evecs.T + rho * np.outer(x, x)
     repeat = 3 if n >= 1000 else 7 if n >= 300 else 30
     t_eigh = best(lambda: np.linalg.eigh(a), repeat)
@@ -127,8 +104,12 @@ def main(sizes, rounds):
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--cpu"]
-    rounds = 3
-    if args[:1] == ["--rounds"]:
-        rounds, args = int(args[1]), args[2:]
-    main([int(a) for a in args] or [20, 100, 300, 1000, 2000], rounds)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=[20, 100, 300, 1000, 2000],
+                        metavar="n", help="orders of the update (default 20 100 300 1000 2000)")
+    parser.add_argument("--cpu", action="store_true",
+                        help="one BLAS thread, timed by the thread's CPU time")
+    parser.add_argument("--rounds", type=int, default=3, metavar="R",
+                        help="best over R rounds (default 3)")
+    args = parser.parse_args()
+    main(args.sizes, args.rounds)

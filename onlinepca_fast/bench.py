@@ -13,7 +13,70 @@ import numpy as np
 from . import datasets
 from ._validation import N_COMPONENTS, POSITIVE, Interval, check_scalar
 
-__all__ = ["per_trial", "blas_limit", "benchmark", "format_benchmark"]
+__all__ = ["per_trial", "best_time", "blas_limit", "benchmark", "format_benchmark",
+           "low_rank_stream", "log_weights", "rank_one_problem", "cone_stream"]
+
+
+# --- the workloads every benchmark draws from (benchmarks/ and asv) ---------------
+
+def low_rank_stream(T, n, seed=0, rank=5, noise=0.1):
+    """Rows of a rank-`rank` Gaussian plus isotropic noise, scaled into the unit ball."""
+    rng = np.random.default_rng(seed)
+    B = rng.standard_normal((n, rank)) / np.sqrt(rank)
+    X = rng.standard_normal((T, rank)) @ B.T + noise * rng.standard_normal((T, n))
+    return X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+
+
+def log_weights(n, seed=0):
+    """Log-weights as a learner has them after a few hundred trials (wide spread)."""
+    return np.random.default_rng(seed).normal(scale=20.0, size=n)
+
+
+def rank_one_problem(n, kind="dense", seed=0):
+    """(evals, evecs, x) of a rank-one eigen-update of order n.
+
+    ``"dense"``: random spectrum and x, nothing deflates; ``"cluster80"``:
+    80% of the eigenvalues in one exact cluster (as capped learners have),
+    dense x; ``"structured"``: that cluster and x on 5 eigen-directions.
+    """
+    rng = np.random.default_rng(seed)
+    q, r = np.linalg.qr(rng.standard_normal((n, n)))
+    evecs = np.ascontiguousarray(q * np.sign(np.diag(r)))
+    evals = np.sort(rng.standard_normal(n))
+    x = rng.standard_normal(n)
+    if kind in ("structured", "cluster80"):
+        evals[: int(0.8 * n)] = evals[int(0.4 * n)]
+        evals.sort()
+    if kind == "structured":
+        z = np.zeros(n)
+        k = min(5, n)
+        z[rng.choice(n, k, replace=False)] = rng.standard_normal(k)
+        x = evecs @ z
+    return evals, evecs, x
+
+
+def cone_stream(T, n_features=20):
+    """KW Sec. 5's padded 3-d cone with noise (the kernel PCA workload)."""
+    return datasets.noisy_cone(T, n_features, noise=0.05, random_state=0,
+                               embedding="padded")
+
+
+# --- the timers -------------------------------------------------------------------
+
+def best_time(fn, repeat=5, budget=2.0, prepare=None, clock=time.perf_counter):
+    """Minimum time of ``fn()`` over up to `repeat` runs within ~`budget` s
+    (after one warm-up run); ``prepare()`` runs untimed before each."""
+    if prepare is not None:
+        prepare()
+    fn()  # warm-up
+    times, start = [], time.perf_counter()
+    while len(times) < repeat and (not times or time.perf_counter() - start < budget):
+        if prepare is not None:
+            prepare()
+        t0 = clock()
+        fn()
+        times.append(clock() - t0)
+    return min(times)
 
 
 def _sizes(n_features, n_components):

@@ -557,3 +557,19 @@ def test_a_batch_that_cannot_be_allocated_changes_nothing(monkeypatch):
     learner.partial_fit(X[20:])
     whole = opf.OnlineKernelPCA(2, random_state=0).fit(X[:20]).partial_fit(X[20:])
     np.testing.assert_array_equal(learner.expected_losses_, whole.expected_losses_)
+
+
+def test_update_stats_count_the_bordered_updates():
+    X = noisy_cone(40, embedding="padded", random_state=2)
+    learner = opf.OnlineKernelPCA(2, kernel="poly", degree=2, gamma=1.0, coef0=0.0,
+                                  random_state=0).fit(X[:10])
+    assert learner.update_stats_["n_updates"] == 10
+    learner.partial_fit(X[10:])  # the buffers grow: a new engine, counting afresh
+    after = learner.update_stats_
+    assert after["n_updates"] == 30
+    learner.partial_fit(X[:2])  # grows by half again: 2 on a new engine
+    learner.partial_fit(X[2:4])  # within capacity: the same engine counts on
+    assert learner.update_stats_["n_updates"] == 4
+    # the secular order is at most the instances so far + 1, at least 0
+    assert 0 <= after["secular_sum"] <= sum(range(12, 42))
+    assert after["n_fallbacks"] == 0

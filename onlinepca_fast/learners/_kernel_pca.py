@@ -470,6 +470,19 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         return self._q[:m, :m].copy()
 
     @property
+    def update_stats_(self):
+        """Diagnostics of the bordered updates since the engine was last built
+        (at a reset, a growth of the buffers or unpickling): a dict with
+        ``n_updates``, ``secular_sum`` (the sum of their secular orders: the
+        non-deflated size + 1; ``secular_sum / n_updates`` is the typical
+        cost driver) and ``n_fallbacks`` (bisection roots + dsyevr blocks)."""
+        self._check_fitted()
+        engine = self.__dict__.get("_engine")
+        if engine is None:
+            return {"n_updates": 0, "secular_sum": 0, "n_fallbacks": 0}
+        return dict(engine.stats)
+
+    @property
     def X_fit_(self):
         """The instances seen, in order."""
         self._check_fitted()
