@@ -1,0 +1,504 @@
+"""The online PCA learners as river transformers: dicts in, dicts out.
+
+river (https://riverml.xyz) learns from one sample at a time, each a
+``dict`` of feature name to number.  This module wraps the array learners
+of :mod:`onlinepca_fast` as river ``base.Transformer`` s:
+
+=======================  ==============================================
+``OnlinePCA``            WK Algorithm 5 (:class:`onlinepca_fast.OnlinePCA`)
+``OnlineAdaptivePCA``    YL Algorithm 4 (:class:`onlinepca_fast.OnlineAdaptivePCA`)
+``CenteredOnlinePCA``    WK Algorithm 6 (:class:`onlinepca_fast.CenteredOnlinePCA`)
+``FollowTheLeader``      WK Sec. 7 baseline (:class:`onlinepca_fast.FollowTheLeader`)
+=======================  ==============================================
+
+Each takes exactly the hyper-parameters of its array learner and runs it
+on the rows the dicts make, so its numbers -- losses, eigensystem,
+``transform`` -- are bit for bit those of the array learner fed the same
+rows.  It needs river, an optional dependency::
+
+    pip install "onlinepca_fast[river]"
+
+Contract of every transformer here
+----------------------------------
+- The first dict passed to ``learn_one`` fixes the features and their
+  order: its keys, in iteration order, are the columns of the rows handed
+  to the array learner.  Later dicts may list the same keys in any order;
+  a dict with a key the first did not have, or without one it had, is
+  rejected with a ``ValueError`` naming the key.  (River's convention is
+  to tolerate appearing and disappearing features; a PCA cannot: a missing
+  coordinate has no value, and filling in 0 would silently change the
+  numbers.  Put ``compose.Select(...)`` in front to pin the features.)
+- Values must be real numbers (int, float, NumPy scalars); anything else,
+  NaN or infinity is rejected with a ``ValueError``/``TypeError`` naming
+  the key, and the learner is left as it was.
+- ``transform_one(x)`` returns ``{"<name>0": z_0, ..., "<name>{k-1}":
+  z_{k-1}}``, the coordinates of ``x`` on ``components_`` (after
+  subtracting ``mean_``), named as scikit-learn's
+  ``ClassNamePrefixFeaturesOutMixin`` names the outputs of a transformer:
+  the lower-cased class name and the index (``onlinepca0``,
+  ``onlinepca1``, ...).  The numbers are those of
+  ``learner.transform(row[None])[0]``.
+- Before the first ``learn_one`` there are no components (``W^0 = I/n``
+  prefers no direction), so ``transform_one`` returns the same keys with
+  value ``0.0`` -- river's convention is that inference works from the
+  first event -- and does not look at ``x`` or fix the features.
+- Randomness: ``random_state`` (None, an int or a ``numpy.random.Generator``)
+  as in the array learners, where river would say ``seed``.  Only the
+  drawn projections, i.e. the realized losses, depend on it; ``W``,
+  ``components_`` and ``transform_one`` do not.
+- The array learner is ``learner`` (built from the hyper-parameters when
+  the transformer is made): ``learner.expected_losses_``,
+  ``learner.components_``, ``learner.eigenvalues_`` ...  Change
+  hyper-parameters with river's ``clone(new_params)``.
+- One transformer must not be used by two threads at once (it converts
+  each dict into one preallocated row).  Pickling and ``clone`` work; a
+  pickled transformer continues bit for bit.
+
+:class:`onlinepca_fast.OnlineKernelPCA` is not offered here on purpose:
+it keeps every past instance and the eigensystem of their kernel matrix,
+so its memory grows as ``t^2`` and a trial costs ``O(t^2)`` to ``O(t^3)``
+after ``t`` events -- the opposite of what an unbounded river stream needs
+(river's bounded-memory check fails by design).  For a finite stream use
+its ``partial_fit``.  Hedge, CappedHedge and the variance minimisers are
+not transformers (their instances are loss vectors or covariances, they
+have no ``transform``).
+
+References
+----------
+WK: M. K. Warmuth and D. Kuzmin, "Randomized online PCA algorithms with
+regret bounds that are logarithmic in the dimension", JMLR 9 (2008).
+YL: J. Yuan and A. Lamperski, "Online adaptive principal component
+analysis and its extensions", ICML 2019.
+
+Examples
+--------
+>>> from river import compose, preprocessing
+>>> from onlinepca_fast.river import OnlinePCA
+>>> from onlinepca_fast.datasets import shifting_subspaces
+>>> X, _ = shifting_subspaces(n_features=4, rank=1, segment_lengths=(50,), random_state=0)
+>>> stream = [{f"x{j}": float(v) for j, v in enumerate(row)} for row in X]
+>>> model = compose.Select("x0", "x1", "x2", "x3") | OnlinePCA(n_components=2, random_state=0)
+>>> for x in stream:
+...     model.learn_one(x)
+>>> sorted(model.transform_one(stream[0]))
+['onlinepca0', 'onlinepca1']
+>>> model["OnlinePCA"].learner.n_trials_
+50
+"""
+
+import operator
+import struct
+import sys
+
+import numpy as np
+
+try:
+    from river import base as _river_base
+except ImportError as exc:  # pragma: no cover - exercised without river installed
+    raise ImportError(
+        "onlinepca_fast.river needs the river package: "
+        'pip install "onlinepca_fast[river]"') from exc
+
+from . import learners as _learners
+from ._validation import as_int
+
+__all__ = ["OnlinePCA", "OnlineAdaptivePCA", "CenteredOnlinePCA", "FollowTheLeader"]
+
+
+class _DictTransformer(_river_base.Transformer):
+    """Shared machinery: dict -> row, the array learner, dict output.
+
+    Subclasses set ``_learner_class`` and define ``__init__`` with exactly
+    the array learner's parameters (river's ``_get_params`` and ``clone``
+    read them from the signature); ``__init__`` ends with
+    :meth:`_make_learner`.
+    """
+
+    _learner_class = None
+
+    # -- construction ------------------------------------------------------
+    def _make_learner(self):
+        self.learner = self._learner_class(**self._get_params())
+        self._clear_layout()
+
+    def _clear_layout(self):
+        # The layout of the rows, fixed by the first dict learned from:
+        # the keys in order, a function picking their values out of a dict
+        # as a tuple, and the row those values are packed into.
+        self._keys = None
+        self._getter = None
+        self._row = None
+        self._pack = None
+
+    def _set_layout(self, keys):
+        n = len(keys)
+        if n == 1:  # itemgetter with one key returns the value, not a 1-tuple
+            key = keys[0]
+            getter = lambda x: (x[key],)  # noqa: E731
+        else:
+            getter = operator.itemgetter(*keys)
+        self._keys = keys
+        self._getter = getter
+        self._row = np.empty(n)
+        # struct packs n Python numbers into the row's buffer in one C call,
+        # converting each as float(v) does (PyFloat_AsDouble): about half
+        # the cost of numpy's generic sequence assignment row[:] = values.
+        self._pack = struct.Struct(f"={n}d").pack_into
+
+    # pickles and deep copies hold the keys; the getter and the buffer are
+    # rebuilt (a buffer shared by two copies would let one overwrite the
+    # other's row)
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        for name in ("_getter", "_row", "_pack"):
+            state[name] = None
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if self._keys is not None:
+            self._set_layout(self._keys)
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"n_components": 2}
+
+    def _unit_test_skips(self):
+        # river's checks that do not apply (tests/test_river.py tests the
+        # behaviour documented instead):
+        # - emerging/disappearing features: a PCA has a fixed feature space
+        #   and rejects dicts whose keys come and go (see the module doc);
+        # - shuffled features: a copy fed the same dicts with the keys in
+        #   another order from the first on has permuted columns; its
+        #   eigen-directions agree only up to sign and, while eigenvalues
+        #   are tied (the first trials: W^0 = I/n prefers no direction), up
+        #   to a rotation within the tie, which the column order decides.
+        return {"check_emerging_features", "check_disappearing_features",
+                "check_radically_disappearing_features",
+                "check_shuffle_features_no_impact"}
+
+    # -- dict -> row ---------------------------------------------------------
+    @property
+    def feature_names_in_(self):
+        """The features (keys of the first dict learned from), in column order;
+        None before the first ``learn_one``."""
+        return None if self._keys is None else tuple(self._keys)
+
+    def _output_names(self):
+        k = as_int(self.n_components, "n_components", 1, sys.maxsize)
+        prefix = type(self).__name__.lower()
+        return [f"{prefix}{i}" for i in range(k)]
+
+    def _to_row(self, x):
+        """x as the learner's row (the preallocated buffer), or ValueError/TypeError."""
+        try:
+            values = self._getter(x)
+        except KeyError:
+            raise self._key_error(x) from None
+        except TypeError:
+            if not isinstance(x, dict):
+                raise TypeError(f"x must be a dict of feature name to number, got "
+                                f"{type(x).__name__}") from None
+            raise
+        if len(x) != len(self._keys):
+            raise self._key_error(x)
+        try:
+            self._pack(self._row, 0, *values)
+        except (struct.error, TypeError, OverflowError):
+            raise self._value_error(x) from None
+        return self._row
+
+    def _key_error(self, x):
+        if not isinstance(x, dict):
+            return TypeError(f"x must be a dict of feature name to number, got "
+                             f"{type(x).__name__}")
+        known = set(self._keys)
+        missing = [k for k in self._keys if k not in x]
+        new = [k for k in x if k not in known]
+        parts = []
+        if missing:
+            parts.append(f"lacks feature {missing[0]!r}" + (
+                f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+        if new:
+            parts.append(f"has feature {new[0]!r}, not among the {len(self._keys)} "
+                         "features of the first dict learned from" + (
+                             f" (and {len(new) - 1} more)" if len(new) > 1 else ""))
+        return ValueError(f"x {' and '.join(parts)}; {type(self).__name__} works on a "
+                          "fixed set of features (use compose.Select to pin them)")
+
+    def _value_error(self, x):
+        for key in self._keys:
+            v = x[key]
+            try:
+                struct.pack("d", v)
+            except (struct.error, TypeError, OverflowError):
+                return TypeError(f"x[{key!r}] must be a real number, got "
+                                 f"{type(v).__name__} {v!r}")
+        return TypeError("x must hold real numbers")  # pragma: no cover
+
+    def _check_finite(self, row):
+        """After the learner rejected a row: a ValueError naming the first
+        non-finite value's key, if there is one (else the learner's own
+        error stands)."""
+        bad = np.flatnonzero(~np.isfinite(row))
+        if bad.size:
+            key = self._keys[int(bad[0])]
+            raise ValueError(f"x[{key!r}] is {float(row[bad[0]])!r}: the values must be finite")
+
+    # -- river API -----------------------------------------------------------
+    def learn_one(self, x):
+        """One trial of the learner on the values of x (a dict of numbers).
+
+        The first dict fixes the features and their order.  On error
+        nothing changes.
+
+        Parameters
+        ----------
+        x : dict
+            Feature name -> real number.
+        """
+        if self._getter is None:
+            return self._learn_first(x)
+        row = self._to_row(x)
+        try:
+            self.learner.learn_one(row)
+        except ValueError:
+            self._check_finite(row)
+            raise
+
+    def _learn_first(self, x):
+        if not isinstance(x, dict):
+            raise TypeError(f"x must be a dict of feature name to number, got "
+                            f"{type(x).__name__}")
+        if not x:
+            raise ValueError("x has no features: the first dict fixes the features")
+        self._set_layout(list(x))
+        try:
+            row = self._to_row(x)
+            try:
+                self.learner.learn_one(row)
+            except ValueError:
+                self._check_finite(row)
+                raise
+        except BaseException:
+            self._clear_layout()  # the features are fixed only by a dict learned from
+            raise
+
+    def transform_one(self, x):
+        """Coordinates of x on the learner's components, as a dict.
+
+        Parameters
+        ----------
+        x : dict
+            Feature name -> real number, with the features of the first dict
+            learned from.
+
+        Returns
+        -------
+        dict
+            ``{"<lower-cased class name><i>": z_i}`` for ``i < n_components``;
+            zeros before the first ``learn_one``.
+        """
+        names = self._output_names()
+        if self._getter is None:
+            return dict.fromkeys(names, 0.0)
+        row = self._to_row(x)
+        try:
+            z = self.learner.transform(row[np.newaxis])[0]
+        except ValueError:
+            self._check_finite(row)
+            raise
+        return dict(zip(names, z.tolist()))
+
+
+class OnlinePCA(_DictTransformer):
+    """Uncentered randomized online PCA (WK Algorithm 5) on dicts.
+
+    :class:`onlinepca_fast.OnlinePCA` as a river transformer; see the module
+    docstring for the dict contract.
+
+    Parameters
+    ----------
+    n_components : int
+        Rank k of the projection, ``1 <= k < n_features``.
+    eta, share, alpha, sampler, random_state, record_losses, reorthogonalize_every
+        As for :class:`onlinepca_fast.OnlinePCA`.
+
+    Attributes
+    ----------
+    learner : onlinepca_fast.OnlinePCA
+        The array learner (``expected_losses_``, ``components_``, ...).
+    feature_names_in_ : tuple or None
+        The features, in the order of the first dict learned from.
+
+    References
+    ----------
+    WK Algorithm 5, Theorem 6.
+
+    Examples
+    --------
+    >>> from onlinepca_fast.river import OnlinePCA
+    >>> pca = OnlinePCA(n_components=1, random_state=0)
+    >>> pca.transform_one({"a": 1.0, "b": 0.0})      # nothing learned yet
+    {'onlinepca0': 0.0}
+    >>> for _ in range(20):
+    ...     pca.learn_one({"a": 0.5, "b": 0.0})
+    >>> round(abs(pca.transform_one({"b": 0.0, "a": 1.0})["onlinepca0"]), 6)
+    1.0
+    """
+
+    _learner_class = _learners.OnlinePCA
+
+    def __init__(self, n_components, *, eta=1.0, share=None, alpha=0.0,
+                 sampler="decomposition", random_state=None, record_losses=True,
+                 reorthogonalize_every=10_000):
+        self.n_components = n_components
+        self.eta = eta
+        self.share = share
+        self.alpha = alpha
+        self.sampler = sampler
+        self.random_state = random_state
+        self.record_losses = record_losses
+        self.reorthogonalize_every = reorthogonalize_every
+        self._make_learner()
+
+
+class OnlineAdaptivePCA(_DictTransformer):
+    """Online adaptive PCA (YL Algorithm 4) on dicts.
+
+    :class:`onlinepca_fast.OnlineAdaptivePCA` as a river transformer: online
+    PCA with fixed share before capping (YL eq. 11b), for drifting streams.
+
+    Parameters
+    ----------
+    n_components : int
+        Rank k, ``1 <= k < n_features``.
+    eta, alpha, sampler, random_state, record_losses, reorthogonalize_every
+        As for :class:`onlinepca_fast.OnlineAdaptivePCA` (``alpha=1e-5``).
+
+    Attributes
+    ----------
+    learner : onlinepca_fast.OnlineAdaptivePCA
+    feature_names_in_ : tuple or None
+
+    References
+    ----------
+    YL Algorithm 4, eq. (11a-c), Theorem 3.
+
+    Examples
+    --------
+    >>> from onlinepca_fast.river import OnlineAdaptivePCA
+    >>> pca = OnlineAdaptivePCA(n_components=1, random_state=0)
+    >>> pca.learn_one({"a": 0.3, "b": 0.4})
+    >>> list(pca.transform_one({"a": 0.3, "b": 0.4}))
+    ['onlineadaptivepca0']
+    """
+
+    _learner_class = _learners.OnlineAdaptivePCA
+
+    def __init__(self, n_components, *, eta=1.0, alpha=1e-5, sampler="decomposition",
+                 random_state=None, record_losses=True, reorthogonalize_every=10_000):
+        self.n_components = n_components
+        self.eta = eta
+        self.alpha = alpha
+        self.sampler = sampler
+        self.random_state = random_state
+        self.record_losses = record_losses
+        self.reorthogonalize_every = reorthogonalize_every
+        self._make_learner()
+
+
+class CenteredOnlinePCA(_DictTransformer):
+    """Centered randomized online PCA (WK Algorithm 6) on dicts.
+
+    :class:`onlinepca_fast.CenteredOnlinePCA` as a river transformer: it
+    learns the center too, so no scaler is needed in front of it.
+
+    Parameters
+    ----------
+    n_components : int
+        Rank k, ``1 <= k < n_features``.
+    eta, center_lr_inv, mean_init, centered, sampler, random_state, record_losses,
+    reorthogonalize_every
+        As for :class:`onlinepca_fast.CenteredOnlinePCA`.  ``mean_init`` is
+        an array in the column order of the first dict (default None: zeros);
+        river's convention of immutable defaults is kept (None).
+
+    Attributes
+    ----------
+    learner : onlinepca_fast.CenteredOnlinePCA
+    feature_names_in_ : tuple or None
+
+    References
+    ----------
+    WK Algorithm 6, eqs. (14)-(16), Theorem 8.
+
+    Examples
+    --------
+    >>> from onlinepca_fast.river import CenteredOnlinePCA
+    >>> pca = CenteredOnlinePCA(n_components=1, random_state=0)
+    >>> for t in range(10):
+    ...     pca.learn_one({"a": 5.0 + t, "b": 5.0 + t})
+    >>> pca.learner.mean_.tolist()
+    [9.5, 9.5]
+    """
+
+    _learner_class = _learners.CenteredOnlinePCA
+
+    def __init__(self, n_components, *, eta=1.0, center_lr_inv=0.0, mean_init=None,
+                 centered=True, sampler="decomposition", random_state=None,
+                 record_losses=True, reorthogonalize_every=10_000):
+        self.n_components = n_components
+        self.eta = eta
+        self.center_lr_inv = center_lr_inv
+        self.mean_init = mean_init
+        self.centered = centered
+        self.sampler = sampler
+        self.random_state = random_state
+        self.record_losses = record_losses
+        self.reorthogonalize_every = reorthogonalize_every
+        self._make_learner()
+
+
+class FollowTheLeader(_DictTransformer):
+    """Follow the Leader (WK Sec. 7): the top-k subspace of the covariance so far, on dicts.
+
+    :class:`onlinepca_fast.FollowTheLeader` as a river transformer: a
+    deterministic incremental PCA (uncentered, or centered by the running
+    mean), kept by one rank-one eigen-update per dict.
+
+    Parameters
+    ----------
+    n_components : int
+        Rank k, ``1 <= k < n_features``.
+    centered, record_losses, reorthogonalize_every
+        As for :class:`onlinepca_fast.FollowTheLeader`.
+
+    Attributes
+    ----------
+    learner : onlinepca_fast.FollowTheLeader
+    feature_names_in_ : tuple or None
+
+    References
+    ----------
+    WK Section 7 and Section 8, Fig. 4.
+
+    Examples
+    --------
+    >>> from onlinepca_fast.river import FollowTheLeader
+    >>> ftl = FollowTheLeader(n_components=1)
+    >>> for t in range(1, 6):
+    ...     ftl.learn_one({"a": float(t), "b": 0.0})   # all along "a"
+    >>> {k: abs(v) for k, v in ftl.transform_one({"a": 2.0, "b": 5.0}).items()}
+    {'followtheleader0': 2.0}
+    """
+
+    _learner_class = _learners.FollowTheLeader
+
+    def __init__(self, n_components, *, centered=False, record_losses=True,
+                 reorthogonalize_every=10_000):
+        self.n_components = n_components
+        self.centered = centered
+        self.record_losses = record_losses
+        self.reorthogonalize_every = reorthogonalize_every
+        self._make_learner()
