@@ -139,7 +139,7 @@ class _DictTransformer(_river_base.Transformer):
             getter = operator.itemgetter(*keys)
         self._keys = keys
         self._getter = getter
-        self._row = np.empty(n)
+        self._row = np.zeros(n)
         # struct packs n Python numbers into the row's buffer in one C call,
         # converting each as float(v) does (PyFloat_AsDouble): about half
         # the cost of numpy's generic sequence assignment row[:] = values.
