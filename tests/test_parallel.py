@@ -1,0 +1,238 @@
+"""onlinepca_fast.parallel.run_many: the same fitted learners in order, on threads, on Dask.
+
+The oracle is a plain loop: a deep copy of each estimator, ``partial_fit``
+on each chunk of its stream in this thread.  Every backend must give
+exactly its pickle (state and generator, byte for byte).  The Dask backend
+runs on a LocalCluster of two worker processes on the loopback, started
+once for the module.
+"""
+
+import copy
+import functools
+import os
+import pickle
+import sys
+import threading
+
+import distributed
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+import onlinepca_fast as opf
+from onlinepca_fast.datasets import noisy_cone, shifting_subspaces
+from onlinepca_fast.parallel import run_many
+
+
+@pytest.fixture(scope="module")
+def client():
+    import cloudpickle
+
+    # the workers cannot import this test module: ship its functions by value
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=None)
+    dask_client = distributed.Client(cluster)
+    try:
+        yield dask_client
+    finally:
+        dask_client.close()
+        cluster.close()
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+def _chunks(seed, n=6, size=70, T=300):
+    """A stream made where it runs: chunks of a shifting-subspace stream."""
+    X, _ = shifting_subspaces(n, 2, (T // 2, T - T // 2), random_state=seed)
+    return (X[i:i + size] for i in range(0, T, size))
+
+
+def _losses(seed, n=5, T=200):
+    return np.random.default_rng(seed).uniform(size=(T, n))
+
+
+def _workload():
+    """(estimators, streams): every learner family, every kind of stream."""
+    X6, _ = shifting_subspaces(6, 2, (150, 150), random_state=1)
+    estimators = [
+        opf.OnlinePCA(2, eta=1.5, share="fixed", alpha=1e-3, random_state=0),
+        opf.OnlineAdaptivePCA(2, random_state=np.random.default_rng(5)),
+        opf.CenteredOnlinePCA(2, center_lr_inv=1.0, random_state=2),
+        opf.FollowTheLeader(2, centered=True),
+        opf.CappedHedge(2, sampler="systematic", random_state=3),
+        opf.OnlineKernelPCA(3, kernel="poly", degree=2, gamma=1.0, coef0=0.0, random_state=4),
+        opf.OnlinePCA(1, random_state=6),
+    ]
+    streams = [
+        X6,                                                        # an array
+        functools.partial(_chunks, 7),                             # a callable
+        [X6[:100] + 1, X6[100:] + 1],                              # a list of chunks
+        functools.partial(_chunks, 8, n=4),
+        _losses(9),
+        noisy_cone(120, 5, embedding="padded", random_state=10),
+        functools.partial(_chunks, 11, n=3, size=1),               # one row per chunk
+    ]
+    return estimators, streams
+
+
+def _oracle(estimators, streams):
+    out = []
+    for est, stream in zip(estimators, streams):
+        est = copy.deepcopy(est)
+        chunks = [stream] if isinstance(stream, np.ndarray) else \
+            (stream() if callable(stream) else stream)
+        for chunk in chunks:
+            est.partial_fit(chunk)
+        out.append(est)
+    return out
+
+
+def _assert_identical(fitted, oracle, same_chunks=True):
+    assert len(fitted) == len(oracle)
+    for i, (a, b) in enumerate(zip(fitted, oracle)):
+        assert type(a) is type(b)
+        assert_array_equal(a.expected_losses_, b.expected_losses_, err_msg=f"estimator {i}")
+        assert_array_equal(a.realized_losses_, b.realized_losses_, err_msg=f"estimator {i}")
+        if hasattr(b, "eigenvectors_"):
+            assert_array_equal(a.eigenvalues_, b.eigenvalues_)
+            assert_array_equal(a.eigenvectors_, b.eigenvectors_)
+        if same_chunks:
+            # everything else, the generator included: the pickles are equal
+            assert pickle.dumps(a) == pickle.dumps(b), f"estimator {i}"
+        else:  # (the loss buffers grow differently) the generators are in the same state
+            assert_array_equal(copy.deepcopy(a).sample_projection(),
+                               copy.deepcopy(b).sample_projection())
+
+
+@pytest.fixture(scope="module")
+def workload():
+    estimators, streams = _workload()
+    return estimators, streams, _oracle(estimators, streams)
+
+
+@pytest.mark.parametrize("n_jobs", [None, 1, 2, 3, 16])
+def test_in_order_and_on_threads_equal_the_plain_loop(workload, n_jobs):
+    estimators, streams, oracle = workload
+    before = [pickle.dumps(e) for e in estimators]
+    fitted = run_many(estimators, streams, n_jobs=n_jobs)
+    _assert_identical(fitted, oracle)
+    # the inputs are left as they were, and are not what is returned
+    assert [pickle.dumps(e) for e in estimators] == before
+    assert all(f is not e for f, e in zip(fitted, estimators))
+    assert all(not hasattr(e, "n_features_in_") for e in estimators)
+
+
+def test_on_dask_equals_the_plain_loop(workload, client):
+    estimators, streams, oracle = workload
+    generator_state = estimators[1].random_state.bit_generator.state
+    fitted = run_many(estimators, streams, client=client)
+    _assert_identical(fitted, oracle)
+    assert estimators[1].random_state.bit_generator.state == generator_state
+    # the same again (nothing cached, nothing advanced)
+    _assert_identical(run_many(estimators, streams, client=client), oracle)
+
+
+def test_a_long_stream_in_many_chunks_equals_one_batch():
+    X, _ = shifting_subspaces(8, 2, (400, 400), random_state=0)
+    est = opf.OnlineAdaptivePCA(2, random_state=1)
+    (fitted,) = run_many([est], [lambda: (X[i:i + 37] for i in range(0, len(X), 37))])
+    batch = copy.deepcopy(est).partial_fit(X)
+    _assert_identical([fitted], [batch], same_chunks=False)
+
+
+def test_a_generator_shared_by_two_estimators_is_copied_with_each():
+    rng = np.random.default_rng(3)
+    X, _ = shifting_subspaces(5, 1, (100,), random_state=0)
+    a, b = opf.OnlinePCA(1, random_state=rng), opf.OnlinePCA(1, random_state=rng)
+    fa, fb = run_many([a, b], [X, X], n_jobs=2)
+    assert_array_equal(fa.realized_losses_, fb.realized_losses_)
+    assert rng.bit_generator.state == np.random.default_rng(3).bit_generator.state
+
+
+class _Where:
+    """An estimator recording where each chunk was fitted (process, thread)."""
+
+    def __init__(self):
+        self.seen = []
+
+    def partial_fit(self, X):
+        self.seen.append((os.getpid(), threading.current_thread().name, float(np.sum(X))))
+        return self
+
+
+def test_the_backends_run_where_they_say(client):
+    X = np.ones((3, 2))
+    here = os.getpid()
+    (seq,) = run_many([_Where()], [X])
+    assert seq.seen == [(here, threading.current_thread().name, 6.0)]
+    on_threads = run_many([_Where(), _Where()], [X, X], n_jobs=2)
+    assert all(w.seen[0][0] == here and w.seen[0][1].startswith("run_many")
+               for w in on_threads)
+    on_dask = run_many([_Where(), _Where()], [X, functools.partial(_chunks, 0, n=2)],
+                       client=client)
+    assert all(w.seen[0][0] != here for w in on_dask)
+    assert [len(w.seen) for w in on_dask] == [1, 5]
+
+
+# --- errors -------------------------------------------------------------------
+
+def test_bad_arguments():
+    X = np.ones((4, 3))
+    est = opf.OnlinePCA(1)
+    with pytest.raises(ValueError, match="same length, got 2 estimators and 1 streams"):
+        run_many([est, est], [X])
+    with pytest.raises(TypeError, match="estimators must be a sequence"):
+        run_many(iter([est]), [X])
+    with pytest.raises(TypeError, match="streams must be a sequence"):
+        run_many([est], X.tolist()[0][0])
+    with pytest.raises(TypeError, match=r"estimators\[1\] has no partial_fit method: str"):
+        run_many([est, "pca"], [X, X])
+    with pytest.raises(TypeError, match=r"streams\[0\] must be an array, a callable"):
+        run_many([est], [42])
+    with pytest.raises(TypeError, match=r"streams\[0\] must be an array, a callable.*got str"):
+        run_many([est], ["data.csv"])
+    for bad, error in [(0, ValueError), (-2, ValueError), (True, TypeError),
+                       (1.5, TypeError), ("2", TypeError)]:
+        with pytest.raises(error, match="n_jobs must be a positive int or None"):
+            run_many([est], [X], n_jobs=bad)
+    with pytest.raises(ValueError, match="give n_jobs .* or client .*, not both"):
+        run_many([est], [X], n_jobs=2, client=object())
+    with pytest.raises(TypeError, match="client must be a dask.distributed.Client, got object"):
+        run_many([est], [X], client=object())
+    assert run_many([], []) == []
+
+
+def test_what_cannot_go_to_dask_is_refused_before_anything_runs(client):
+    est = opf.OnlinePCA(1)
+    X = np.ones((4, 3))
+    with pytest.raises(TypeError, match=r"streams\[1\] is an iterator \(generator\).*callable"):
+        run_many([est, est], [X, (c for c in [X])], client=client)
+    lock = threading.Lock()
+    with pytest.raises(TypeError, match=r"streams\[0\] cannot be pickled for the Dask workers"):
+        run_many([est], [functools.partial(lambda lk: [X], lock)], client=client)
+
+
+@pytest.mark.parametrize("backend", ["sequential", "threads", "dask"])
+def test_a_failing_stream_raises_its_error(backend, request):
+    X, _ = shifting_subspaces(4, 1, (50,), random_state=0)
+    bad = X.copy()
+    bad[30, 2] = np.nan
+    kwargs = {"sequential": {}, "threads": {"n_jobs": 2},
+              "dask": {"client": request.getfixturevalue("client")
+                       if backend == "dask" else None}}[backend]
+    estimators = [opf.OnlinePCA(1, random_state=0), opf.OnlinePCA(1, random_state=0)]
+    with pytest.raises(ValueError, match="X contains NaN or infinity") as info:
+        run_many(estimators, [X, [X[:20], bad]], **kwargs)
+    if sys.version_info >= (3, 11):
+        assert "run_many: estimators[1] on streams[1], chunk 1" in "".join(
+            getattr(info.value, "__notes__", []))
+    assert not hasattr(estimators[1], "n_features_in_")
+
+
+def test_docstring_examples():
+    import doctest
+
+    from onlinepca_fast import parallel
+
+    result = doctest.testmod(parallel, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 5 and result.failed == 0
