@@ -6,13 +6,15 @@
 - :func:`noisy_cone`: KW Section 5 -- points near a cone (a quadric: one
   linear equation for the degree-2 features), either spanning R^n or, as
   in KW, a 3-d cone padded with zeros (``embedding="padded"``).
+- :func:`digits_stream`: real data, scikit-learn's handwritten digits
+  streamed class by class (needs scikit-learn, which ships the images).
 """
 
 import numpy as np
 
 from ._validation import as_generator, as_int
 
-__all__ = ["shifting_subspaces", "noisy_cone"]
+__all__ = ["shifting_subspaces", "noisy_cone", "digits_stream"]
 
 
 def shifting_subspaces(n_features=20, rank=2, segment_lengths=(500, 500, 500),
@@ -150,3 +152,56 @@ def noisy_cone(n_samples=500, n_features=20, noise=0.05, random_state=None, *,
         t = rng.uniform(-1.0, 1.0, size=(m, 1))
         X = np.hstack([t, t * u]) / np.sqrt(2.0)
     return X + noise * rng.standard_normal((m, n))
+
+
+def digits_stream(segment_length=None, random_state=0):
+    """scikit-learn's handwritten digits, class by class: a shifting stream of real data.
+
+    The 1797 8x8 images of ``sklearn.datasets.load_digits`` (bundled with
+    scikit-learn, no download), 64 features, presented class by class, 0 to
+    9, each class shuffled by `random_state`, and scaled by one common factor
+    so that the largest norm is one: ten segments, the role the face images
+    play in WK Fig. 6 and YL Fig. 2.  This is the stream of
+    :func:`onlinepca_fast.experiments.digits`.
+
+    Parameters
+    ----------
+    segment_length : int or None, default=None
+        Use at most this many images per class (all by default).
+    random_state : None, int or numpy.random.Generator, default=0
+        Shuffles each class.
+
+    Returns
+    -------
+    X : ndarray of shape (n_images, 64)
+    labels : ndarray of shape (n_images,), dtype int
+        The digit of each image (non-decreasing).
+
+    Raises
+    ------
+    ImportError
+        If scikit-learn is not installed.
+
+    Examples
+    --------
+    >>> from onlinepca_fast.datasets import digits_stream
+    >>> X, labels = digits_stream(segment_length=30)
+    >>> X.shape, labels[[0, 30, 299]].tolist()
+    ((300, 64), [0, 1, 9])
+    """
+    try:
+        from sklearn.datasets import load_digits
+    except ImportError as exc:
+        raise ImportError(
+            "the digits stream needs scikit-learn, which ships the images (no "
+            "download): pip install scikit-learn, or pip install \"onlinepca_fast[test]\""
+        ) from exc
+    m = None if segment_length is None else as_int(segment_length, "segment_length", 1, 10**7)
+    rng = as_generator(random_state)
+    data = load_digits()
+    X_all = np.asarray(data.data, dtype=np.float64)
+    y_all = np.asarray(data.target)
+    order = np.concatenate([rng.permutation(np.flatnonzero(y_all == c))[:m]
+                            for c in np.unique(y_all)])
+    X = X_all[order]
+    return X / np.linalg.norm(X, axis=1).max(), y_all[order]

@@ -452,13 +452,6 @@ def wk_fig6(n_features=20, n_components=2, segment_length=200, subspaces=(0, 1, 
                    dict(best_partition_loss=partition_loss, best_fixed_loss=best_loss))
 
 
-def _load_digits():
-    from sklearn.datasets import load_digits  # bundled with scikit-learn: no download
-
-    data = load_digits()
-    return np.asarray(data.data, dtype=np.float64), np.asarray(data.target)
-
-
 def digits(n_components=2, eta=5.0, alpha=1e-4, segment_length=None, seeds=10, data_seed=0,
            progress=None):
     """Real data: handwritten digits streamed class by class (like WK Fig. 6 / YL Fig. 2).
@@ -500,13 +493,9 @@ def digits(n_components=2, eta=5.0, alpha=1e-4, segment_length=None, seeds=10, d
     eta, alpha, seeds = _positive(eta, "eta"), _alpha(alpha), _seeds(seeds)
     m = None if segment_length is None else as_int(segment_length, "segment_length", 1, 10**7)
     data_seed = as_int(data_seed, "data_seed", 0, 2**63 - 1)
-    X_all, y_all = _load_digits()
-    rng = np.random.default_rng(data_seed)
-    classes = np.unique(y_all)
-    order = [rng.permutation(np.flatnonzero(y_all == c))[:m] for c in classes]
-    lengths = [len(o) for o in order]
-    X = X_all[np.concatenate(order)]
-    X = X / np.linalg.norm(X, axis=1).max()
+    X, labels = datasets.digits_stream(m, data_seed)
+    classes, lengths = np.unique(labels, return_counts=True)
+    lengths = lengths.tolist()
     boundaries = _boundaries(lengths)
     learners = _static_vs_adaptive(k, eta, alpha)
     losses = _run_learners("digits", X, learners, seeds, progress)
