@@ -219,17 +219,21 @@ def _execute(estimators, streams, *, n_jobs=None, client=None):
 
 
 def _on_dask(client, estimators, streams, kinds):
-    arrays = [i for i, kind in enumerate(kinds) if kind == _ARRAY]
+    # Array streams are scattered once each -- once per distinct object, so
+    # that a data set shared by many estimators (a sweep) travels once --
+    # rather than embedded in the tasks.
+    unique = {}
+    for stream, kind in zip(streams, kinds):
+        if kind == _ARRAY:
+            unique.setdefault(id(stream), stream)
     shipped = list(streams)
-    if arrays:
-        # scattered once each, rather than embedded in the tasks
-        scattered = client.scatter([streams[i] for i in arrays], hash=False)
-        for i, future in zip(arrays, scattered):
-            shipped[i] = future
-    futures = [client.submit(_fit_stream, est, stream, kind, i, pure=False)
-               for i, (est, stream, kind) in enumerate(zip(estimators, shipped, kinds))]
+    if unique:
+        futures = dict(zip(unique, client.scatter(list(unique.values()), hash=False)))
+        shipped = [futures[id(s)] if kind == _ARRAY else s for s, kind in zip(streams, kinds)]
+    tasks = [client.submit(_fit_stream, est, stream, kind, i, pure=False)
+             for i, (est, stream, kind) in enumerate(zip(estimators, shipped, kinds))]
     try:
-        return client.gather(futures)
+        return client.gather(tasks)
     except BaseException:
-        client.cancel(futures)
+        client.cancel(tasks)
         raise

@@ -62,6 +62,7 @@ def _workload():
         opf.CappedHedge(2, sampler="systematic", random_state=3),
         opf.OnlineKernelPCA(3, kernel="poly", degree=2, gamma=1.0, coef0=0.0, random_state=4),
         opf.OnlinePCA(1, random_state=6),
+        opf.FollowTheLeader(1),
     ]
     streams = [
         X6,                                                        # an array
@@ -71,6 +72,7 @@ def _workload():
         _losses(9),
         noisy_cone(120, 5, embedding="padded", random_state=10),
         functools.partial(_chunks, 11, n=3, size=1),               # one row per chunk
+        X6,                                                        # the same array again
     ]
     return estimators, streams
 
