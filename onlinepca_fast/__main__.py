@@ -7,6 +7,7 @@ Sub-commands::
                          or digits (real data); tables, CSV, JSON and a PNG
     bench                per-trial times of the compiled learners vs the reference
     selfcheck            the compiled kernels against the NumPy reference
+    sweep CONFIG         a grid of learners x parameters x seeds x datasets (TOML/JSON)
 
 Run ``onlinepca-fast COMMAND --help`` for the options.
 """
@@ -137,7 +138,11 @@ def _parser():
                        help="seconds per measurement (default 1.0; 8 measurements)")
 
     sub.add_parser("selfcheck", help="check the compiled kernels against the NumPy reference")
-    return parser, {"demo": demo, "experiment": exp, "bench": bench}
+    # --- sweep (issue 17): the command lives in onlinepca_fast/sweep.py ---
+    from . import sweep
+    sweep_parser = sweep.add_parser(sub, _positive_int)
+    # --- end sweep ---
+    return parser, {"demo": demo, "experiment": exp, "bench": bench, "sweep": sweep_parser}
 
 
 class _Progress:
@@ -259,6 +264,9 @@ def _main(argv):
     if args.command is None:  # the default command, with its default options
         args = subparsers["demo"].parse_args([])
 
+    if command == "sweep":  # issue 17: onlinepca_fast/sweep.py
+        from . import sweep
+        return sweep.main(args, subparsers["sweep"], prog=_PROG)
     if command == "selfcheck":
         from ._version import __version__
         print(f"onlinepca_fast {__version__}")

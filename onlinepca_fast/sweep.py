@@ -1,0 +1,545 @@
+"""Parameter sweeps: learners x parameters x seeds x datasets, one tidy table.
+
+A sweep is described by a small TOML or JSON file (chosen by its
+extension)::
+
+    seeds = 3                       # the learners' seeds: a count (0, 1, 2) or a list
+
+    [datasets.wk]                   # a data set named "wk" (the table's dataset column)
+    kind = "shifting_subspaces"     # shifting_subspaces, noisy_cone or digits
+    n_features = 20
+    segment_lengths = [500, 500, 500]
+    random_state = 0                # the data's own seed
+
+    [[learners]]
+    class = "OnlinePCA"
+    n_components = 2
+    eta = [0.5, 1.0, 2.0]           # a list: one run per value (a grid axis)
+
+    [[learners]]
+    class = "FollowTheLeader"
+    n_components = 2
+
+Every learner entry runs on every data set, for every combination of its
+list-valued parameters and, if it is randomised (has ``random_state``), for
+every seed; a parameter whose value is itself a list (``mean_init``) is
+written as a list of one list.  Data set parameters are passed as they are
+to :func:`onlinepca_fast.datasets.shifting_subspaces`,
+:func:`~onlinepca_fast.datasets.noisy_cone` or
+:func:`~onlinepca_fast.datasets.digits_stream` (``random_state`` defaults
+to 0 so that the data are the same in every run).
+
+The fits run through :mod:`onlinepca_fast.parallel` -- in order, on threads
+or on a Dask cluster, with the same results -- and give one row each:
+
+``learner``, one column per parameter named in the file, ``seed``,
+``dataset``, ``n_features``, ``n_trials``, ``total_expected_loss``,
+``total_realized_loss``, ``comparator`` and ``comparator_loss`` (the
+best fixed rank-k subspace in hindsight,
+:func:`onlinepca_fast.metrics.best_subspace_loss`; the best affine
+subspace for a learner that learns a center), ``regret`` and ``realized_regret`` (the totals minus it, as
+:func:`onlinepca_fast.metrics.regret`), ``us_per_trial`` (the fit's wall
+time per trial, where it ran: the one column that differs between runs).
+
+Run it with ``onlinepca-fast sweep CONFIG [--jobs N | --scheduler ADDRESS]
+[--output DIR]`` or :func:`run_sweep`; ``examples/sweep.toml`` is an
+example.
+
+Examples
+--------
+>>> from onlinepca_fast.sweep import run_sweep
+>>> config = {"seeds": 2,
+...           "datasets": {"wk": {"kind": "shifting_subspaces", "n_features": 6,
+...                               "segment_lengths": [60, 60]}},
+...           "learners": [{"class": "OnlinePCA", "n_components": 2, "eta": [0.5, 2.0]},
+...                        {"class": "FollowTheLeader", "n_components": 2}]}
+>>> columns, rows = run_sweep(config)
+>>> [(r["learner"], r["eta"], r["seed"]) for r in rows]
+[('OnlinePCA', 0.5, 0), ('OnlinePCA', 0.5, 1), ('OnlinePCA', 2.0, 0), ('OnlinePCA', 2.0, 1), ('FollowTheLeader', None, None)]
+>>> bool(rows[0]["regret"] == rows[0]["total_expected_loss"] - rows[0]["comparator_loss"])
+True
+"""
+
+import copy
+import csv
+import inspect
+import itertools
+import json
+import os
+import sys
+
+import numpy as np
+
+from . import datasets, learners, metrics
+
+__all__ = ["load_config", "expand", "run_sweep", "write_table", "plot_sweep", "LEARNERS",
+           "DATASETS"]
+
+#: The learners a sweep can run: the linear PCA learners, whose losses are
+#: compared with the best fixed subspace.
+LEARNERS = {name: getattr(learners, name) for name in
+            ("OnlinePCA", "OnlineAdaptivePCA", "CenteredOnlinePCA", "FollowTheLeader")}
+
+#: The data sets: kind -> function returning the rows (the first element
+#: when it returns a tuple).
+DATASETS = {
+    "shifting_subspaces": datasets.shifting_subspaces,
+    "noisy_cone": datasets.noisy_cone,
+    "digits": datasets.digits_stream,
+}
+
+_RESULT_COLUMNS = ["seed", "dataset", "n_features", "n_trials", "total_expected_loss",
+                   "total_realized_loss", "comparator", "comparator_loss", "regret",
+                   "realized_regret", "us_per_trial"]
+_TOP_LEVEL = ("seeds", "datasets", "learners")
+
+
+class ConfigError(ValueError):
+    """A sweep configuration that cannot be run (the message names the entry)."""
+
+
+# --- the configuration -------------------------------------------------------------
+
+def load_config(path):
+    """Read a sweep configuration from a ``.toml`` or ``.json`` file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    config : dict
+        As read; :func:`expand` checks it.
+    """
+    path = os.fspath(path)
+    ext = os.path.splitext(path)[1].lower()
+    if ext == ".toml":
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover - Python 3.10
+            import tomli as tomllib
+        try:
+            with open(path, "rb") as f:
+                return tomllib.load(f)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    if ext == ".json":
+        try:
+            with open(path, encoding="utf-8") as f:
+                return json.load(f)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path} is not valid JSON: {exc}") from None
+    raise ConfigError(f"the configuration must be a .toml or .json file, got {path!r}")
+
+
+def _seeds(value):
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise ConfigError(f"seeds must be a count >= 1 or a list of seeds, got {value}")
+        return list(range(value))
+    if isinstance(value, list) and value and all(
+            isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value):
+        return list(value)
+    raise ConfigError(f"seeds must be a count >= 1 or a non-empty list of non-negative "
+                      f"ints, got {value!r}")
+
+
+def _load_dataset(name, spec):
+    """The rows of data set `name` (a float64 array), or ConfigError naming it."""
+    where = f"datasets.{name}"
+    if not isinstance(spec, dict) or "kind" not in spec:
+        raise ConfigError(f"{where} must be a table with a 'kind' "
+                          f"({', '.join(DATASETS)})")
+    kind = spec["kind"]
+    if kind not in DATASETS:
+        raise ConfigError(f"{where}.kind must be one of {list(DATASETS)}, got {kind!r}")
+    function = DATASETS[kind]
+    params = {k: v for k, v in spec.items() if k != "kind"}
+    accepted = inspect.signature(function).parameters
+    for key in params:
+        if key not in accepted:
+            raise ConfigError(f"{where}: {kind} has no parameter {key!r} (it takes "
+                              f"{', '.join(accepted)})")
+    params.setdefault("random_state", 0)
+    try:
+        out = function(**params)
+    except ImportError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    X = out[0] if isinstance(out, tuple) else out
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def _grid(entry, i):
+    """(class name, [params dict per grid point]) of learner entry i."""
+    where = f"learners[{i}]"
+    if not isinstance(entry, dict) or "class" not in entry:
+        raise ConfigError(f"{where} must be a table with a 'class' ({', '.join(LEARNERS)})")
+    name = entry["class"]
+    if name not in LEARNERS:
+        raise ConfigError(f"{where}.class must be one of {list(LEARNERS)}, got {name!r}")
+    accepted = inspect.signature(LEARNERS[name]).parameters
+    params = {k: v for k, v in entry.items() if k != "class"}
+    for key in params:
+        if key == "random_state":
+            raise ConfigError(f"{where}: give the learners' seeds with the top-level "
+                              "'seeds', not random_state")
+        if key not in accepted:
+            raise ConfigError(f"{where}: {name} has no parameter {key!r} (it takes "
+                              f"{', '.join(p for p in accepted if p != 'random_state')})")
+    if "n_components" not in params:
+        raise ConfigError(f"{where}: {name} needs n_components")
+    axes = {k: (v if isinstance(v, list) else [v]) for k, v in params.items()}
+    for key, values in axes.items():
+        if not values:
+            raise ConfigError(f"{where}.{key} is an empty list: nothing to run")
+    keys = list(axes)
+    return name, [dict(zip(keys, combo)) for combo in itertools.product(*axes.values())]
+
+
+def expand(config):
+    """The runs of a sweep configuration, checked.
+
+    Every learner's hyper-parameters are checked on every data set (one
+    trial on a copy) before anything runs, so a bad value is reported at
+    once with the entry that holds it.
+
+    Parameters
+    ----------
+    config : dict
+        As read by :func:`load_config`.
+
+    Returns
+    -------
+    param_names : list of str
+        The parameters named in the configuration, in order of appearance.
+    data : dict
+        Data set name -> rows.
+    runs : list of dict
+        ``learner``, ``params``, ``seed`` (None for deterministic learners),
+        ``dataset``, in table order.
+
+    Raises
+    ------
+    ConfigError
+        A ``ValueError`` naming the entry at fault.
+    """
+    if not isinstance(config, dict):
+        raise ConfigError(f"the configuration must be a table, got {type(config).__name__}")
+    for key in config:
+        if key not in _TOP_LEVEL:
+            raise ConfigError(f"unknown top-level key {key!r} (expected {', '.join(_TOP_LEVEL)})")
+    seeds = _seeds(config.get("seeds", 1))
+    specs = config.get("datasets")
+    if not isinstance(specs, dict) or not specs:
+        raise ConfigError("datasets must be a non-empty table of named data sets, e.g. "
+                          "[datasets.wk] kind = \"shifting_subspaces\"")
+    entries = config.get("learners")
+    if not isinstance(entries, list) or not entries:
+        raise ConfigError("learners must be a non-empty list of tables ([[learners]])")
+    grids = [_grid(entry, i) for i, entry in enumerate(entries)]
+    data = {name: _load_dataset(name, spec) for name, spec in specs.items()}
+
+    param_names = []
+    for _, points in grids:
+        for key in points[0]:
+            if key not in param_names:
+                param_names.append(key)
+    runs = []
+    for i, (name, points) in enumerate(grids):
+        cls = LEARNERS[name]
+        randomised = "random_state" in inspect.signature(cls).parameters
+        for params in points:
+            for dataset, X in data.items():
+                _check_learner(cls, params, X, f"learners[{i}] ({name}, {params}) on "
+                                               f"datasets.{dataset}")
+                for seed in (seeds if randomised else [None]):
+                    runs.append(dict(learner=name, params=params, seed=seed, dataset=dataset))
+    return param_names, data, runs
+
+
+def _check_learner(cls, params, X, where):
+    try:
+        cls(**copy.deepcopy(params)).fit(X[:1])
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _make(run):
+    cls = LEARNERS[run["learner"]]
+    kwargs = copy.deepcopy(run["params"])
+    if run["seed"] is not None:
+        kwargs["random_state"] = run["seed"]
+    return cls(**kwargs)
+
+
+# --- running ---------------------------------------------------------------------------
+
+def _centered(learner):
+    """Whether the learner learns a center: its comparator is then the best affine subspace."""
+    return isinstance(learner, (learners.CenteredOnlinePCA, learners.FollowTheLeader)) \
+        and bool(learner.centered)
+
+
+def run_sweep(config, *, n_jobs=None, client=None):
+    """Run a sweep; return its table.
+
+    Parameters
+    ----------
+    config : dict
+        A configuration (see the module docstring; :func:`load_config` reads
+        one from a file).
+    n_jobs : int or None, default=None
+        Threads, as for :func:`onlinepca_fast.parallel.run_many`.
+    client : dask.distributed.Client or None, default=None
+        A Dask client, as for :func:`onlinepca_fast.parallel.run_many`.
+
+    Returns
+    -------
+    columns : list of str
+    rows : list of dict
+        One per run, in the order of the configuration (learner entries,
+        their grid, data sets, seeds).  Every column but ``us_per_trial`` is
+        the same for every backend, bit for bit.
+    """
+    return _run(expand(config), n_jobs=n_jobs, client=client)
+
+
+def _run(expanded, n_jobs, client):
+    from .parallel import _execute
+
+    param_names, data, runs = expanded
+    estimators = [_make(run) for run in runs]
+    fitted = _execute(estimators, [data[run["dataset"]] for run in runs],
+                      n_jobs=n_jobs, client=client)
+    comparators = {}
+    rows = []
+    for run, (est, seconds) in zip(runs, fitted):
+        X = data[run["dataset"]]
+        k, centered = est.n_components, _centered(est)
+        key = (run["dataset"], k, centered)
+        if key not in comparators:
+            comparators[key] = metrics.best_subspace_loss(X, k, centered=centered)
+        best = comparators[key]
+        expected = float(np.sum(est.expected_losses_))
+        realized = float(np.sum(est.realized_losses_))
+        actual = est.get_params()
+        row = {"learner": run["learner"]}
+        row.update({p: (actual[p] if p in actual else None) for p in param_names})
+        row.update(seed=run["seed"], dataset=run["dataset"], n_features=X.shape[1],
+                   n_trials=est.n_trials_, total_expected_loss=expected,
+                   total_realized_loss=realized,
+                   comparator="best affine subspace" if centered else "best subspace",
+                   comparator_loss=best,
+                   regret=expected - best, realized_regret=realized - best,
+                   us_per_trial=1e6 * seconds / max(est.n_trials_, 1))
+        rows.append(row)
+    return ["learner"] + param_names + _RESULT_COLUMNS, rows
+
+
+# --- output ----------------------------------------------------------------------------
+
+def _cell(value):
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)  # shortest round-trip form: the CSV holds the exact doubles
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return json.dumps(np.asarray(value).tolist())
+    return str(value)
+
+
+def write_table(columns, rows, path_base):
+    """Write ``path_base.csv`` (always) and ``path_base.parquet`` (if pyarrow is installed).
+
+    Returns
+    -------
+    paths : list of str
+        The files written.
+    """
+    paths = [path_base + ".csv"]
+    with open(paths[0], "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([_cell(row[c]) for c in columns])
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        return paths
+    arrays = {}
+    for c in columns:
+        values = [row[c] for row in rows]
+        try:
+            arrays[c] = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+            # mixed types in one parameter column (e.g. share = None / "fixed"
+            # is fine, but 1 / "auto" is not): written as text
+            arrays[c] = pa.array([None if v is None else _cell(v) for v in values])
+    paths.append(path_base + ".parquet")
+    pq.write_table(pa.table(arrays), paths[1])
+    return paths
+
+
+def _label(row, param_names, varying):
+    parts = [f"{p}={row[p]:g}" if isinstance(row[p], float) else f"{p}={row[p]}"
+             for p in param_names if p in varying and row[p] is not None]
+    affine = " vs affine" if row["comparator"] == "best affine subspace" else ""
+    return row["learner"] + (f" ({', '.join(parts)})" if parts else "") + affine
+
+
+def plot_sweep(columns, rows, path):
+    """Draw the regret of every configuration, one panel per data set: that of the
+    expected loss and that of the realized loss (mean and range over the seeds); write
+    it to `path` (PNG).  Needs matplotlib (ImportError saying how to
+    install it otherwise)."""
+    try:  # the Agg canvas, no pyplot state (as onlinepca_fast.plotting)
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        from .plotting import _MISSING
+        raise ImportError(_MISSING) from exc
+
+    param_names = columns[1:columns.index("seed")]
+    varying = {p for p in param_names if len({_cell(r[p]) for r in rows}) > 1}
+    names = list(dict.fromkeys(r["dataset"] for r in rows))
+    labels = list(dict.fromkeys(_label(r, param_names, varying) for r in rows))
+    fig = Figure(figsize=(4.0 + 3.5 * len(names), 1.5 + 0.35 * len(labels)),
+                 layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, len(names), sharey=True, squeeze=False)[0]
+    for ax, name in zip(axes, names):
+        for j, label in enumerate(labels):
+            group = [row for row in rows
+                     if row["dataset"] == name and _label(row, param_names, varying) == label]
+            if not group:
+                continue
+            expected = float(np.mean([row["regret"] for row in group]))
+            realized = [row["realized_regret"] for row in group]
+            mean = float(np.mean(realized))
+            spread = [[max(mean - min(realized), 0.0)], [max(max(realized) - mean, 0.0)]]
+            ax.errorbar([mean], [j], xerr=spread, fmt="o", mfc="none", color="tab:orange",
+                        capsize=3, label="realized: mean and range over seeds"
+                        if j == 0 else None)
+            ax.plot([expected], [j], "o", color="tab:blue",
+                    label="expected" if j == 0 else None)
+        ax.axvline(0.0, color="grey", linewidth=0.8)
+        ax.set_title(name)
+        ax.set_xlabel("regret (total loss - comparator's)")
+        ax.set_yticks(range(len(labels)), labels)
+    axes[0].legend(loc="best", fontsize="small")
+    axes[0].invert_yaxis()
+    fig.savefig(path, dpi=110)
+    return path
+
+
+# --- command line (wired into onlinepca_fast/__main__.py) ----------------------------------
+
+def add_parser(subparsers, positive_int):
+    """Add the ``sweep`` command to the command line's sub-parsers; return its parser."""
+    p = subparsers.add_parser(
+        "sweep", help="run a grid of learners x parameters x seeds x datasets (TOML/JSON)",
+        description="Run every learner of CONFIG (a .toml or .json file; see "
+                    "examples/sweep.toml) with every combination of its listed parameter "
+                    "values and every seed on every data set, in order, on threads (--jobs) "
+                    "or on a Dask cluster (--scheduler); write one table (CSV, and Parquet "
+                    "if pyarrow is installed) of total losses, regret against the best "
+                    "fixed subspace and time per trial, and a PNG of the regrets.")
+    p.add_argument("config", metavar="CONFIG", help="the sweep's .toml or .json file")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--jobs", type=positive_int, metavar="N",
+                       help="run on N threads (the learners release the GIL)")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run on the Dask cluster at ADDRESS, e.g. tcp://10.0.0.5:8786 "
+                            "(needs onlinepca_fast[dask]; the workers need onlinepca_fast)")
+    p.add_argument("--output", metavar="DIR",
+                   help="directory for the files (default: a folder named after CONFIG, "
+                        "in the current directory)")
+    p.add_argument("--no-plot", action="store_true", help="do not write a PNG")
+    return p
+
+
+def main(args, parser, prog="onlinepca-fast"):
+    """Run the ``sweep`` command; return the exit status."""
+    import time
+
+    from . import plotting
+
+    stem = os.path.splitext(os.path.basename(args.config))[0]
+    try:
+        config = load_config(args.config)
+    except OSError as exc:
+        parser.error(f"cannot read {args.config}: {exc.strerror or exc}")
+    except ConfigError as exc:
+        parser.error(str(exc))
+    try:  # the data sets are made and every learner tried on them before anything runs
+        param_names, data, runs = expand(config)
+    except ConfigError as exc:
+        parser.error(f"{args.config}: {exc}")
+    out = args.output if args.output is not None else stem
+    try:  # checked before computing
+        os.makedirs(out, exist_ok=True)
+        if not os.access(out, os.W_OK):
+            raise PermissionError("not writable")
+    except OSError as exc:
+        print(f"{prog}: cannot write to the output directory {out!r}: {exc}", file=sys.stderr)
+        return 1
+
+    client = None
+    if args.scheduler is not None:
+        try:
+            from distributed import Client
+        except ImportError:
+            print(f'{prog}: --scheduler needs dask.distributed: pip install '
+                  f'"onlinepca_fast[dask]"', file=sys.stderr)
+            return 1
+        try:
+            client = Client(args.scheduler, timeout=30)
+        except OSError as exc:
+            print(f"{prog}: cannot reach the Dask scheduler at {args.scheduler}: {exc}",
+                  file=sys.stderr)
+            return 1
+    backend = (f"the Dask cluster at {args.scheduler}" if client is not None else
+               f"{args.jobs} threads" if args.jobs else "this thread")
+    print(f"{args.config}: {len(runs)} fits on {len(data)} data set(s), on {backend}")
+    start = time.perf_counter()
+    try:
+        columns, rows = _run((param_names, data, runs), n_jobs=args.jobs, client=client)
+    finally:
+        if client is not None:
+            client.close()
+    print(f"ran in {time.perf_counter() - start:.1f} s")
+    print(format_summary(columns, rows))
+
+    base = os.path.join(out, stem)
+    written = write_table(columns, rows, base)
+    if not args.no_plot:
+        if plotting.matplotlib_available():
+            written.append(plot_sweep(columns, rows, base + ".png"))
+        else:
+            print('matplotlib is not installed, so no plot was written '
+                  '(pip install "onlinepca_fast[plot]")')
+    for path in written:
+        print(f"wrote {os.path.abspath(path)}")
+    return 0
+
+
+def format_summary(columns, rows):
+    """Mean regret over seeds per configuration and data set, as a text table."""
+    param_names = columns[1:columns.index("seed")]
+    varying = {p for p in param_names if len({_cell(r[p]) for r in rows}) > 1}
+    groups = {}
+    for r in rows:
+        groups.setdefault((_label(r, param_names, varying), r["dataset"]), []).append(r)
+    width = max(len(label) for label, _ in groups)
+    lines = [f"{'configuration':<{width}}  {'dataset':<12} {'seeds':>5} {'mean regret':>12} "
+             f"{'us/trial':>9}"]
+    for (label, dataset), rs in groups.items():
+        regret = float(np.mean([r["regret"] for r in rs]))
+        us = float(np.mean([r["us_per_trial"] for r in rs]))
+        lines.append(f"{label:<{width}}  {dataset:<12} {len(rs):>5} {regret:>12.4f} "
+                     f"{us:>9.1f}")
+    return "\n".join(lines)
