@@ -59,8 +59,9 @@ def run_many(estimators, streams, *, n_jobs=None, client=None):
         - a callable taking no argument and returning an iterable of chunks
           (arrays of rows): called where the estimator runs, so that a
           stream need not fit in memory nor travel to a Dask worker (read a
-          file chunk by chunk, generate data ...); it must be picklable for
-          Dask (a module-level function or a ``functools.partial`` of one);
+          file chunk by chunk, generate data ...); for Dask it must pickle
+          with cloudpickle (a function of an importable module or of the
+          script run, a lambda, a ``functools.partial`` ...);
         - an iterable of chunks (a list of arrays, a generator): iterated
           here or on a thread; not with Dask if it is an iterator (it cannot
           be shipped; pass a callable returning it).
@@ -160,20 +161,36 @@ def _check(estimators, streams, n_jobs, client):
             if kind == _ITERABLE and hasattr(stream, "__next__"):
                 raise TypeError(f"streams[{i}] is an iterator ({type(stream).__name__}), which "
                                 "cannot be sent to Dask workers; pass a callable returning it")
-            if kind != _ARRAY:
-                _check_picklable(stream, i)
     return estimators, streams, kinds
 
 
-def _check_picklable(stream, i):
-    import cloudpickle  # a dependency of dask.distributed, which pickles tasks with it
+def _pickled(obj, name):
+    """`obj` pickled by cloudpickle for a Dask worker, or TypeError naming it.
+
+    Dask pickles a task's arguments with the standard pickle when it can,
+    which refers to functions and classes by module name; cloudpickle also
+    honours ``cloudpickle.register_pickle_by_value`` (code the workers
+    cannot import) inside partials and containers.
+    """
+    import cloudpickle  # a dependency of dask.distributed
 
     try:
-        cloudpickle.dumps(stream)
+        return cloudpickle.dumps(obj)
     except Exception as exc:
-        raise TypeError(f"streams[{i}] cannot be pickled for the Dask workers "
+        raise TypeError(f"{name} cannot be pickled for the Dask workers "
                         f"({type(exc).__name__}: {exc}); use a module-level function or a "
                         "functools.partial of one") from exc
+
+
+def _fit_pickled(estimator, stream, kind, index):
+    """:func:`_fit_stream` on a Dask worker: the estimator and a non-array stream
+    arrive pickled by :func:`_pickled`."""
+    import pickle
+
+    estimator = pickle.loads(estimator)
+    if kind != _ARRAY:
+        stream = pickle.loads(stream)
+    return _fit_stream(estimator, stream, kind, index)
 
 
 # --- execution ------------------------------------------------------------------
@@ -219,6 +236,10 @@ def _execute(estimators, streams, *, n_jobs=None, client=None):
 
 
 def _on_dask(client, estimators, streams, kinds):
+    # everything is pickled (and so checked) before anything is sent
+    payload = [_pickled(est, f"estimators[{i}]") for i, est in enumerate(estimators)]
+    shipped = [s if kind == _ARRAY else _pickled(s, f"streams[{i}]")
+               for i, (s, kind) in enumerate(zip(streams, kinds))]
     # Array streams are scattered once each -- once per distinct object, so
     # that a data set shared by many estimators (a sweep) travels once --
     # rather than embedded in the tasks.
@@ -226,12 +247,12 @@ def _on_dask(client, estimators, streams, kinds):
     for stream, kind in zip(streams, kinds):
         if kind == _ARRAY:
             unique.setdefault(id(stream), stream)
-    shipped = list(streams)
     if unique:
         futures = dict(zip(unique, client.scatter(list(unique.values()), hash=False)))
-        shipped = [futures[id(s)] if kind == _ARRAY else s for s, kind in zip(streams, kinds)]
-    tasks = [client.submit(_fit_stream, est, stream, kind, i, pure=False)
-             for i, (est, stream, kind) in enumerate(zip(estimators, shipped, kinds))]
+        shipped = [futures[id(s)] if kind == _ARRAY else p
+                   for s, p, kind in zip(streams, shipped, kinds)]
+    tasks = [client.submit(_fit_pickled, est, stream, kind, i, pure=False)
+             for i, (est, stream, kind) in enumerate(zip(payload, shipped, kinds))]
     try:
         return client.gather(tasks)
     except BaseException:

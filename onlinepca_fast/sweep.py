@@ -72,8 +72,8 @@ import numpy as np
 
 from . import datasets, learners, metrics
 
-__all__ = ["load_config", "expand", "run_sweep", "write_table", "plot_sweep", "LEARNERS",
-           "DATASETS"]
+__all__ = ["load_config", "expand", "run_sweep", "write_table", "plot_sweep",
+           "format_summary", "ConfigError", "LEARNERS", "DATASETS"]
 
 #: The learners a sweep can run: the linear PCA learners, whose losses are
 #: compared with the best fixed subspace.
