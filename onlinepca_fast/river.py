@@ -89,6 +89,7 @@ Examples
 import operator
 import struct
 import sys
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -196,7 +197,7 @@ class _DictTransformer(_river_base.Transformer):
         except KeyError:
             raise self._key_error(x) from None
         except TypeError:
-            if not isinstance(x, dict):
+            if not isinstance(x, Mapping):
                 raise TypeError(f"x must be a dict of feature name to number, got "
                                 f"{type(x).__name__}") from None
             raise
@@ -209,7 +210,7 @@ class _DictTransformer(_river_base.Transformer):
         return self._row
 
     def _key_error(self, x):
-        if not isinstance(x, dict):
+        if not isinstance(x, Mapping):
             return TypeError(f"x must be a dict of feature name to number, got "
                              f"{type(x).__name__}")
         known = set(self._keys)
@@ -267,7 +268,7 @@ class _DictTransformer(_river_base.Transformer):
             raise
 
     def _learn_first(self, x):
-        if not isinstance(x, dict):
+        if not isinstance(x, Mapping):
             raise TypeError(f"x must be a dict of feature name to number, got "
                             f"{type(x).__name__}")
         if not x:

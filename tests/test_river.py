@@ -351,3 +351,13 @@ def test_same_random_state_same_draws_generator_too():
 def test_docstring_examples():
     result = doctest.testmod(opr, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
     assert result.attempted > 10 and result.failed == 0
+
+
+def test_any_mapping_is_accepted():
+    import types
+
+    model = opr.FollowTheLeader(n_components=1)
+    model.learn_one(types.MappingProxyType({"a": 1.0, "b": 0.5}))
+    model.learn_one({"b": 0.25, "a": 2.0})
+    oracle = opf.FollowTheLeader(n_components=1).partial_fit([[1.0, 0.5], [2.0, 0.25]])
+    _assert_same_state(model.learner, oracle)
