@@ -453,7 +453,7 @@ def add_parser(subparsers, positive_int):
     where.add_argument("--jobs", type=positive_int, metavar="N",
                        help="run on N threads (the learners release the GIL)")
     where.add_argument("--scheduler", metavar="ADDRESS",
-                       help="run on the Dask cluster at ADDRESS, e.g. tcp://10.0.0.5:8786 "
+                       help="run on the Dask cluster at ADDRESS, e.g. tcp://scheduler-host:8786 "
                             "(needs onlinepca_fast[dask]; the workers need onlinepca_fast)")
     p.add_argument("--output", metavar="DIR",
                    help="directory for the files (default: a folder named after CONFIG, "
