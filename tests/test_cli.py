@@ -314,6 +314,9 @@ def test_csv_matches_the_result(tmp_path):
 # --- plotting ---------------------------------------------------------------------
 
 def test_plotting_without_matplotlib_says_how_to_install(monkeypatch, fig4):
+    # hide matplotlib and any of its modules another test imported already
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert not plotting.matplotlib_available()
     with pytest.raises(ImportError, match=r'pip install "onlinepca_fast\[plot\]"'):
