@@ -8,11 +8,11 @@ the WK Sec. 8 stream, from the same warmed-up state and over the same rows:
 - ``batch``: seconds per row inside one ``partial_fit`` of all the rows;
 - ``learn_one``: seconds per call of the array learner's ``learn_one(row)``;
 - ``river``: seconds per call of ``onlinepca_fast.river``'s
-  ``learn_one(dict)`` (the dict is turned into a row, then the array
-  learner's ``learn_one``);
-- ``dict->row``: the conversion part of it alone;
+  ``learn_one(dict)``;
 
 and the ratios to ``batch``.  Target (issue 17): both ratios at most 2.
+Both calls take the learner's short compiled path (``_kernels.RowPath``:
+the row or the dict's values copied, checked and run in one call).
 One run, one BLAS thread, best of ``--repeats``.
 """
 
@@ -47,8 +47,8 @@ def best_of(repeats, cases):
 
 
 def measure(name, X, repeats):
-    """(batch s/row, array learn_one s/call, river learn_one s/call, dict -> row s/call)
-    (the last two None without river)."""
+    """(batch s/row, array learn_one s/call, river learn_one s/call) (the
+    last None without river)."""
     try:
         from onlinepca_fast import river as opr
     except ImportError:
@@ -79,13 +79,7 @@ def measure(name, X, repeats):
             for x in dicts:
                 learn_one(x)
 
-        def convert_only(m):   # the dict -> row part of river's learn_one alone
-            to_row = m._to_row
-            for x in dicts:
-                to_row(x)
-
         cases.append((lambda: copy.deepcopy(model), dict_by_dict))
-        cases.append((lambda: model, convert_only))
         # the river transformer runs the same trials as the array learner
         check = copy.deepcopy(model)
         dict_by_dict(check)
@@ -93,7 +87,7 @@ def measure(name, X, repeats):
         if not np.array_equal(check.learner.expected_losses_, ref.expected_losses_):
             raise AssertionError(f"{name}: river and array learner disagree")
     times = [t / T for t in best_of(repeats, cases)]
-    return tuple(times) if opr is not None else (times[0], times[1], None, None)
+    return tuple(times) if opr is not None else (times[0], times[1], None)
 
 
 def main(argv=None):
@@ -112,15 +106,14 @@ def main(argv=None):
     X, _ = shifting_subspaces(args.n, 2, (args.rows + WARMUP,), random_state=0)
     print(f"n = {args.n}, k = 2, {args.rows} rows, best of {args.repeats}, one BLAS thread")
     print(f"{'learner':<20} {'batch us/row':>13} {'learn_one us':>13} {'river us':>10} "
-          f"{'dict->row us':>13} {'learn_one/batch':>16} {'river/batch':>12}")
+          f"{'learn_one/batch':>16} {'river/batch':>12}")
     with threadpool_limits(limits=1, user_api="blas"):
         for name in LEARNERS:
-            t_batch, t_one, t_dict, t_conv = measure(name, X, args.repeats)
-            river = (f"{t_dict * 1e6:>10.2f}", f"{t_conv * 1e6:>13.2f}",
-                     f"{t_dict / t_batch:>11.1f}x") if t_dict is not None else \
-                (f"{'-':>10}", f"{'-':>13}", f"{'(no river)':>12}")
+            t_batch, t_one, t_dict = measure(name, X, args.repeats)
+            river = (f"{t_dict * 1e6:>10.2f}", f"{t_dict / t_batch:>11.1f}x") \
+                if t_dict is not None else (f"{'-':>10}", f"{'(no river)':>12}")
             print(f"{name:<20} {t_batch * 1e6:>13.2f} {t_one * 1e6:>13.2f} {river[0]} "
-                  f"{river[1]} {t_one / t_batch:>15.1f}x {river[2]}")
+                  f"{t_one / t_batch:>15.1f}x {river[1]}")
     print("target: learn_one/batch and river/batch at most 2x")
 
 

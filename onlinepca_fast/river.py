@@ -127,6 +127,7 @@ class _DictTransformer(_river_base.Transformer):
         # the keys in order, a function picking their values out of a dict
         # as a tuple, and the row those values are packed into.
         self._keys = None
+        self._key_tuple = None
         self._getter = None
         self._row = None
         self._pack = None
@@ -139,6 +140,7 @@ class _DictTransformer(_river_base.Transformer):
         else:
             getter = operator.itemgetter(*keys)
         self._keys = keys
+        self._key_tuple = tuple(keys)
         self._getter = getter
         self._row = np.zeros(n)
         # struct packs n Python numbers into the row's buffer in one C call,
@@ -260,6 +262,12 @@ class _DictTransformer(_river_base.Transformer):
         """
         if self._getter is None:
             return self._learn_first(x)
+        # the learner's short path takes a dict of exactly the features with
+        # values in its region in one compiled call; anything else is
+        # validated below, which names what is wrong
+        path = self.learner.__dict__.get("_row_path")
+        if path is not None and path.learn_values(x, self._key_tuple):
+            return
         row = self._to_row(x)
         try:
             self.learner.learn_one(row)

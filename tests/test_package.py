@@ -77,7 +77,8 @@ def test_no_import_cycle():
     assert len(mods) > 15  # the walk saw the package
 
 
-@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")) + sorted(PACKAGE.glob("*.pyx")),
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")) + sorted(PACKAGE.glob("*.px[di]"))
+                         + sorted(PACKAGE.glob("*.pyx")),
                          ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_no_module_over_700_lines(path):
     assert len(path.read_text().splitlines()) <= 700

@@ -361,3 +361,26 @@ def test_any_mapping_is_accepted():
     model.learn_one({"b": 0.25, "a": 2.0})
     oracle = opf.FollowTheLeader(n_components=1).partial_fit([[1.0, 0.5], [2.0, 0.25]])
     _assert_same_state(model.learner, oracle)
+
+
+def test_dicts_of_any_real_numbers_take_the_short_path_with_the_numbers_of_floats():
+    """Values given as int, bool, numpy scalars or floats convert as float(v)
+    does, on the learner's short path (every dict after the first), with the
+    numbers of the float rows; a dict the short path declines (an extra key)
+    is validated and rejected as before."""
+    X = np.round(_stream(n=4, T=60) * 8)  # integral values
+    model = opr.OnlinePCA(n_components=2, random_state=0)
+    kinds = [int, np.float64, np.int32, float, lambda v: bool(v) if v in (0.0, 1.0) else v]
+    for t, row in enumerate(X):
+        x = {f"x{j}": kinds[(t + j) % 5](v) for j, v in enumerate(row)}
+        path = model.learner.__dict__.get("_row_path")
+        if t > 0:
+            assert path is not None and path.learn_values(x, model._key_tuple)
+        else:
+            model.learn_one(x)
+    batch = opf.OnlinePCA(n_components=2, random_state=0).partial_fit(X)
+    _assert_same_state(model.learner, batch)
+    before = pickle.dumps(model)
+    with pytest.raises(ValueError, match="has feature 'extra'"):
+        model.learn_one({**{f"x{j}": 0.0 for j in range(4)}, "extra": 1.0})
+    assert pickle.dumps(model) == before

@@ -277,7 +277,7 @@ def test_bindings_reject_wrong_sizes(call):
 def test_engine_run_rejects_short_buffers(short):
     learner = fitted(("OnlinePCA", lambda: __import__("onlinepca_fast").OnlinePCA(
         2, random_state=0), "vector"))
-    engine = learner._get_engine(learner._plan_cache[0])
+    engine = learner._get_engine(learner._engine_key)
     X = make_data("vector", 10, 1)
     args = {"u": np.zeros(10), "exp": np.zeros(10), "real": np.zeros(10)}
     if short == "X-width":
@@ -314,7 +314,7 @@ def test_engine_run_never_writes_outside_its_buffers(n, T, short, by):
     learner = __import__("onlinepca_fast").OnlinePCA(1, random_state=0)
     X = make_data("vector", T, n, n=n + 1)
     learner.partial_fit(X[:1])
-    engine = learner._get_engine(learner._plan_cache[0])
+    engine = learner._get_engine(learner._engine_key)
     sizes = {"u": T, "exp": T, "real": T}
     sizes[short] = max(T - by, 0)
     bufs = {k: np.full(v + 2, 7.0) for k, v in sizes.items()}

@@ -103,10 +103,10 @@ class OnlineLearner(BaseEstimator):
     _randomized = True
 
     def __setattr__(self, name, value):
-        # a hyper-parameter set (set_params, or directly): the checked values
-        # cached for learn_one are stale
+        # a hyper-parameter set (set_params, or directly): learn_one's short
+        # path, built from the checked values, is stale
         if name in type(self)._constraints:
-            self.__dict__.pop("_plan_cache", None)
+            self.__dict__.pop("_row_path", None)
         object.__setattr__(self, name, value)
 
     # -- scikit-learn protocol ---------------------------------------------
@@ -143,7 +143,7 @@ class OnlineLearner(BaseEstimator):
     @staticmethod
     def _transient():
         """Attributes that are rebuilt, never pickled."""
-        return ("_engine", "_engine_key", "_plan_cache", "_row", "_guard")
+        return ("_engine", "_engine_key", "_row_path", "_guard")
 
     def __copy__(self):
         """An independent learner: the fitted state (arrays, generator) is
@@ -500,6 +500,7 @@ class TrialLoopLearner(OnlineLearner):
         self._rng = rng
         self._engine = None
         self._engine_key = None
+        self.__dict__.pop("_row_path", None)
 
     def _get_engine(self, config):
         if getattr(self, "_engine", None) is None or self._engine_key != config:
@@ -548,9 +549,25 @@ class TrialLoopLearner(OnlineLearner):
             self._settle(t0, n0, saved, losses, every, fixed, T)
             raise
         self._settle(t0, n0, saved, losses, every, fixed, T)
-        if not config.matrix_input:  # learn_one may skip the checks while
-            self._plan_cache = plan  # the hyper-parameters do not change
+        self._row_path = self._build_row_path(engine, config, every, p)
         return self
+
+    def _build_row_path(self, engine, config, every, p):
+        """learn_one's short path (see :meth:`learn_one`), or None."""
+        if config.matrix_input or (self._randomized and
+                                   type(self._rng.bit_generator) not in _REWINDABLE):
+            return None
+        lo, hi, amax, norm2 = self._short_path_region(config)
+        return _kernels.RowPath(self, engine, guard_of(self), self._rng, every,
+                                p["record_losses"], lo, hi, amax, norm2)
+
+    def _short_path_region(self, config):
+        """Hook: (lo, hi, amax, norm2) such that every row with entries in
+        [lo, hi], max |x_i| <= amax and |x|^2 <= norm2 passes the family's
+        checks (:meth:`_check_values`, :meth:`_check_steps`) now and after
+        any sequence of trials on such rows.  Conservative is fine: other
+        rows take the validating path, which decides."""
+        return -math.inf, math.inf, math.inf, math.inf
 
     def _reorthogonalize_at(self, every, fixed):
         """Re-orthogonalise if the trial count is a multiple of `every` not
@@ -598,68 +615,20 @@ class TrialLoopLearner(OnlineLearner):
 
         Notes
         -----
-        A float64 row of the fitted width, while the hyper-parameters are
-        those already checked, takes a short path: the row is copied into a
-        buffer of the learner, checked there (finite, in the learner's
-        domain, bounded step) and handed to the compiled loop for one trial.
-        The numbers are those of ``partial_fit`` on the same rows.
+        After a first batch or row, a float64 ndarray row of the fitted
+        width whose values lie where every check of the learner is known to
+        pass (finite; losses in [0, 1], norms at most 1, steps far below
+        overflow, as the learner requires) takes a short compiled path: it
+        is copied, checked and run in one call, with the uniform drawn from
+        the learner's generator (PCG64 or PCG64DXSM; other bit generators
+        take the validating path).  The numbers are those of
+        ``partial_fit`` on the same rows.  Any other row is validated in
+        full, as by ``partial_fit``.
         """
-        plan = self.__dict__.get("_plan_cache")
-        if (plan is None or type(x) is not np.ndarray or x.dtype != np.float64
-                or x.shape != (self.n_features_in_,)):
-            return super().learn_one(x)
-        guard = guard_of(self)
-        guard.enter_write(self, "learn_one")
-        try:
-            return self._learn_one_row(x, plan)
-        finally:
-            guard.exit_write()
-
-    def _learn_one_row(self, x, plan):
-        row = self.__dict__.get("_row")
-        if row is None or row.shape[1] != x.shape[0]:
-            row = self._row = np.empty((1, x.shape[0]))
-        row[0] = x  # a private copy: what is checked is what runs
-        lo, hi = _kernels.value_range(row)
-        amax = max(hi, -lo)
-        if not math.isfinite(amax):
-            raise ValueError("x contains NaN or infinity")
-        self._check_values(row, "x", False, lo, hi)
-        config, every, p = plan
-        self._check_steps(row, amax, "x", False, config, self._mean)
-        engine = self._engine if self._engine_key is config else self._get_engine(config)
-        rng = self._rng
-        if rng is not None:
-            bits = rng.bit_generator
-            saved = None if type(bits) in _REWINDABLE else bits.state
-            u = rng.random()
-        else:
-            u = 0.0
-        if p["record_losses"]:
-            col = self._n_recorded
-            losses = self._record_room(col + 1)
-        else:
-            col, losses = 0, np.empty((2, 1))
-        t0 = int(self._t[0])
-        try:
-            engine.run_one(row[0], u, losses, col)
-        except ValueError as exc:
-            if rng is not None:  # the failed trial consumed no uniform
-                if saved is None:
-                    bits.advance(-1)
-                else:
-                    bits.state = saved
-            raise RuntimeError(f"the trial failed in the compiled kernel ({exc}); "
-                               "nothing was changed") from exc
-        finally:
-            # also on KeyboardInterrupt right after the trial: its record and
-            # re-orthogonalisation are part of it
-            if int(self._t[0]) != t0:
-                if p["record_losses"]:
-                    self._n_recorded = col + 1
-                if every and int(self._t[0]) % every == 0:
-                    self._reorthogonalize()
-        return self
+        path = self.__dict__.get("_row_path")
+        if path is not None and path.learn(x):
+            return self
+        return super().learn_one(x)
 
     def _reorthogonalize(self):
         """One Newton-Schulz step towards the nearest orthogonal matrix.

@@ -9,6 +9,8 @@ References
    analysis and its extensions", preprint (ICML 2019).
 """
 
+import math
+
 import numpy as np
 
 from .. import _kernels
@@ -34,6 +36,9 @@ class _Experts(CappedDraws, TrialLoopLearner):
 
     def _initial_state(self, p, n):
         return np.full(n, -np.log(n)), np.zeros((1, 1)), np.zeros(n)  # no basis
+
+    def _short_path_region(self, config):
+        return 0.0, 1.0, math.inf, math.inf
 
     def _check_values(self, X, name, matrix, lo, hi):
         if lo < 0:  # scikit-learn's wording for the positive_only tag

@@ -47,6 +47,12 @@ def _reject_step(name, i, bound, what, eta):
         "can take; rescale the data or eta (nothing was changed)")
 
 
+def meg_step_box(eta, n):
+    """A bound on max |x_i| under which :func:`check_meg_steps` passes
+    (with a margin for the rounding of its cheap test)."""
+    return _step_limit(eta) / math.sqrt(n) * (1 - 1e-12)
+
+
 def check_meg_steps(X, amax, name, eta):
     """Reject a batch with an instance x whose step ``eta |x|^2`` (or loss
     ``|x|^2``) would exceed :data:`MAX_STEP` (the trial-to-trial learners)."""
@@ -294,6 +300,9 @@ class OnlinePCA(_Projections, TrialLoopLearner):
     def _check_steps(self, X, amax, name, matrix, config, mean):
         check_meg_steps(X, amax, name, config.eta)
 
+    def _short_path_region(self, config):
+        return -math.inf, math.inf, meg_step_box(config.eta, config.n), math.inf
+
     def _reorthogonalize_every(self, p):
         return p["reorthogonalize_every"] or 0
 
@@ -380,6 +389,21 @@ class _Cumulative(_Projections, TrialLoopLearner):
         if bad.size:
             i = int(bad[0])
             _reject_step(name, i, bound[i], what, config.eta)
+
+    def _short_path_region(self, config):
+        """The cheap test of :meth:`_check_steps` as a box on max |x_i|.
+
+        Learned center: ``sqrt(n) (amax + max(|m|, amax)) <= limit`` holds
+        for ``amax, max |m_i| <= limit / (2 sqrt(n))``, and stays so: each
+        trial's center is a convex combination of the last one and the row,
+        so ``max |m_i|`` never exceeds the box.  Fixed center: ``amax <=
+        limit / sqrt(n) - max |m_i|``."""
+        box = meg_step_box(config.eta, config.n)
+        am = float(np.abs(self._mean).max())
+        box = box / 2 if config.centered else box - am * (1 + 1e-12)
+        if am > box:
+            box = -1.0  # no row is taken: the validating path decides
+        return -math.inf, math.inf, box, math.inf
 
     def _reorthogonalize_every(self, p):
         return p["reorthogonalize_every"] or 0

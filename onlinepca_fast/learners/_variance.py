@@ -9,12 +9,14 @@ References
    COLT 2006.
 """
 
+import math
+
 import numpy as np
 
 from .. import _kernels
 from .._validation import ALPHA, ETA, REORTHOGONALIZE, Boolean, Options, RandomState
 from ._base import SHARES, CappedDraws, EigensystemMixin, TrialLoopLearner
-from ._pca import check_meg_steps
+from ._pca import check_meg_steps, meg_step_box
 
 __all__ = ["VarianceMinimizer", "SimplexVarianceMinimizer"]
 
@@ -44,6 +46,10 @@ class _Covariances:
 
     def _check_values(self, X, name, matrix, lo, hi):
         check_covariances(X, name, matrix)
+
+    def _short_path_region(self, config):
+        # |x|^2 <= 1 + tol, with room for the rounding of the two sums
+        return -math.inf, math.inf, math.inf, 1.0 + 0.5e-10
 
 
 class VarianceMinimizer(_Covariances, EigensystemMixin, CappedDraws, TrialLoopLearner):
@@ -129,6 +135,9 @@ class VarianceMinimizer(_Covariances, EigensystemMixin, CappedDraws, TrialLoopLe
     def _check_steps(self, X, amax, name, matrix, config, mean):
         if not matrix:
             check_meg_steps(X, amax, name, config.eta)
+
+    def _short_path_region(self, config):
+        return -math.inf, math.inf, meg_step_box(config.eta, config.n), 1.0 + 0.5e-10
 
     def _reorthogonalize_every(self, p):
         return p["reorthogonalize_every"] or 0

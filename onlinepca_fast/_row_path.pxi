@@ -1,0 +1,221 @@
+# learn_one's short path (included by _kernels.pyx, after Engine).
+#
+# A learner's learn_one costs the Python-level validation of a whole batch
+# (argument parsing, a private copy, the range pass, the family's checks, the
+# generator call, the loss record) around a trial of ~2 us at n = 20.  A
+# RowPath does all of it in one compiled call for the common case -- a
+# float64 row of the fitted width whose values lie in a region where every
+# check of the family is known to pass -- and declines everything else
+# (returns False, nothing changed), so that the validating path decides, and
+# raises, exactly as partial_fit does.
+
+from cpython.buffer cimport PyBUF_FORMAT, PyBUF_STRIDES, PyBuffer_Release, PyObject_GetBuffer
+from cpython.dict cimport PyDict_Size
+from cpython.exc cimport PyErr_Clear, PyErr_Occurred
+from cpython.object cimport PyObject
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from libc.math cimport isfinite
+from libc.stdint cimport uint32_t, uint64_t
+from libc.string cimport memcpy
+
+cdef extern from "pythread.h":
+    unsigned long PyThread_get_thread_ident()
+
+# Declared here without Cython's error checks: a key or value the short path
+# cannot take is declined (the error cleared), not raised.
+cdef extern from "Python.h":
+    PyObject *_dict_get "PyDict_GetItemWithError"(object d, object key) noexcept
+    double _as_double "PyFloat_AsDouble"(object v) noexcept
+
+
+# numpy.random's bitgen_t, its documented C interface to a bit generator (the
+# "BitGenerator" capsule); Generator.random() returns next_double(state).
+ctypedef struct _np_bitgen:
+    void *state
+    uint64_t (*next_uint64)(void *st) noexcept nogil
+    uint32_t (*next_uint32)(void *st) noexcept nogil
+    double (*next_double)(void *st) noexcept nogil
+    uint64_t (*next_raw)(void *st) noexcept nogil
+
+
+cdef object _NDARRAY = np.ndarray
+
+
+cdef class RowPath:
+    """One trial on one row, for a learner's ``learn_one``, in one call.
+
+    Built by the learner after a validated batch (its hyper-parameters,
+    engine and state then known good) with the *region* of rows that pass
+    every check of its family: entries in ``[lo, hi]``, ``max |x_i| <=
+    amax``, ``|x|^2 <= norm2``.  :meth:`learn` runs the trial of partial_fit
+    on such a row -- same uniform from the learner's generator (PCG64 or
+    PCG64DXSM, which a failed trial rewinds), same loss record, same
+    re-orthogonalisation -- under the learner's guard and the engine's lock.
+    """
+    cdef Engine engine
+    cdef object learner, ldict, guard, bits, losses_obj
+    # the bound acquire/release of the guard's, the engine's and the bit
+    # generator's locks, looked up once
+    cdef object g_acquire, g_release, e_acquire, e_release, b_acquire, b_release
+    cdef _np_bitgen *bitgen
+    cdef double lo, hi, amax, norm2
+    cdef Py_ssize_t n, every
+    cdef bint record
+    cdef double[::1] row
+    cdef double[:, ::1] losses
+
+    def __init__(self, learner, Engine engine, guard, rng, Py_ssize_t every,
+                 bint record, double lo, double hi, double amax, double norm2):
+        if engine.s.matrix_input:
+            raise ValueError("RowPath: the engine takes matrices")
+        self.learner = learner
+        self.ldict = learner.__dict__
+        self.engine = engine
+        self.guard = guard
+        self.g_acquire, self.g_release = guard._lock.acquire, guard._lock.release
+        self.e_acquire, self.e_release = engine._lock.acquire, engine._lock.release
+        self.n = engine.s.n
+        self.row = np.empty(self.n)
+        self.every = every
+        self.record = record
+        self.lo, self.hi, self.amax, self.norm2 = lo, hi, amax, norm2
+        self.bitgen = NULL
+        if rng is not None:
+            self.bits = rng.bit_generator
+            self.b_acquire, self.b_release = self.bits.lock.acquire, self.bits.lock.release
+            self.bitgen = <_np_bitgen *>PyCapsule_GetPointer(self.bits.capsule,
+                                                            "BitGenerator")
+
+    cdef bint _take_row(self, x) except -1:
+        """Copy x into the private row if it is a native float64 ndarray of
+        shape (n,); False otherwise."""
+        cdef Py_buffer view
+        cdef Py_ssize_t i, step
+        cdef char *src
+        cdef double *dst = &self.row[0]
+        if type(x) is not _NDARRAY:
+            return False
+        PyObject_GetBuffer(x, &view, PyBUF_STRIDES | PyBUF_FORMAT)
+        try:
+            if (view.ndim != 1 or view.shape[0] != self.n or view.format == NULL
+                    or view.format[0] != b'd' or view.format[1] != 0):
+                return False
+            src = <char *>view.buf
+            step = view.strides[0]
+            for i in range(self.n):
+                memcpy(&dst[i], src + i * step, sizeof(double))
+        finally:
+            PyBuffer_Release(&view)
+        return True
+
+    cdef bint _take_values(self, x, tuple keys) except -1:
+        """Fill the private row with x[key] for the n keys, each converted as
+        float(v) does, if x is a dict holding exactly these keys and every
+        value converts; False otherwise (the caller's validating path names
+        what is wrong)."""
+        cdef double *dst = &self.row[0]
+        cdef PyObject *v
+        cdef Py_ssize_t i
+        cdef double value
+        if type(x) is not dict or PyDict_Size(x) != self.n or len(keys) != self.n:
+            return False
+        for i in range(self.n):
+            v = _dict_get(x, keys[i])
+            if v == NULL:
+                if PyErr_Occurred():
+                    PyErr_Clear()
+                return False
+            value = _as_double(<object>v)
+            if value == -1.0 and PyErr_Occurred():
+                PyErr_Clear()
+                return False
+            dst[i] = value
+        return True
+
+    cdef bint _in_region(self) noexcept:
+        """Every entry finite and the row in the region (NaN fails every
+        comparison; |x|^2 overflowing to inf fails isfinite)."""
+        cdef const double *x = &self.row[0]
+        cdef double v, lo = x[0], hi = x[0], n2 = 0.0
+        cdef Py_ssize_t i
+        for i in range(self.n):
+            v = x[i]
+            n2 += v * v
+            if v < lo:
+                lo = v
+            if v > hi:
+                hi = v
+        return (isfinite(n2) and lo >= self.lo and hi <= self.hi
+                and -lo <= self.amax and hi <= self.amax and n2 <= self.norm2)
+
+    cdef int _record_at(self, Py_ssize_t col) except -1:
+        """The learner's loss buffer, with room for column col (grown by the
+        learner, geometrically)."""
+        cdef object buf = self.ldict["_losses"]
+        if buf is not self.losses_obj or col >= self.losses.shape[1]:
+            if col >= buf.shape[1]:
+                buf = self.learner._record_room(col + 1)
+            self.losses = buf
+            self.losses_obj = buf
+        return 0
+
+    def learn(self, x):
+        """One trial on the row x; True if done, False if x is not a row this
+        path takes or the learner is busy (nothing changed: the caller
+        validates and decides)."""
+        if not self._take_row(x) or not self._in_region():
+            return False
+        return self._trial()
+
+    def learn_values(self, x, tuple keys):
+        """One trial on the row ``[x[key] for key in keys]`` of the dict x
+        (river's learn_one); True if done, False as for :meth:`learn`."""
+        if not self._take_values(x, keys) or not self._in_region():
+            return False
+        return self._trial()
+
+    cdef bint _trial(self) except -1:
+        """The trial on the private row, under the learner's guard."""
+        cdef Py_ssize_t col = 0, done, t
+        cdef double u = 0.0, exp_loss = 0.0, real_loss = 0.0
+        cdef int status = 0
+        cdef object guard = self.guard
+        if not self.g_acquire(False):
+            return False  # nested, or another thread: the caller says which
+        try:
+            if guard._readers or not self.e_acquire(False):
+                return False
+            guard._writer = PyThread_get_thread_ident()
+            guard._depth = 1
+            try:
+                if self.record:
+                    col = self.ldict["_n_recorded"]
+                    self._record_at(col)
+                if self.bitgen != NULL:
+                    self.b_acquire()  # as Generator.random() does
+                    u = self.bitgen.next_double(self.bitgen.state)
+                    self.b_release()
+                with nogil:
+                    done = opf_learner_trials(&self.engine.s, &self.row[0], 1, &u,
+                                              &exp_loss, &real_loss, &status)
+                if done < 1:
+                    if self.bitgen != NULL:  # the failed trial consumed no uniform
+                        self.bits.advance(-1)
+                    raise RuntimeError(
+                        "the trial failed in the compiled kernel "
+                        f"({status_error(status, 'trial')}); nothing was changed"
+                    ) from status_error(status, "trial", trials_done=0)
+                if self.record:
+                    self.losses[0, col] = exp_loss
+                    self.losses[1, col] = real_loss
+                    self.ldict["_n_recorded"] = col + 1
+                t = self.engine.s.t[0]
+                if self.every and t % self.every == 0:
+                    self.learner._reorthogonalize()
+            finally:
+                self.e_release()
+                guard._writer = None
+                guard._depth = 0
+        finally:
+            self.g_release()
+        return True
