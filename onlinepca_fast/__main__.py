@@ -6,7 +6,7 @@ Sub-commands::
     experiment NAME      a paper's experiment: wk-fig4, wk-fig6, yl-fig1, kw-cone,
                          or digits (real data); tables, CSV, JSON and a PNG
     bench                per-trial times of the compiled learners vs the reference
-    selfcheck            the compiled kernels against the NumPy reference
+    selfcheck            the compiled kernels and learners against the NumPy reference
     sweep CONFIG         a grid of learners x parameters x seeds x datasets (TOML/JSON)
 
 Run ``onlinepca-fast COMMAND --help`` for the options.
@@ -18,47 +18,9 @@ import os
 import sys
 import time
 
-import numpy as np
-
 from ._validation import ALPHA, NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, argparse_type
 
 _PROG = "onlinepca-fast"
-
-
-def selfcheck(n=1000, d=100, seed=0, out=sys.stdout):
-    """Compare the compiled kernels with the reference; return True if all agree."""
-    from . import kernels, reference
-
-    rng = np.random.default_rng(seed)
-    mu = rng.normal(scale=50.0, size=n)
-    checks = []
-
-    fast = kernels.cap_log(mu, d)
-    ref = reference.cap_log(mu, d)
-    checks.append(("cap_log vs sort-based reference", np.max(np.abs(fast - ref)), 1e-12))
-
-    x = rng.exponential(size=n) ** 4
-    w = kernels.cap(x, d)
-    checks.append(("cap vs sort-based reference",
-                   np.max(np.abs(w - reference.cap(x, d)) / w), 1e-14))
-
-    p, corners = kernels.decompose(w, d)
-    recon = np.zeros(n)
-    for pj, cj in zip(p, corners):
-        recon[cj] += pj / d
-    checks.append(("decompose reconstructs w", np.max(np.abs(recon - w)), 1e-12))
-
-    draws = np.zeros(n)
-    for _ in range(200):
-        draws[kernels.sample_corner(w, d, rng, method="systematic")] += 1
-    checks.append(("systematic draws are d-subsets", abs(draws.sum() - 200 * d), 0.5))
-
-    ok = True
-    for name, err, tol in checks:
-        good = bool(err <= tol)
-        ok &= good
-        print(f"  {'ok  ' if good else 'FAIL'} {name}: error {err:.2e} (tolerance {tol:.0e})", file=out)
-    return ok
 
 
 # --- argument types: argparse turns their ValueError into a usage error -----------
@@ -68,31 +30,49 @@ _nonnegative_int = argparse_type(NONNEGATIVE_INT, "non-negative integer", int)
 _positive_float = argparse_type(POSITIVE, "positive number")
 _alpha = argparse_type(ALPHA, "number in [0, 1)")
 
-# option dest -> parameter name of the experiment functions
-_PARAMS = ("n_features", "n_components", "eta", "alpha", "segment_length", "n_samples",
-           "seeds", "data_seed")
+# option dest -> (flags, argparse keywords) of the experiment functions' parameters
+_OPTIONS = {
+    "n_features": (["--n-features"], dict(type=_positive_int, metavar="N", help="dimension n")),
+    "n_components": (["--n-components"], dict(
+        type=_positive_int, metavar="K", help="k, the rank of the projection (1 <= k < n)")),
+    "eta": (["--eta"], dict(type=_positive_float, help="learning rate (> 0)")),
+    "alpha": (["--alpha"], dict(
+        type=_alpha, help="mixing / fixed-share rate of the adaptive learner, in [0, 1)")),
+    "segment_length": (["--segment-length"], dict(
+        type=_positive_int, metavar="M",
+        help="points per segment (digits: at most M images per class)")),
+    "n_samples": (["--n-samples"], dict(type=_positive_int, metavar="T",
+                                         help="number of points (kw-cone)")),
+    "embedding": (["--embedding"], dict(
+        choices=["padded", "full"],
+        help="kw-cone: KW's 3-d cone padded with zeros (default), or the cone spanning "
+             "all n dimensions")),
+    "seeds": (["--seeds"], dict(
+        type=_positive_int, metavar="S",
+        help="number of seeds of the learners' randomisation (default 10)")),
+    "data_seed": (["--data-seed"], dict(type=_nonnegative_int, metavar="SEED",
+                                         help="seed of the data stream (default 0)")),
+}
+_PARAMS = tuple(_OPTIONS)
 
 
-def _add_run_options(p):
+def _add_run_options(p, params, default_output):
+    """The options of the experiment parameters `params`, output and progress."""
     g = p.add_argument_group("experiment parameters (defaults: the paper's)")
-    g.add_argument("--n-features", type=_positive_int, metavar="N", help="dimension n")
-    g.add_argument("--n-components", type=_positive_int, metavar="K",
-                   help="k, the rank of the projection (1 <= k < n)")
-    g.add_argument("--eta", type=_positive_float, help="learning rate (> 0)")
-    g.add_argument("--alpha", type=_alpha,
-                   help="mixing / fixed-share rate of the adaptive learner, in [0, 1)")
-    g.add_argument("--segment-length", type=_positive_int, metavar="M",
-                   help="points per segment (digits: at most M images per class)")
-    g.add_argument("--n-samples", type=_positive_int, metavar="T",
-                   help="number of points (kw-cone)")
-    g.add_argument("--seeds", type=_positive_int, metavar="S",
-                   help="number of seeds of the learners' randomisation (default 10)")
-    g.add_argument("--data-seed", type=_nonnegative_int, metavar="SEED",
-                   help="seed of the data stream (default 0)")
+    for name in params:
+        flags, kwargs = _OPTIONS[name]
+        g.add_argument(*flags, **kwargs)
     o = p.add_argument_group("output")
-    o.add_argument("--output", metavar="DIR", default=".",
-                   help="directory for the files written (default: the current one)")
+    o.add_argument("--output", metavar="DIR",
+                   help=f"directory for the files written, made if missing (default: "
+                        f"{default_output})")
     o.add_argument("--no-plot", action="store_true", help="do not write a PNG")
+    _add_quiet(o)
+
+
+def _add_quiet(group):
+    group.add_argument("--quiet", "-q", action="store_true",
+                       help="no progress bar (it is drawn on a terminal only, on stderr)")
 
 
 def _parser():
@@ -113,9 +93,11 @@ def _parser():
                     "(n=20, k=2, three segments of 500, eta=1): OnlinePCA, the uncentered "
                     "version of WK Alg. 6, OnlineAdaptivePCA (alpha=1e-5), Follow the Leader "
                     "and the best fixed subspace in hindsight, over several seeds; prints "
-                    "the totals and writes a PNG of the cumulative losses if matplotlib is "
-                    "installed.")
-    _add_run_options(demo)
+                    "the totals and writes demo/demo.png (the cumulative losses; --output "
+                    "for another folder) if matplotlib is installed.")
+    from .experiments import wk_fig4
+    _add_run_options(demo, [p for p in _PARAMS if p in inspect.signature(wk_fig4).parameters],
+                     "./demo")
 
     exp = sub.add_parser(
         "experiment", help="run one of the papers' experiments (tables, CSV, JSON, PNG)",
@@ -128,7 +110,7 @@ def _parser():
                     "class).")
     exp.add_argument("name", metavar="NAME", choices=sorted(EXPERIMENTS),
                      help="one of: " + ", ".join(sorted(EXPERIMENTS)))
-    _add_run_options(exp)
+    _add_run_options(exp, _PARAMS, "a folder named after the experiment, ./NAME")
 
     bench = sub.add_parser(
         "bench", help="per-trial times of the compiled learners against the reference",
@@ -136,8 +118,10 @@ def _parser():
                     "n=100, k=10) against the NumPy reference, on this machine.")
     bench.add_argument("--budget", type=_positive_float, default=1.0, metavar="SECONDS",
                        help="seconds per measurement (default 1.0; 8 measurements)")
+    _add_quiet(bench)
 
-    sub.add_parser("selfcheck", help="check the compiled kernels against the NumPy reference")
+    sub.add_parser("selfcheck", help="check the compiled kernels and one run of every "
+                                     "learner against the NumPy reference")
     # --- sweep (issue 17): the command lives in onlinepca_fast/sweep.py ---
     from . import sweep
     sweep_parser = sweep.add_parser(sub, _positive_int)
@@ -156,15 +140,39 @@ class _Progress:
             print(message, file=sys.stderr, flush=True)
 
 
+class _ProgressBar:
+    """A tqdm bar of trials on stderr, for ``progress(done, total)``.
+
+    Drawn on a terminal only (tqdm's ``disable=None``), after half a second
+    (short runs: none), never with ``--quiet``; removed when done.
+    """
+
+    def __init__(self, desc, quiet):
+        self.desc, self.quiet, self.bar = desc, quiet, None
+
+    def __call__(self, done, total):
+        if self.bar is None:
+            from tqdm.auto import tqdm
+            self.bar = tqdm(total=total, desc=self.desc, unit=" trials", unit_scale=True,
+                            file=sys.stderr, disable=True if self.quiet else None,
+                            delay=0.5, leave=False, dynamic_ncols=True)
+        self.bar.update(done - self.bar.n)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
 def _run_experiment(name, args, subparser, files_prefix, write_data):
-    """Run experiment ``name`` with the options given; print the table; write files."""
+    """Run experiment ``name`` with the options given; print the table; write
+    files into ``args.output`` (default: the folder ``./files_prefix``)."""
     from . import experiments, plotting
 
     function = experiments.EXPERIMENTS[name]
     accepted = inspect.signature(function).parameters
     kwargs = {}
     for param in _PARAMS:
-        value = getattr(args, param)
+        value = getattr(args, param, None)
         if value is None:
             continue
         if param not in accepted:
@@ -173,21 +181,27 @@ def _run_experiment(name, args, subparser, files_prefix, write_data):
         kwargs[param] = value
     # checked before computing: the output directory and the memory the
     # dimension needs (one-line errors, exit status 2)
-    problem = _check_output(args.output) or _check_memory(kwargs.get("n_features"))
+    output = args.output if args.output is not None else files_prefix
+    problem = _check_output(output) or _check_memory(kwargs.get("n_features"))
     if problem:
         print(f"{_PROG} {subparser.prog.split()[-1]}: error: {problem}", file=sys.stderr)
         return 2
     start = time.perf_counter()
+    bar = _ProgressBar(name, args.quiet)
     try:
-        result = function(progress=_Progress(), **kwargs)
+        result = function(progress=bar, **kwargs)
     except (ValueError, TypeError) as exc:  # parameter combinations, e.g. k >= n
         subparser.error(str(exc))
+    finally:
+        bar.close()
     elapsed = time.perf_counter() - start
 
     print(experiments.format_table(result))
     print(f"\nran in {elapsed:.1f} s")
-    base = os.path.join(args.output, files_prefix)
+    base = os.path.join(output, files_prefix)
     written = []
+    if write_data or (not args.no_plot and plotting.matplotlib_available()):
+        os.makedirs(output, exist_ok=True)
     if write_data:
         experiments.save_csv(result, base + ".csv")
         written.append(base + ".csv")
@@ -215,15 +229,25 @@ _MATRICES_PER_RUN = 12
 
 
 def _check_output(directory):
-    """None if files can be written into `directory` (made if missing), else why not."""
+    """None if files can be written into `directory`, else why not.
+
+    Nothing is created: the directory, or the nearest of its parents that
+    exists, must take a file (a probe file is written and removed), so that
+    a run that ends up writing nothing leaves nothing behind.
+    """
+    where = os.path.abspath(directory)
+    while not os.path.lexists(where):
+        where = os.path.dirname(where)
     try:
-        os.makedirs(directory, exist_ok=True)
-        probe = os.path.join(directory, f".{_PROG}-write-test-{os.getpid()}")
+        if not os.path.isdir(where):
+            raise NotADirectoryError(f"{where} is not a directory")
+        probe = os.path.join(where, f".{_PROG}-write-test-{os.getpid()}")
         with open(probe, "w"):
             pass
         os.remove(probe)
     except OSError as exc:
-        return f"--output {directory!r} is not a writable directory ({exc.strerror or exc})"
+        return (f"--output {directory!r} is not a writable directory "
+                f"({exc.strerror or exc})")
     return None
 
 
@@ -270,18 +294,20 @@ def _main(argv):
     if command == "selfcheck":
         from ._version import __version__
         print(f"onlinepca_fast {__version__}")
-        print("self-check of the compiled kernels against onlinepca_fast.reference "
-              "(n=1000, d=100):")
+        print("self-check of the compiled kernels (n=1000, d=100) and learners against "
+              "onlinepca_fast.reference:")
+        from ._selfcheck import selfcheck
         return 0 if selfcheck() else 1
     if command == "bench":
         from . import bench
         print("per-trial time of partial_fit, compiled learners against "
               "onlinepca_fast.reference (WK Sec. 8 stream):")
-        rows = bench.benchmark(budget=args.budget, progress=_Progress(0.0))
+        rows = bench.benchmark(budget=args.budget,
+                               progress=None if args.quiet else _Progress(0.0))
         print(bench.format_benchmark(rows))
         return 0
     if command == "demo":
-        status = _run_experiment("wk-fig4", args, subparsers["demo"], "onlinepca_fast_demo",
+        status = _run_experiment("wk-fig4", args, subparsers["demo"], "demo",
                                  write_data=False)
         if status == 0:
             print(f"\nFor CSV/JSON and the other experiments: {_PROG} experiment --help")

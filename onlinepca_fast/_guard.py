@@ -19,13 +19,16 @@ The same thread may nest (``fit_transform``).  The guard is a plain
 ``threading.Lock`` plus counters, so it also holds on free-threaded Python.
 
 :class:`Pacer` sizes the chunks in which a batch runs so that the
-interpreter regains control (and sees Ctrl-C) every ~:data:`CHUNK_SECONDS`.
+interpreter regains control (and sees Ctrl-C) every ~:data:`CHUNK_SECONDS`;
+inside a :func:`reporting` block it also tells a callback how many trials
+each chunk ran (the command line's progress bars).
 """
 
+import contextlib
 import threading
 import time
 
-__all__ = ["Guard", "Pacer", "CHUNK_SECONDS", "guard_of"]
+__all__ = ["Guard", "Pacer", "CHUNK_SECONDS", "guard_of", "reporting"]
 
 #: Target duration of one compiled chunk of a batch: Ctrl-C is seen within
 #: about this long (the issue's bound is 50 ms).
@@ -102,16 +105,33 @@ def guard_of(obj):
     return guard
 
 
+_local = threading.local()
+
+
+@contextlib.contextmanager
+def reporting(callback):
+    """Within the block, ``callback(trials)`` is called after each compiled
+    chunk of trials that a batch (``fit``, ``partial_fit``) run by this
+    thread completes, about every :data:`CHUNK_SECONDS`."""
+    before = getattr(_local, "callback", None)
+    _local.callback = callback
+    try:
+        yield
+    finally:
+        _local.callback = before
+
+
 class Pacer:
     """Chunk sizes for a batch so that each compiled call lasts about
     :data:`CHUNK_SECONDS`: starts small, then follows the measured time per
     trial (which grows with the state, e.g. kernel PCA's instances)."""
 
-    __slots__ = ("size", "_t0")
+    __slots__ = ("size", "_t0", "_report")
 
     def __init__(self, first=8):
         self.size = first
         self._t0 = 0.0
+        self._report = getattr(_local, "callback", None)
 
     def start(self):
         self._t0 = time.perf_counter()
@@ -120,6 +140,8 @@ class Pacer:
         elapsed = time.perf_counter() - self._t0
         if trials <= 0:
             return
+        if self._report is not None:
+            self._report(trials)
         per = elapsed / trials
         want = int(CHUNK_SECONDS / per) if per > 0 else 2 * self.size
         self.size = max(1, min(want, 2 * self.size))

@@ -47,14 +47,13 @@ YL: J. Yuan and A. Lamperski, "Online adaptive principal component analysis
 and its extensions", ICML 2019.
 """
 
-import csv
-import json
 import numbers
-import time
 
 import numpy as np
 
 from . import datasets, metrics
+from ._guard import reporting
+from ._results import format_table, save_csv, save_json
 from ._validation import ALPHA, N_COMPONENTS, POSITIVE, as_int, check_scalar
 from .learners import (CenteredOnlinePCA, FollowTheLeader, OnlineAdaptivePCA,
                        OnlineKernelPCA, OnlinePCA)
@@ -137,26 +136,36 @@ def _run_learners(name, X, learners, seeds, progress):
     ``learners`` is a list of ``(key, label, make)`` where ``make(seed)``
     returns a fresh learner; a learner without internal randomisation
     (``random_state`` is None, e.g. Follow the Leader) runs once and its
-    losses are repeated.
+    losses are repeated.  ``progress(trials_done, trials_total)`` (if not
+    None) is called as the compiled loops finish chunks of trials (about
+    every 20 ms), counting the trials of every learner and seed.
     """
     S, T = len(seeds), X.shape[0]
     losses = {key: {"expected": np.empty((S, T)), "realized": np.empty((S, T))}
               for key, _, _ in learners}
-    start = time.perf_counter()
-    for i, seed in enumerate(seeds):
-        for key, _, make in learners:
-            learner = make(seed)
-            if i > 0 and getattr(learner, "random_state", None) is None:
-                for which in ("expected", "realized"):
-                    losses[key][which][i] = losses[key][which][0]
-                continue
-            learner.fit(X)
-            losses[key]["expected"][i] = learner.expected_losses_
-            losses[key]["realized"][i] = learner.realized_losses_
-        if progress is not None:
-            progress(f"{name}: seed {seed} done ({i + 1}/{S}, "
-                     f"{time.perf_counter() - start:.1f} s)")
+    runs = sum(S if _randomized(make(seeds[0])) else 1 for _, _, make in learners)
+    done = [0]
+
+    def advance(trials):
+        done[0] += trials
+        progress(done[0], runs * T)
+
+    with reporting(advance if progress is not None else None):
+        for i, seed in enumerate(seeds):
+            for key, _, make in learners:
+                learner = make(seed)
+                if i > 0 and not _randomized(learner):
+                    for which in ("expected", "realized"):
+                        losses[key][which][i] = losses[key][which][0]
+                    continue
+                learner.fit(X)
+                losses[key]["expected"][i] = learner.expected_losses_
+                losses[key]["realized"][i] = learner.realized_losses_
     return losses
+
+
+def _randomized(learner):
+    return getattr(learner, "random_state", None) is not None
 
 
 def _comparator_curve(X, k, boundaries=(), centered=False):
@@ -256,7 +265,9 @@ def wk_fig4(n_features=20, n_components=2, segment_length=500, n_segments=3, eta
     data_seed : int, default=0
         Seed of the stream, fixed across the learners' seeds.
     progress : callable or None, default=None
-        Called with a one-line message after each seed.
+        Called as ``progress(trials_done, trials_total)`` while the learners
+        run (after each compiled chunk of trials, about every 20 ms), the
+        trials of every learner and seed counted.
 
     Returns
     -------
@@ -514,11 +525,13 @@ def digits(n_components=2, eta=5.0, alpha=1e-4, segment_length=None, seeds=10, d
 
 
 def kw_cone(n_samples=500, n_features=20, n_components=2, eta=1.0, noise=0.05, seeds=10,
-            data_seed=0, progress=None):
+            data_seed=0, progress=None, embedding="padded"):
     """Online kernel PCA on a noisy cone (KW Sec. 5, Figs. 2 and 3).
 
     Points near the cone ``x^2 + y^2 = z^2`` embedded in ``R^n``
-    (:func:`onlinepca_fast.datasets.noisy_cone`), compressed in the feature
+    (:func:`onlinepca_fast.datasets.noisy_cone`; by default KW's 3-d cone
+    padded with zeros, ``|z| <= 0.6``, whose feature-space norms are at
+    most one as KW's bound assumes), compressed in the feature
     space of the degree-2 polynomial kernel ``(x . y)^2`` by online kernel
     PCA (KW Algorithm 6), against offline kernel PCA on the whole data set
     (KW Algorithm 2: the loss is the sum of all but the ``k`` largest
@@ -535,6 +548,12 @@ def kw_cone(n_samples=500, n_features=20, n_components=2, eta=1.0, noise=0.05, s
     noise : float, default=0.05
     seeds, data_seed, progress
         As for :func:`wk_fig4`.
+    embedding : {"padded", "full"}, default="padded"
+        The cone of :func:`onlinepca_fast.datasets.noisy_cone`: KW's
+        (``"padded"``), or ``"full"``, the cone ``x_1^2 = x_2^2 + ... +
+        x_n^2`` spanning ``R^n``, whose
+        ``k(x, x)`` exceeds one near its rim (this experiment's cone in
+        0.1.0).
 
     Returns
     -------
@@ -551,7 +570,7 @@ def kw_cone(n_samples=500, n_features=20, n_components=2, eta=1.0, noise=0.05, s
     k = as_int(n_components, "n_components", 1, m - 1)
     eta, seeds = _positive(eta, "eta"), _seeds(seeds)
     data_seed = as_int(data_seed, "data_seed", 0, 2**63 - 1)
-    X = datasets.noisy_cone(m, n, noise=noise, random_state=data_seed)
+    X = datasets.noisy_cone(m, n, noise=noise, random_state=data_seed, embedding=embedding)
     learners = [("kernel_pca", "OnlineKernelPCA (KW Alg. 6, kernel (x.y)^2)",
                  lambda seed: OnlineKernelPCA(n_components=k, kernel="poly", degree=2, gamma=1.0,
                                   coef0=0.0, eta=eta, random_state=seed))]
@@ -569,11 +588,11 @@ def kw_cone(n_samples=500, n_features=20, n_components=2, eta=1.0, noise=0.05, s
                                                "offline_kernel_pca", offline)
     avg_regret = (curves["kernel_pca"]["expected"][-1] - offline[-1]) / m
     params = dict(n_samples=m, n_features=n, n_components=k, eta=eta, noise=noise,
-                  kernel="poly", degree=2, gamma=1.0, coef0=0.0, data_seed=data_seed,
-                  n_seeds=len(seeds))
-    return _result("kw-cone", f"KW Fig. 2: noisy cone, n={n}, k={k}, eta={eta:g}, "
-                   "kernel (x.y)^2", "KW Sec. 5, Figs. 2-3", params, seeds, m, [], ["cone"],
-                   "cumulative loss", curves, losses,
+                  embedding=embedding, kernel="poly", degree=2, gamma=1.0, coef0=0.0,
+                  data_seed=data_seed, n_seeds=len(seeds))
+    return _result("kw-cone", f"KW Fig. 2: noisy cone ({embedding}), n={n}, k={k}, "
+                   f"eta={eta:g}, kernel (x.y)^2", "KW Sec. 5, Figs. 2-3", params, seeds, m,
+                   [], ["cone"], "cumulative loss", curves, losses,
                    [f"average regret per trial (KW Fig. 3): {avg_regret:.4f}"],
                    dict(offline_loss=float(offline[-1]), average_regret=float(avg_regret)))
 
@@ -586,99 +605,3 @@ EXPERIMENTS = {
     "digits": digits,
 }
 """The experiments by their command-line name."""
-
-
-# --- output -----------------------------------------------------------------------
-
-def format_table(result):
-    """The totals of an experiment result as a text table.
-
-    Parameters
-    ----------
-    result : dict
-        As returned by the experiment functions.
-
-    Returns
-    -------
-    table : str
-    """
-    S = len(result["seeds"])
-    rows = [(c["label"], result["totals"][key]) for key, c in result["curves"].items()]
-    width = max(len("learner"), *(len(label) for label, _ in rows))
-    fmt = (lambda v: f"{v:>10.2f}" if v is not None else f"{'-':>10}")
-    what = "total loss" if result["quantity"] == "cumulative loss" else "regret"
-    lines = [result["title"],
-             f"{S} seed{'s' if S != 1 else ''} of the learners' randomisation, "
-             f"{result['n_trials']} trials ({result['reference']})",
-             "",
-             f"{'':<{width}}  {'expected ' + what:^21}  {'realized ' + what:^21}",
-             f"{'learner':<{width}}  {'mean':>10} {'std':>10}  {'mean':>10} {'std':>10}"]
-    lines += [f"{label:<{width}}  {fmt(t['expected_mean'])} {fmt(t['expected_std'])}  "
-              f"{fmt(t['realized_mean'])} {fmt(t['realized_std'])}" for label, t in rows]
-    lines.append("")
-    lines.append("expected = the loss of the learner's parameter W (it depends on the data "
-                 "only);")
-    lines.append("realized = the loss of the projection drawn at random (std over seeds as "
-                 "in WK Fig. 4).")
-    lines += result["notes"]
-    return "\n".join(lines)
-
-
-def _jsonable(value):
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
-def save_json(result, path, **extra):
-    """Write an experiment's parameters, totals and notes (no curves) as JSON.
-
-    Parameters
-    ----------
-    result : dict
-        As returned by the experiment functions.
-    path : str or path-like
-    **extra
-        More top-level entries (e.g. the names of the other files written).
-    """
-    doc = {key: result[key] for key in ("experiment", "title", "reference", "params", "seeds",
-                                        "n_trials", "boundaries", "segment_labels",
-                                        "quantity", "totals", "notes", "summary")}
-    doc["labels"] = {key: c["label"] for key, c in result["curves"].items()}
-    doc.update(extra)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(_jsonable(doc), f, indent=2)
-        f.write("\n")
-
-
-def save_csv(result, path):
-    """Write the curves, one row per trial, as CSV.
-
-    Columns: ``trial`` (1-based), then for each curve ``KEY`` (the expected
-    curve averaged over the seeds: cumulative expected loss, or regret) and,
-    for learners, ``KEY_realized_mean`` and ``KEY_realized_std``.
-
-    Parameters
-    ----------
-    result : dict
-        As returned by the experiment functions.
-    path : str or path-like
-    """
-    columns, names = [np.arange(1, result["n_trials"] + 1)], ["trial"]
-    for key, c in result["curves"].items():
-        columns.append(c["expected"])
-        names.append(key)
-        if c["kind"] == "learner":
-            columns += [c["realized_mean"], c["realized_std"]]
-            names += [f"{key}_realized_mean", f"{key}_realized_std"]
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(names)
-        for row in zip(*columns):
-            writer.writerow([int(row[0])] + [f"{v:.10g}" for v in row[1:]])

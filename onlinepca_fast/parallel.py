@@ -27,7 +27,7 @@ True
 import copy
 import numbers
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import numpy as np
 
@@ -214,20 +214,30 @@ def _fit_stream(estimator, stream, kind, index):
     return estimator, time.perf_counter() - start
 
 
-def _execute(estimators, streams, *, n_jobs=None, client=None):
+def _execute(estimators, streams, *, n_jobs=None, client=None, progress=None):
     """:func:`run_many` returning ``(fitted estimator, seconds)`` pairs, the seconds
-    measured around the fit where it ran (for the sweep's time per trial)."""
+    measured around the fit where it ran (for the sweep's time per trial).
+    ``progress()`` (if given) is called in this thread as each fit finishes."""
     estimators, streams, kinds = _check(estimators, streams, n_jobs, client)
+    report = progress if progress is not None else (lambda: None)
     if client is not None:
-        return _on_dask(client, estimators, streams, kinds)
+        return _on_dask(client, estimators, streams, kinds, report)
     jobs = [(copy.deepcopy(est), stream, kind, i)
             for i, (est, stream, kind) in enumerate(zip(estimators, streams, kinds))]
     if n_jobs is None or n_jobs == 1 or len(jobs) <= 1:
-        return [_fit_stream(*job) for job in jobs]
+        fitted = []
+        for job in jobs:
+            fitted.append(_fit_stream(*job))
+            report()
+        return fitted
     with ThreadPoolExecutor(max_workers=min(n_jobs, len(jobs)),
                             thread_name_prefix="run_many") as pool:
         futures = [pool.submit(_fit_stream, *job) for job in jobs]
         try:
+            for f in as_completed(futures):
+                if f.exception() is not None:
+                    break  # raised below, in the order of the estimators
+                report()
             return [f.result() for f in futures]
         except BaseException:
             for f in futures:
@@ -235,7 +245,7 @@ def _execute(estimators, streams, *, n_jobs=None, client=None):
             raise
 
 
-def _on_dask(client, estimators, streams, kinds):
+def _on_dask(client, estimators, streams, kinds, report):
     # everything is pickled (and so checked) before anything is sent
     payload = [_pickled(est, f"estimators[{i}]") for i, est in enumerate(estimators)]
     shipped = [s if kind == _ARRAY else _pickled(s, f"streams[{i}]")
@@ -254,6 +264,11 @@ def _on_dask(client, estimators, streams, kinds):
     tasks = [client.submit(_fit_pickled, est, stream, kind, i, pure=False)
              for i, (est, stream, kind) in enumerate(zip(payload, shipped, kinds))]
     try:
+        from distributed import as_completed as completed
+        for f in completed(tasks):
+            if f.status != "finished":
+                break  # raised by gather
+            report()
         return client.gather(tasks)
     except BaseException:
         client.cancel(tasks)

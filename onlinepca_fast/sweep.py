@@ -307,13 +307,13 @@ def run_sweep(config, *, n_jobs=None, client=None):
     return _run(expand(config), n_jobs=n_jobs, client=client)
 
 
-def _run(expanded, n_jobs, client):
+def _run(expanded, n_jobs, client, progress=None):
     from .parallel import _execute
 
     param_names, data, runs = expanded
     estimators = [_make(run) for run in runs]
     fitted = _execute(estimators, [data[run["dataset"]] for run in runs],
-                      n_jobs=n_jobs, client=client)
+                      n_jobs=n_jobs, client=client, progress=progress)
     comparators = {}
     rows = []
     for run, (est, seconds) in zip(runs, fitted):
@@ -459,6 +459,8 @@ def add_parser(subparsers, positive_int):
                    help="directory for the files (default: a folder named after CONFIG, "
                         "in the current directory)")
     p.add_argument("--no-plot", action="store_true", help="do not write a PNG")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress bar (it is drawn on a terminal only, on stderr)")
     return p
 
 
@@ -506,9 +508,15 @@ def main(args, parser, prog="onlinepca-fast"):
                f"{args.jobs} threads" if args.jobs else "this thread")
     print(f"{args.config}: {len(runs)} fits on {len(data)} data set(s), on {backend}")
     start = time.perf_counter()
+    from tqdm.auto import tqdm
+    bar = tqdm(total=len(runs), desc="sweep", unit=" fits", file=sys.stderr,
+               disable=True if args.quiet else None, delay=0.5, leave=False,
+               dynamic_ncols=True)
     try:
-        columns, rows = _run((param_names, data, runs), n_jobs=args.jobs, client=client)
+        columns, rows = _run((param_names, data, runs), n_jobs=args.jobs, client=client,
+                             progress=lambda: bar.update(1))
     finally:
+        bar.close()
         if client is not None:
             client.close()
     print(f"ran in {time.perf_counter() - start:.1f} s")

@@ -83,15 +83,15 @@ def test_demo_is_the_default_and_prints_the_table(tmp_path):
         assert label in out
     assert "10 seeds" in out
     assert "WK Thm. 6 bound" in out
-    png = tmp_path / "onlinepca_fast_demo.png"
+    png = tmp_path / "demo" / "demo.png"  # a folder named after the command
     if HAS_MPL:
         assert png.read_bytes().startswith(PNG_MAGIC)
-        assert "wrote " in out and png.name in out
+        assert out.count("wrote ") == 1 and str(png) in out
+        assert sorted(p.name for p in (tmp_path / "demo").iterdir()) == ["demo.png"]
     else:
         assert not png.exists()
         assert 'pip install "onlinepca_fast[plot]"' in out
-    assert sorted(p.name for p in tmp_path.iterdir()) == (["onlinepca_fast_demo.png"]
-                                                           if HAS_MPL else [])
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["demo"] if HAS_MPL else [])
 
 
 @pytest.mark.parametrize("name, args, n_trials, keys", [
@@ -167,11 +167,28 @@ def test_demo_without_matplotlib_still_succeeds(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
-def test_kw_cone(tmp_path):
+def test_kw_cone_defaults_to_kws_padded_cone_in_a_folder_of_its_name(tmp_path):
+    """No --output: the files go to ./kw-cone/; the data are KW's 3-d cone
+    padded with zeros (Sec. 5), whose feature norms k(x, x) = |x|^4 stay
+    below one as KW's bound assumes; --embedding full is the other cone."""
     proc = run_cli(["experiment", "kw-cone", "--n-samples", "60", "--seeds", "1",
-                    "--output", "out"], tmp_path)
+                    "--no-plot"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "out" / "kw-cone.csv").exists()
+    assert sorted(p.name for p in (tmp_path / "kw-cone").iterdir()) == \
+        ["kw-cone.csv", "kw-cone.json"]
+    doc = json.loads((tmp_path / "kw-cone" / "kw-cone.json").read_text())
+    assert doc["params"]["embedding"] == "padded"
+    X = opf.datasets.noisy_cone(60, 20, noise=0.05, random_state=0, embedding="padded")
+    assert np.max(np.sum(X ** 2, axis=1) ** 2) < 1.0
+    result = experiments.kw_cone(n_samples=60, seeds=1)
+    ours = opf.OnlineKernelPCA(2, kernel="poly", degree=2, gamma=1.0, coef0=0.0,
+                               random_state=0).fit(X)
+    assert_allclose(result["losses"]["kernel_pca"]["expected"][0], ours.expected_losses_,
+                    rtol=0, atol=0)
+    full = run_cli(["experiment", "kw-cone", "--n-samples", "60", "--seeds", "1",
+                    "--embedding", "full", "--output", "full", "--no-plot"], tmp_path)
+    assert full.returncode == 0, full.stderr
+    assert "noisy cone (full)" in full.stdout
 
 
 @pytest.mark.parametrize("args, message", [
@@ -367,4 +384,83 @@ def test_ctrl_c_is_one_line_exit_130_and_writes_nothing(tmp_path, monkeypatch, c
     err = capsys.readouterr().err
     assert status == 130
     assert err.count("\n") == 1 and "interrupted" in err
-    assert not list((tmp_path / "out").iterdir())
+    assert not list(tmp_path.iterdir())  # not even the folder
+
+
+def test_demo_help_lists_only_the_demos_options(tmp_path):
+    proc = run_cli(["demo", "--help"], tmp_path)
+    assert proc.returncode == 0
+    for option in ["--n-features", "--eta", "--alpha", "--segment-length", "--seeds",
+                   "--data-seed", "--output", "--no-plot", "--quiet"]:
+        assert option in proc.stdout
+    for option in ["--n-samples", "--embedding"]:  # other experiments' options
+        assert option not in proc.stdout
+    assert "demo/demo.png" in proc.stdout
+
+
+def test_table_has_one_expected_column_and_says_why(tmp_path):
+    """The expected loss is the same for every seed (W moves
+    deterministically), so the table shows its total once, not a std of 0."""
+    proc = run_cli(["experiment", "wk-fig4", "--segment-length", "30", "--seeds", "2",
+                    "--no-plot", "--output", "o"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    header = next(ln for ln in proc.stdout.splitlines() if ln.startswith("learner"))
+    assert header.split() == ["learner", "total", "loss", "mean", "std"]
+    assert "the same for every seed" in proc.stdout
+
+
+def test_selfcheck_covers_the_updates_and_every_learner(tmp_path):
+    proc = run_cli(["selfcheck"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("  ok")]
+    for what in ["rank_one_update", "bordered_update", *opf.__all__]:
+        if what[0].isupper() and what not in ("NotFittedError",):
+            assert any(f" {what}:" in ln for ln in lines), what
+    assert any("rank_one_update" in ln for ln in lines)
+    assert any("bordered_update" in ln for ln in lines)
+
+
+def _run_on_a_terminal(args, cwd):
+    """Run the CLI with stderr on a pseudo-terminal of 100 columns; (status,
+    stdout, what the terminal received)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    proc = subprocess.Popen([sys.executable, "-m", "onlinepca_fast", *args], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=slave, text=True)
+    os.close(slave)
+    received = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        received += chunk
+    with proc.stdout:
+        out = proc.stdout.read()
+    status = proc.wait(timeout=300)
+    os.close(master)
+    return status, out, received.decode("utf-8", "replace")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pseudo-terminal test")
+def test_progress_bar_counts_trials_on_a_terminal_and_quiet_silences_it(tmp_path):
+    """On a terminal, a run longer than half a second draws a tqdm bar of
+    the trials of every learner and seed (kw-cone: one learner, 700
+    trials); --quiet draws nothing; a pipe (every other test) gets none."""
+    args = ["experiment", "kw-cone", "--n-samples", "700", "--seeds", "1", "--no-plot"]
+    status, out, tty = _run_on_a_terminal([*args, "--output", "a"], tmp_path)
+    assert status == 0, tty
+    assert "kw-cone:" in tty and "/700" in tty and "trials/s" in tty
+    assert "ran in" in out
+    status, out, tty = _run_on_a_terminal([*args, "--output", "b", "--quiet"], tmp_path)
+    assert status == 0, tty
+    assert "kw-cone:" not in tty and "trials" not in tty
+    assert (tmp_path / "a" / "kw-cone.csv").read_text() == \
+        (tmp_path / "b" / "kw-cone.csv").read_text()

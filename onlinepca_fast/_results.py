@@ -1,0 +1,104 @@
+"""An experiment's result as the command line's table, CSV and JSON files
+(re-exported by :mod:`onlinepca_fast.experiments`, where the result dict is
+described)."""
+
+import csv
+import json
+
+import numpy as np
+
+__all__ = ["format_table", "save_csv", "save_json"]
+
+
+def format_table(result):
+    """The totals of an experiment result as a text table.
+
+    Parameters
+    ----------
+    result : dict
+        As returned by the experiment functions.
+
+    Returns
+    -------
+    table : str
+    """
+    S = len(result["seeds"])
+    rows = [(c["label"], result["totals"][key]) for key, c in result["curves"].items()]
+    width = max(len("learner"), *(len(label) for label, _ in rows))
+    fmt = (lambda v: f"{v:>10.2f}" if v is not None else f"{'-':>10}")
+    what = "total loss" if result["quantity"] == "cumulative loss" else "regret"
+    lines = [result["title"],
+             f"{S} seed{'s' if S != 1 else ''} of the learners' randomisation, "
+             f"{result['n_trials']} trials ({result['reference']})",
+             "",
+             f"{'':<{width}}  {'expected':>10}  {'realized ' + what:^21}",
+             f"{'learner':<{width}}  {what:>10}  {'mean':>10} {'std':>10}"]
+    lines += [f"{label:<{width}}  {fmt(t['expected_mean'])}  "
+              f"{fmt(t['realized_mean'])} {fmt(t['realized_std'])}" for label, t in rows]
+    lines.append("")
+    lines.append("expected = the loss of the learner's parameter W: it depends on the data "
+                 "only, the same for every seed;")
+    lines.append("realized = the loss of the projection drawn at random (std over seeds as "
+                 "in WK Fig. 4).")
+    lines += result["notes"]
+    return "\n".join(lines)
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def save_json(result, path, **extra):
+    """Write an experiment's parameters, totals and notes (no curves) as JSON.
+
+    Parameters
+    ----------
+    result : dict
+        As returned by the experiment functions.
+    path : str or path-like
+    **extra
+        More top-level entries (e.g. the names of the other files written).
+    """
+    doc = {key: result[key] for key in ("experiment", "title", "reference", "params", "seeds",
+                                        "n_trials", "boundaries", "segment_labels",
+                                        "quantity", "totals", "notes", "summary")}
+    doc["labels"] = {key: c["label"] for key, c in result["curves"].items()}
+    doc.update(extra)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(_jsonable(doc), f, indent=2)
+        f.write("\n")
+
+
+def save_csv(result, path):
+    """Write the curves, one row per trial, as CSV.
+
+    Columns: ``trial`` (1-based), then for each curve ``KEY`` (the expected
+    curve averaged over the seeds: cumulative expected loss, or regret) and,
+    for learners, ``KEY_realized_mean`` and ``KEY_realized_std``.
+
+    Parameters
+    ----------
+    result : dict
+        As returned by the experiment functions.
+    path : str or path-like
+    """
+    columns, names = [np.arange(1, result["n_trials"] + 1)], ["trial"]
+    for key, c in result["curves"].items():
+        columns.append(c["expected"])
+        names.append(key)
+        if c["kind"] == "learner":
+            columns += [c["realized_mean"], c["realized_std"]]
+            names += [f"{key}_realized_mean", f"{key}_realized_std"]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(names)
+        for row in zip(*columns):
+            writer.writerow([int(row[0])] + [f"{v:.10g}" for v in row[1:]])
