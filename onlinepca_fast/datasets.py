@@ -155,7 +155,7 @@ def noisy_cone(n_samples=500, n_features=20, noise=0.05, random_state=None, *,
 
 
 def digits_stream(segment_length=None, random_state=0):
-    """scikit-learn's handwritten digits, class by class: a shifting stream of real data.
+    """Handwritten digits of scikit-learn, class by class: a shifting stream of real data.
 
     The 1797 8x8 images of ``sklearn.datasets.load_digits`` (bundled with
     scikit-learn, no download), 64 features, presented class by class, 0 to

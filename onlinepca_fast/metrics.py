@@ -442,7 +442,10 @@ def tuned_learning_rate(comparator_loss_bound, D):
 
 
 AdaptiveParameters = namedtuple("AdaptiveParameters", ["alpha", "eta", "D"])
-AdaptiveParameters.__doc__ = "alpha, eta and D of YL Thm. 1 / Thm. 3."
+AdaptiveParameters.__doc__ = "The alpha, eta and D of YL Thm. 1 / Thm. 3."
+AdaptiveParameters.alpha.__doc__ = "The fixed-share rate alpha."
+AdaptiveParameters.eta.__doc__ = "The learning rate eta."
+AdaptiveParameters.D.__doc__ = "The bound D on the comparator's relative entropy."
 
 
 def adaptive_parameters(T, n, n_components, L):

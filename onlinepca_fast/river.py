@@ -427,11 +427,12 @@ class CenteredOnlinePCA(_DictTransformer):
     ----------
     n_components : int
         Rank k, ``1 <= k < n_features``.
-    eta, center_lr_inv, mean_init, centered, sampler, random_state, record_losses,
-    reorthogonalize_every
+    eta, center_lr_inv, mean_init, centered, sampler, random_state
         As for :class:`onlinepca_fast.CenteredOnlinePCA`.  ``mean_init`` is
         an array in the column order of the first dict (default None: zeros);
         river's convention of immutable defaults is kept (None).
+    record_losses, reorthogonalize_every
+        As for :class:`onlinepca_fast.CenteredOnlinePCA`.
 
     Attributes
     ----------

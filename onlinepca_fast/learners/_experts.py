@@ -87,7 +87,7 @@ class CappedHedge(_Experts):
     Parameters
     ----------
     n_components : int
-        k, the number of experts left out of the corner, ``1 <= k < n``;
+        The number k of experts left out of the corner, ``1 <= k < n``;
         the learner competes with the best set of ``n - k`` experts.
     eta : float, default=1.0
         Learning rate (> 0).

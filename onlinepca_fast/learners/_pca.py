@@ -441,13 +441,6 @@ class CenteredOnlinePCA(_Cumulative):
     sampler, random_state, record_losses, reorthogonalize_every
         As for :class:`OnlinePCA`.
 
-    Notes
-    -----
-    There is no ``share`` option: Algorithm 6 recomputes ``W^t`` from
-    ``W^0`` and ``C^t`` every trial, so anything mixed into ``W^t`` would
-    not carry over to the next trial; WK Sec. 8 and YL define mixing for
-    the trial-to-trial update of Algorithm 5 (:class:`OnlinePCA`).
-
     Attributes
     ----------
     mean_ : ndarray of shape (n,)
@@ -461,6 +454,13 @@ class CenteredOnlinePCA(_Cumulative):
         the largest leaves the float64 range all are shifted by a constant.
     components_, density_, expected_losses_, realized_losses_, n_trials_
         As for :class:`OnlinePCA` (W is ``cap(exp(eigenvalues_))``).
+
+    Notes
+    -----
+    There is no ``share`` option: Algorithm 6 recomputes ``W^t`` from
+    ``W^0`` and ``C^t`` every trial, so anything mixed into ``W^t`` would
+    not carry over to the next trial; WK Sec. 8 and YL define mixing for
+    the trial-to-trial update of Algorithm 5 (:class:`OnlinePCA`).
 
     References
     ----------

@@ -33,7 +33,7 @@ __all__ = ["OnlineKernelPCA", "gram"]
 
 
 def gram(X, Y, kernel="rbf", degree=3, gamma=None, coef0=1.0):
-    """k(X, Y) of shape (len(X), len(Y)) for scikit-learn's kernel formulas."""
+    """Kernel matrix k(X, Y) of shape (len(X), len(Y)), scikit-learn's formulas."""
     X = np.atleast_2d(np.asarray(X, dtype=np.float64))
     Y = np.atleast_2d(np.asarray(Y, dtype=np.float64))
     if callable(kernel):
