@@ -9,8 +9,11 @@ adaptive learner follows the changes; the comparator is the best subspace
 per class.  At most 40 images per class here.
 """
 
+import matplotlib.pyplot as plt
+
 from onlinepca_fast import experiments, plotting
 
 result = experiments.digits(segment_length=40, seeds=2)
 print(experiments.format_table(result))
-plotting.plot_result(result)
+fig, ax = plt.subplots(figsize=(7.5, 4.8), layout="constrained")
+plotting.plot_result(result, ax=ax)

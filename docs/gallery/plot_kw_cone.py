@@ -10,8 +10,11 @@ offline kernel PCA on the whole data (KW Alg. 2); 300 points here (the
 paper: 500).
 """
 
+import matplotlib.pyplot as plt
+
 from onlinepca_fast import experiments, plotting
 
 result = experiments.kw_cone(n_samples=300, seeds=2)
 print(experiments.format_table(result))
-plotting.plot_result(result)
+fig, ax = plt.subplots(figsize=(7.5, 4.8), layout="constrained")
+plotting.plot_result(result, ax=ax)

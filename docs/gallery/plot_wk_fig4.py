@@ -9,8 +9,11 @@ run over several seeds; the best fixed subspace in hindsight is the
 comparator.  Segments of 150 points here (the paper: 500).
 """
 
+import matplotlib.pyplot as plt
+
 from onlinepca_fast import experiments, plotting
 
 result = experiments.wk_fig4(segment_length=150, seeds=4)
 print(experiments.format_table(result))
-plotting.plot_result(result)
+fig, ax = plt.subplots(figsize=(7.5, 4.8), layout="constrained")
+plotting.plot_result(result, ax=ax)

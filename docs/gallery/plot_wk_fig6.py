@@ -9,8 +9,11 @@ WK Sec. 8); the regret is against the best partition of the stream into
 its segments.  n = 10 and segments of 60 points here.
 """
 
+import matplotlib.pyplot as plt
+
 from onlinepca_fast import experiments, plotting
 
 result = experiments.wk_fig6(n_features=10, segment_length=60, seeds=2)
 print(experiments.format_table(result))
-plotting.plot_result(result)
+fig, ax = plt.subplots(figsize=(7.5, 4.8), layout="constrained")
+plotting.plot_result(result, ax=ax)

@@ -8,8 +8,11 @@ whose subspace changes: the fixed share keeps the regret low on every
 interval.  Segments of 100 points here (the paper: 200).
 """
 
+import matplotlib.pyplot as plt
+
 from onlinepca_fast import experiments, plotting
 
 result = experiments.yl_fig1(segment_length=100, seeds=4)
 print(experiments.format_table(result))
-plotting.plot_result(result)
+fig, ax = plt.subplots(figsize=(7.5, 4.8), layout="constrained")
+plotting.plot_result(result, ax=ax)
