@@ -39,13 +39,10 @@ numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = False
 # numpydoc validation of every documented object: all checks except those
 # that ask for sections we do not require on every object (See Also, an
-# extended summary, examples) or that dislike our summary lines' style,
-# and -- not yet clean, about 240 instances (issue 16) -- a description and
-# a type for every parameter (PR01, PR04, PR07) and a Returns section on
-# every function (RT01).
+# extended summary, examples, a description of every returned value) or that
+# dislike our summary lines' style (one line, imperative mood).
 numpydoc_validation_checks = {"all", "ES01", "SA01", "EX01", "RT02", "GL01", "GL02",
-                              "SS05", "SS06", "PR06", "RT03", "YD01",
-                              "PR01", "PR04", "PR07", "RT01"}
+                              "SS05", "SS06", "PR06", "RT03", "YD01"}
 # objects documented by other projects (inherited from scikit-learn)
 numpydoc_validation_exclude = {r"\.set_output$", r"\.fit_transform$", r"\.get_params$",
                                r"\.set_params$", r"\.get_metadata_routing$",

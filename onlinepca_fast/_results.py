@@ -64,6 +64,7 @@ def save_json(result, path, **extra):
     result : dict
         As returned by the experiment functions.
     path : str or path-like
+        File to write.
     **extra
         More top-level entries (e.g. the names of the other files written).
     """
@@ -89,6 +90,7 @@ def save_csv(result, path):
     result : dict
         As returned by the experiment functions.
     path : str or path-like
+        File to write.
     """
     columns, names = [np.arange(1, result["n_trials"] + 1)], ["trial"]
     for key, c in result["curves"].items():

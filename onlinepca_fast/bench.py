@@ -20,7 +20,26 @@ __all__ = ["per_trial", "best_time", "blas_limit", "benchmark", "format_benchmar
 # --- the workloads every benchmark draws from (benchmarks/ and asv) ---------------
 
 def low_rank_stream(T, n, seed=0, rank=5, noise=0.1):
-    """Rows of a rank-`rank` Gaussian plus isotropic noise, scaled into the unit ball."""
+    """Rows of a rank-`rank` Gaussian plus isotropic noise, scaled into the unit ball.
+
+    Parameters
+    ----------
+    T : int
+        Number of rows.
+    n : int
+        Dimension.
+    seed : int, default=0
+        Seed of the rows.
+    rank : int, default=5
+        Rank of the signal.
+    noise : float, default=0.1
+        Standard deviation of the isotropic noise.
+
+    Returns
+    -------
+    X : ndarray of shape (T, n)
+        Rows of norm at most one.
+    """
     rng = np.random.default_rng(seed)
     B = rng.standard_normal((n, rank)) / np.sqrt(rank)
     X = rng.standard_normal((T, rank)) @ B.T + noise * rng.standard_normal((T, n))
@@ -28,16 +47,46 @@ def low_rank_stream(T, n, seed=0, rank=5, noise=0.1):
 
 
 def log_weights(n, seed=0):
-    """Log-weights as a learner has them after a few hundred trials (wide spread)."""
+    """Log-weights as a learner has them after a few hundred trials (wide spread).
+
+    Parameters
+    ----------
+    n : int
+        Number of weights.
+    seed : int, default=0
+        Seed.
+
+    Returns
+    -------
+    mu : ndarray of shape (n,)
+        Gaussian log-weights of standard deviation 20.
+    """
     return np.random.default_rng(seed).normal(scale=20.0, size=n)
 
 
 def rank_one_problem(n, kind="dense", seed=0):
-    """(evals, evecs, x) of a rank-one eigen-update of order n.
+    """The eigensystem and vector of a rank-one eigen-update of order n.
 
-    ``"dense"``: random spectrum and x, nothing deflates; ``"cluster80"``:
-    80% of the eigenvalues in one exact cluster (as capped learners have),
-    dense x; ``"structured"``: that cluster and x on 5 eigen-directions.
+    Parameters
+    ----------
+    n : int
+        Order.
+    kind : {"dense", "cluster80", "structured"}, default="dense"
+        ``"dense"``: random spectrum and x, nothing deflates;
+        ``"cluster80"``: 80% of the eigenvalues in one exact cluster (as
+        capped learners have), dense x; ``"structured"``: that cluster and
+        x on 5 eigen-directions.
+    seed : int, default=0
+        Seed.
+
+    Returns
+    -------
+    evals : ndarray of shape (n,)
+        Ascending eigenvalues.
+    evecs : ndarray of shape (n, n)
+        Orthonormal eigenvectors in the columns.
+    x : ndarray of shape (n,)
+        The update's vector.
     """
     rng = np.random.default_rng(seed)
     q, r = np.linalg.qr(rng.standard_normal((n, n)))
@@ -56,7 +105,20 @@ def rank_one_problem(n, kind="dense", seed=0):
 
 
 def cone_stream(T, n_features=20):
-    """KW Sec. 5's padded 3-d cone with noise (the kernel PCA workload)."""
+    """KW Sec. 5's padded 3-d cone with noise (the kernel PCA workload).
+
+    Parameters
+    ----------
+    T : int
+        Number of points.
+    n_features : int, default=20
+        Dimension.
+
+    Returns
+    -------
+    X : ndarray of shape (T, n_features)
+        :func:`onlinepca_fast.datasets.noisy_cone` with noise 0.05, seed 0.
+    """
     return datasets.noisy_cone(T, n_features, noise=0.05, random_state=0,
                                embedding="padded")
 
@@ -64,8 +126,26 @@ def cone_stream(T, n_features=20):
 # --- the timers -------------------------------------------------------------------
 
 def best_time(fn, repeat=5, budget=2.0, prepare=None, clock=time.perf_counter):
-    """Minimum time of ``fn()`` over up to `repeat` runs within ~`budget` s
-    (after one warm-up run); ``prepare()`` runs untimed before each."""
+    """Minimum time of ``fn()`` over up to `repeat` runs within about `budget` s.
+
+    Parameters
+    ----------
+    fn : callable
+        The work timed, called without arguments (once more as a warm-up).
+    repeat : int, default=5
+        Most runs timed.
+    budget : float, default=2.0
+        Seconds after which no further run starts (at least one is timed).
+    prepare : callable or None, default=None
+        Run untimed before each run (e.g. to restore a state).
+    clock : callable, default=time.perf_counter
+        The clock read around each run.
+
+    Returns
+    -------
+    seconds : float
+        The smallest time measured.
+    """
     if prepare is not None:
         prepare()
     fn()  # warm-up
@@ -86,11 +166,27 @@ def _sizes(n_features, n_components):
 
 
 def per_trial(make, X, budget, chunk):
-    """Median over chunks of the seconds per trial of ``make().partial_fit`` (about budget s).
+    """Median over chunks of the seconds per trial of ``make().partial_fit``.
 
     The median, not the mean, so that a stall of the machine (another
     process, BLAS threads competing for the cores) does not decide the
     figure.
+
+    Parameters
+    ----------
+    make : callable
+        Returns a fresh learner; its first two rows are not timed.
+    X : ndarray of shape (T, n)
+        The rows, cycled through with a fresh learner at the end.
+    budget : float
+        Seconds of timed work (at least three chunks).
+    chunk : int
+        Rows per ``partial_fit`` call timed.
+
+    Returns
+    -------
+    seconds : float
+        Median seconds per trial.
     """
     elapsed, times = 0.0, []
     lo = X.shape[0]
@@ -110,7 +206,18 @@ def per_trial(make, X, budget, chunk):
 
 
 def blas_limit(threads):
-    """A context limiting the BLAS threads (threadpoolctl), or None if unavailable."""
+    """A context limiting the BLAS threads (threadpoolctl), or None if unavailable.
+
+    Parameters
+    ----------
+    threads : int or None
+        Threads allowed; None for no limit.
+
+    Returns
+    -------
+    context : threadpoolctl.threadpool_limits or None
+        None if `threads` is None or threadpoolctl is not installed.
+    """
     if threads is None:
         return None
     try:
@@ -133,6 +240,7 @@ def benchmark(sizes=((20, 2), (100, 10)), learners=("OnlinePCA", "CenteredOnline
     Parameters
     ----------
     sizes : sequence of (n_features, n_components), default=((20, 2), (100, 10))
+        The (n, k) pairs to time.
     learners : sequence of str, default=("OnlinePCA", "CenteredOnlinePCA")
         Names present in both :mod:`onlinepca_fast` and
         :mod:`onlinepca_fast.reference`.
@@ -145,6 +253,7 @@ def benchmark(sizes=((20, 2), (100, 10)), learners=("OnlinePCA", "CenteredOnline
         the reference's ``eigh`` can be 100 times slower than one thread.
         None leaves the library's default.
     progress : callable or None
+        Called with a one-line message after each measurement.
 
     Returns
     -------
@@ -179,7 +288,18 @@ def benchmark(sizes=((20, 2), (100, 10)), learners=("OnlinePCA", "CenteredOnline
 
 
 def format_benchmark(rows):
-    """The rows of :func:`benchmark` as a text table."""
+    """The rows of :func:`benchmark` as a text table.
+
+    Parameters
+    ----------
+    rows : list of dict
+        As returned by :func:`benchmark`.
+
+    Returns
+    -------
+    table : str
+        One line per learner and size, with the ratio.
+    """
     lines = [f"{'learner':<20} {'n':>5} {'k':>4} {'fast us/trial':>14} "
              f"{'reference us/trial':>19} {'ratio':>8}"]
     lines += [f"{r['learner']:<20} {r['n_features']:>5} {r['n_components']:>4} "

@@ -29,12 +29,14 @@ def shifting_subspaces(n_features=20, rank=2, segment_lengths=(500, 500, 500),
     Parameters
     ----------
     n_features : int, default=20
+        Dimension n.
     rank : int, default=2
         Rank of each segment's covariance, ``1 <= rank <= n_features``.
     segment_lengths : sequence of int, default=(500, 500, 500)
         Length of each segment (WK Fig. 4: three segments of 500; YL Fig. 1:
         three of 200).
     random_state : None, int or numpy.random.Generator, default=None
+        Seeds the subspaces and the points.
     subspaces : sequence of int or None, default=None
         Which covariance each segment uses, e.g. ``(0, 1, 0, 2, 1)`` to
         revisit earlier subspaces (long-term memory, WK Fig. 6); by default
@@ -110,11 +112,13 @@ def noisy_cone(n_samples=500, n_features=20, noise=0.05, random_state=None, *,
     Parameters
     ----------
     n_samples : int, default=500
+        Number of points.
     n_features : int, default=20
         Dimension n (>= 2; >= 3 for ``embedding="padded"``).  KW use 20.
     noise : float, default=0.05
         Standard deviation of the Gaussian noise (KW do not state theirs).
     random_state : None, int or numpy.random.Generator, default=None
+        Seeds the points and the noise.
     embedding : {"full", "padded"}, default="full"
 
     Returns

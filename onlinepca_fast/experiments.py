@@ -255,7 +255,9 @@ def wk_fig4(n_features=20, n_components=2, segment_length=500, n_segments=3, eta
     n_components : int, default=2
         ``k``, also the rank of each segment's covariance.
     segment_length : int, default=500
+        Points per segment (WK: 500).
     n_segments : int, default=3
+        Number of segments, each with its own subspace.
     eta : float, default=1.0
         Learning rate of the three randomized learners.
     alpha : float, default=1e-5
@@ -331,9 +333,24 @@ def yl_fig1(n_features=20, n_components=2, segment_length=200, n_segments=3, eta
 
     Parameters
     ----------
-    n_features, n_components, segment_length, n_segments, eta, alpha, seeds, data_seed, progress
-        As for :func:`wk_fig4` (defaults: 20, 2, 200, 3, 1.0, 1e-5, 10, 0,
-        None).
+    n_features : int, default=20
+        As for :func:`wk_fig4`.
+    n_components : int, default=2
+        As for :func:`wk_fig4`.
+    segment_length : int, default=200
+        As for :func:`wk_fig4`.
+    n_segments : int, default=3
+        As for :func:`wk_fig4`.
+    eta : float, default=1.0
+        As for :func:`wk_fig4`.
+    alpha : float, default=1e-5
+        As for :func:`wk_fig4`.
+    seeds : int or sequence of int, default=10
+        As for :func:`wk_fig4`.
+    data_seed : int, default=0
+        As for :func:`wk_fig4`.
+    progress : callable or None, default=None
+        As for :func:`wk_fig4`.
 
     Returns
     -------
@@ -397,15 +414,22 @@ def wk_fig6(n_features=20, n_components=2, segment_length=200, subspaces=(0, 1, 
     Parameters
     ----------
     n_features : int, default=20
+        Dimension n.
     n_components : int, default=2
         ``k``, also the rank of each covariance.
     segment_length : int, default=200
+        Points per segment.
     subspaces : sequence of int, default=(0, 1, 0, 2, 1, 2)
         The covariance used by each segment.
     eta : float, default=1.0
+        Learning rate of the learners.
     alpha : float, default=1e-3
         Mixing rate of both mixing variants.
-    seeds, data_seed, progress
+    seeds : int or sequence of int, default=10
+        As for :func:`wk_fig4`.
+    data_seed : int, default=0
+        As for :func:`wk_fig4`.
+    progress : callable or None, default=None
         As for :func:`wk_fig4`.
 
     Returns
@@ -482,11 +506,16 @@ def digits(n_components=2, eta=5.0, alpha=1e-4, segment_length=None, seeds=10, d
     n_components : int, default=2
         ``1 <= k < 64``.
     eta : float, default=5.0
+        Learning rate of the learners.
     alpha : float, default=1e-4
         Fixed-share rate of ``OnlineAdaptivePCA``.
     segment_length : int or None, default=None
         Use at most this many images per class (all by default).
-    seeds, data_seed, progress
+    seeds : int or sequence of int, default=10
+        As for :func:`wk_fig4`.
+    data_seed : int, default=0
+        As for :func:`wk_fig4`.
+    progress : callable or None, default=None
         As for :func:`wk_fig4`.
 
     Returns
@@ -541,12 +570,20 @@ def kw_cone(n_samples=500, n_features=20, n_components=2, eta=1.0, noise=0.05, s
     Parameters
     ----------
     n_samples : int, default=500
+        Number of points (KW: 500).
     n_features : int, default=20
+        Dimension n (KW: 20).
     n_components : int, default=2
+        Rank k of the projection in feature space.
     eta : float, default=1.0
         KW Fig. 3 uses 1; the tuned rate of KW eq. (6) is 1.5 in Fig. 2.
     noise : float, default=0.05
-    seeds, data_seed, progress
+        Standard deviation of the Gaussian noise.
+    seeds : int or sequence of int, default=10
+        As for :func:`wk_fig4`.
+    data_seed : int, default=0
+        As for :func:`wk_fig4`.
+    progress : callable or None, default=None
         As for :func:`wk_fig4`.
     embedding : {"padded", "full"}, default="padded"
         The cone of :func:`onlinepca_fast.datasets.noisy_cone`: KW's

@@ -363,6 +363,13 @@ def rank_one_update(evals, evecs, rho, x, *, overwrite=False, _force=None,
     new_evecs : ndarray of shape (n, n)
         Matching orthonormal eigenvectors in the columns, C-contiguous.
 
+    Other Parameters
+    ----------------
+    _force : {None, "bisection", "eig"}, default=None
+        Testing only: force the bisection or ``dsyevr`` fallback.
+    _return_info : bool, default=False
+        Testing only: also return the counters of the update (a dict).
+
     Raises
     ------
     TypeError
@@ -484,6 +491,14 @@ def bordered_update(evals, evecs, y, kappa, *, _force=None, _return_info=False):
         Ascending.
     new_evecs : ndarray of shape (m + 1, m + 1)
         Orthonormal eigenvectors in the columns, C-contiguous.
+
+    Other Parameters
+    ----------------
+    _force : {None, "bisection", "eig", "bad_dlaed4"}, default=None
+        Testing only: force a fallback, or use a dlaed4 stand-in that
+        fails on some roots.
+    _return_info : bool, default=False
+        Testing only: also return the counters of the update (a dict).
 
     Raises
     ------

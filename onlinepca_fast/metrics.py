@@ -134,6 +134,7 @@ def regret(losses, X, n_components, centered=False):
         Per-trial losses of a learner on the rows of ``X`` (usually its
         ``expected_losses_``).
     X : array_like of shape (T, n)
+        The instances, one row per trial.
     n_components : int
         ``1 <= k < n``.
     centered : bool, default=False
@@ -178,7 +179,9 @@ def partition_regret(losses, X, n_components, boundaries, centered=False, cumula
     Parameters
     ----------
     losses : array_like of shape (T,)
+        The learner's loss in each trial.
     X : array_like of shape (T, n)
+        The instances, one row per trial.
     n_components : int
         ``1 <= k < n``.
     boundaries : sequence of int
@@ -186,6 +189,7 @@ def partition_regret(losses, X, n_components, boundaries, centered=False, cumula
         increasing in ``[1, T-1]``; empty for a single segment (then this is
         :func:`regret`).
     centered : bool, default=False
+        Compare with the best affine subspaces (centered data).
     cumulative : bool, default=False
         If true, return the curve ``R`` of shape (T,) with ``R[t] = sum_{s<=t}
         losses[s] - sum_{s<=t} ||y_s - P_{seg(s)} y_s||^2``, where
@@ -239,10 +243,13 @@ def adaptive_regret(losses, X, n_components, centered=False, return_interval=Fal
     Parameters
     ----------
     losses : array_like of shape (T,)
+        The learner's loss in each trial.
     X : array_like of shape (T, n)
+        The instances, one row per trial.
     n_components : int
         ``1 <= k < n``.
     centered : bool, default=False
+        Compare with the best affine subspaces (centered data).
     return_interval : bool, default=False
         Also return the maximising interval ``(r, s)`` (0-based, inclusive).
 
@@ -323,7 +330,9 @@ def expert_regret(losses, L, n_components):
         Per-trial losses of the learner (e.g. ``expected_losses_`` of
         ``CappedHedge``, which are already multiplied by ``n - k``).
     L : array_like of shape (T, n)
+        The loss vectors, one row per trial, entries in [0, 1].
     n_components : int
+        The number k: the learner competes with the best ``n - k`` experts.
 
     Returns
     -------
@@ -398,7 +407,9 @@ def tuned_regret_bound(comparator_loss, n, n_components):
     comparator_loss : float
         ``L >= 0`` (an upper bound on the comparator's total loss).
     n : int
+        Dimension.
     n_components : int
+        Rank k of the projection.
 
     Returns
     -------
@@ -442,7 +453,17 @@ def tuned_learning_rate(comparator_loss_bound, D):
 
 
 AdaptiveParameters = namedtuple("AdaptiveParameters", ["alpha", "eta", "D"])
-AdaptiveParameters.__doc__ = "The alpha, eta and D of YL Thm. 1 / Thm. 3."
+AdaptiveParameters.__doc__ = """The alpha, eta and D of YL Thm. 1 / Thm. 3.
+
+Parameters
+----------
+alpha : float
+    The fixed-share rate.
+eta : float
+    The learning rate.
+D : float
+    The bound on the comparator's relative entropy.
+"""
 AdaptiveParameters.alpha.__doc__ = "The fixed-share rate alpha."
 AdaptiveParameters.eta.__doc__ = "The learning rate eta."
 AdaptiveParameters.D.__doc__ = "The bound D on the comparator's relative entropy."
@@ -461,6 +482,7 @@ def adaptive_parameters(T, n, n_components, L):
     T : int
         Number of trials, ``>= 1``.
     n : int
+        Dimension.
     n_components : int
         ``1 <= k < n``.
     L : float
@@ -503,6 +525,7 @@ def average_density(learner, X):
     learner : object
         Has ``learn_one(x)`` and ``density_`` (e.g. ``OnlinePCA``).
     X : array_like of shape (T, n)
+        The instances, one row per trial.
 
     Returns
     -------
@@ -542,6 +565,7 @@ def batch_loss(W, X, n_components, mean=None):
     W : array_like of shape (n, n)
         Symmetric, e.g. from :func:`average_density`.
     X : array_like of shape (T, n)
+        The instances, one row per trial.
     n_components : int
         ``1 <= k < n``.
     mean : array_like of shape (n,), default=None

@@ -126,6 +126,7 @@ def plot_cumulative_loss(losses, boundaries=(), segment_labels=None, ax=None, ti
     ax : matplotlib Axes, optional
         Draw here instead of in a new figure.
     title : str, optional
+        Title of the axes.
     path : str or path-like, optional
         Save the figure there (the format follows the extension, e.g. PNG).
     styles : dict of str to dict, optional
@@ -172,9 +173,20 @@ def plot_regret(regrets, boundaries=(), segment_labels=None, ax=None, title=None
         (mean and a one-standard-deviation band), e.g. from
         :func:`onlinepca_fast.metrics.partition_regret` with
         ``cumulative=True``.
-    boundaries, segment_labels, ax, title, path, styles
+    boundaries : sequence of int, default=()
+        As for :func:`plot_cumulative_loss`.
+    segment_labels : sequence of str, optional
+        As for :func:`plot_cumulative_loss`.
+    ax : matplotlib Axes, optional
+        As for :func:`plot_cumulative_loss`.
+    title : str, optional
+        As for :func:`plot_cumulative_loss`.
+    path : str or path-like, optional
+        As for :func:`plot_cumulative_loss`.
+    styles : dict of str to dict, optional
         As for :func:`plot_cumulative_loss`.
     ylabel : str, default="regret"
+        Label of the y axis.
 
     Returns
     -------
@@ -208,6 +220,7 @@ def plot_result(result, ax=None, path=None, title=None):
     result : dict
         As returned by e.g. :func:`onlinepca_fast.experiments.wk_fig4`.
     ax : matplotlib Axes, optional
+        Draw into these axes (default: a new figure).
     path : str or path-like, optional
         Save the figure there.
     title : str, optional

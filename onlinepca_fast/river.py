@@ -259,6 +259,11 @@ class _DictTransformer(_river_base.Transformer):
         ----------
         x : dict
             Feature name -> real number.
+
+        Returns
+        -------
+        None
+            River's convention: the transformer is updated in place.
         """
         if self._getter is None:
             return self._learn_first(x)
@@ -330,7 +335,19 @@ class OnlinePCA(_DictTransformer):
     ----------
     n_components : int
         Rank k of the projection, ``1 <= k < n_features``.
-    eta, share, alpha, sampler, random_state, record_losses, reorthogonalize_every
+    eta : float, default=1.0
+        As for :class:`onlinepca_fast.OnlinePCA`.
+    share : {None, "fixed", "uniform", "past"}, default=None
+        As for :class:`onlinepca_fast.OnlinePCA`.
+    alpha : float, default=0.0
+        As for :class:`onlinepca_fast.OnlinePCA`.
+    sampler : {"decomposition", "systematic"}, default="decomposition"
+        As for :class:`onlinepca_fast.OnlinePCA`.
+    random_state : None, int or numpy.random.Generator, default=None
+        As for :class:`onlinepca_fast.OnlinePCA`.
+    record_losses : bool, default=True
+        As for :class:`onlinepca_fast.OnlinePCA`.
+    reorthogonalize_every : int or None, default=10000
         As for :class:`onlinepca_fast.OnlinePCA`.
 
     Attributes
@@ -382,8 +399,18 @@ class OnlineAdaptivePCA(_DictTransformer):
     ----------
     n_components : int
         Rank k, ``1 <= k < n_features``.
-    eta, alpha, sampler, random_state, record_losses, reorthogonalize_every
-        As for :class:`onlinepca_fast.OnlineAdaptivePCA` (``alpha=1e-5``).
+    eta : float, default=1.0
+        As for :class:`onlinepca_fast.OnlineAdaptivePCA`.
+    alpha : float, default=1e-5
+        As for :class:`onlinepca_fast.OnlineAdaptivePCA`.
+    sampler : {"decomposition", "systematic"}, default="decomposition"
+        As for :class:`onlinepca_fast.OnlineAdaptivePCA`.
+    random_state : None, int or numpy.random.Generator, default=None
+        As for :class:`onlinepca_fast.OnlineAdaptivePCA`.
+    record_losses : bool, default=True
+        As for :class:`onlinepca_fast.OnlineAdaptivePCA`.
+    reorthogonalize_every : int or None, default=10000
+        As for :class:`onlinepca_fast.OnlineAdaptivePCA`.
 
     Attributes
     ----------
@@ -427,11 +454,22 @@ class CenteredOnlinePCA(_DictTransformer):
     ----------
     n_components : int
         Rank k, ``1 <= k < n_features``.
-    eta, center_lr_inv, mean_init, centered, sampler, random_state
-        As for :class:`onlinepca_fast.CenteredOnlinePCA`.  ``mean_init`` is
-        an array in the column order of the first dict (default None: zeros);
-        river's convention of immutable defaults is kept (None).
-    record_losses, reorthogonalize_every
+    eta : float, default=1.0
+        As for :class:`onlinepca_fast.CenteredOnlinePCA`.
+    center_lr_inv : float, default=0.0
+        As for :class:`onlinepca_fast.CenteredOnlinePCA`.
+    mean_init : None or array_like of shape (n_features,), default=None
+        As for :class:`onlinepca_fast.CenteredOnlinePCA`, in the column order
+        of the first dict (None: zeros; river's immutable defaults).
+    centered : bool, default=True
+        As for :class:`onlinepca_fast.CenteredOnlinePCA`.
+    sampler : {"decomposition", "systematic"}, default="decomposition"
+        As for :class:`onlinepca_fast.CenteredOnlinePCA`.
+    random_state : None, int or numpy.random.Generator, default=None
+        As for :class:`onlinepca_fast.CenteredOnlinePCA`.
+    record_losses : bool, default=True
+        As for :class:`onlinepca_fast.CenteredOnlinePCA`.
+    reorthogonalize_every : int or None, default=10000
         As for :class:`onlinepca_fast.CenteredOnlinePCA`.
 
     Attributes
@@ -481,7 +519,11 @@ class FollowTheLeader(_DictTransformer):
     ----------
     n_components : int
         Rank k, ``1 <= k < n_features``.
-    centered, record_losses, reorthogonalize_every
+    centered : bool, default=False
+        As for :class:`onlinepca_fast.FollowTheLeader`.
+    record_losses : bool, default=True
+        As for :class:`onlinepca_fast.FollowTheLeader`.
+    reorthogonalize_every : int or None, default=10000
         As for :class:`onlinepca_fast.FollowTheLeader`.
 
     Attributes

@@ -106,6 +106,7 @@ def load_config(path):
     Parameters
     ----------
     path : str or os.PathLike
+        A ``.toml`` or ``.json`` file.
 
     Returns
     -------
@@ -354,6 +355,15 @@ def _cell(value):
 def write_table(columns, rows, path_base):
     """Write ``path_base.csv`` (always) and ``path_base.parquet`` (if pyarrow is installed).
 
+    Parameters
+    ----------
+    columns : list of str
+        The table's columns, as returned by :func:`run_sweep`.
+    rows : list of dict
+        The table's rows, as returned by :func:`run_sweep`.
+    path_base : str
+        The files' path without the extension.
+
     Returns
     -------
     paths : list of str
@@ -392,10 +402,30 @@ def _label(row, param_names, varying):
 
 
 def plot_sweep(columns, rows, path):
-    """Draw the regret of every configuration, one panel per data set: that of the
-    expected loss and that of the realized loss (mean and range over the seeds); write
-    it to `path` (PNG).  Needs matplotlib (ImportError saying how to
-    install it otherwise)."""
+    """Draw the regret of every configuration, one panel per data set.
+
+    The regret of the expected loss and that of the realized loss (mean and
+    range over the seeds), written to `path` (PNG).  Needs matplotlib.
+
+    Parameters
+    ----------
+    columns : list of str
+        The table's columns, as returned by :func:`run_sweep`.
+    rows : list of dict
+        The table's rows, as returned by :func:`run_sweep`.
+    path : str
+        The PNG file to write.
+
+    Returns
+    -------
+    path : str
+        The file written.
+
+    Raises
+    ------
+    ImportError
+        If matplotlib is not installed (the message says how to install it).
+    """
     try:  # the Agg canvas, no pyplot state (as onlinepca_fast.plotting)
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -536,7 +566,20 @@ def main(args, parser, prog="onlinepca-fast"):
 
 
 def format_summary(columns, rows):
-    """Mean regret over seeds per configuration and data set, as a text table."""
+    """Mean regret over seeds per configuration and data set, as a text table.
+
+    Parameters
+    ----------
+    columns : list of str
+        The table's columns, as returned by :func:`run_sweep`.
+    rows : list of dict
+        The table's rows, as returned by :func:`run_sweep`.
+
+    Returns
+    -------
+    table : str
+        One line per configuration and data set.
+    """
     param_names = columns[1:columns.index("seed")]
     varying = {p for p in param_names if len({_cell(r[p]) for r in rows}) > 1}
     groups = {}

@@ -98,8 +98,13 @@ class CappedHedge(_Experts):
     alpha : float, default=0.0
         Mixing rate, ``0 <= alpha < 1``.
     sampler : {"decomposition", "systematic"}, default="decomposition"
+        How the corner is drawn, see
+        :func:`onlinepca_fast.kernels.sample_corner`.
     random_state : None, int or numpy.random.Generator, default=None
+        Seeds the draws.
     record_losses : bool, default=True
+        Keep the per-trial losses (``expected_losses_``,
+        ``realized_losses_``); turn off for unbounded streams.
 
     Attributes
     ----------
@@ -151,13 +156,20 @@ class Hedge(_Experts):
     Parameters
     ----------
     eta : float, default=1.0
+        Learning rate (> 0).
     share : {None, "fixed", "uniform", "past"}, default=None
         ``"fixed"`` is the fixed-share algorithm (Herbster & Warmuth; YL
         Alg. 1 with k = n - 1).
     alpha : float, default=0.0
+        Mixing rate, ``0 <= alpha < 1``.
     sampler : {"decomposition", "systematic"}, default="decomposition"
+        How the corner is drawn, see
+        :func:`onlinepca_fast.kernels.sample_corner`.
     random_state : None, int or numpy.random.Generator, default=None
+        Seeds the draws.
     record_losses : bool, default=True
+        Keep the per-trial losses (``expected_losses_``,
+        ``realized_losses_``); turn off for unbounded streams.
 
     Attributes
     ----------

@@ -323,7 +323,13 @@ class OnlineAdaptivePCA(OnlinePCA):
         :func:`onlinepca_fast.metrics.adaptive_parameters`.
     alpha : float, default=1e-5
         Fixed-share rate, ``0 <= alpha < 1`` (YL Sec. 6.1 uses 1e-5).
-    sampler, random_state, record_losses, reorthogonalize_every
+    sampler : {"decomposition", "systematic"}, default="decomposition"
+        As for :class:`OnlinePCA`.
+    random_state : None, int or numpy.random.Generator, default=None
+        As for :class:`OnlinePCA`.
+    record_losses : bool, default=True
+        As for :class:`OnlinePCA`.
+    reorthogonalize_every : int or None, default=10000
         As for :class:`OnlinePCA`.
 
     Attributes
@@ -438,7 +444,13 @@ class CenteredOnlinePCA(_Cumulative):
         False gives "the uncentered version of Algorithm 6" (WK Sec. 6.2,
         Fig. 4): step (15) is skipped, the center stays ``mean_init``
         (zeros by default) and (16) uses factor 1: ``C^t = sum y y^T``.
-    sampler, random_state, record_losses, reorthogonalize_every
+    sampler : {"decomposition", "systematic"}, default="decomposition"
+        As for :class:`OnlinePCA`.
+    random_state : None, int or numpy.random.Generator, default=None
+        As for :class:`OnlinePCA`.
+    record_losses : bool, default=True
+        As for :class:`OnlinePCA`.
+    reorthogonalize_every : int or None, default=10000
         As for :class:`OnlinePCA`.
 
     Attributes
@@ -534,6 +546,7 @@ class FollowTheLeader(_Cumulative):
         Center by the running mean (``m^0 = 0``; WK eq. 15 with
         ``center_lr_inv = 0``).
     record_losses : bool, default=True
+        As for :class:`OnlinePCA`.
     reorthogonalize_every : int or None, default=10000
         As for :class:`OnlinePCA`.
 

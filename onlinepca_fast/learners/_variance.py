@@ -70,10 +70,16 @@ class VarianceMinimizer(_Covariances, EigensystemMixin, CappedDraws, TrialLoopLe
     Parameters
     ----------
     eta : float, default=1.0
+        Learning rate (> 0).
     share : {None, "fixed"}, default=None
+        ``"fixed"``: the fixed share of YL eq. (22b) on the eigenvalues.
     alpha : float, default=0.0
+        Fixed-share rate, ``0 <= alpha < 1``.
     random_state : None, int or numpy.random.Generator, default=None
+        Seeds the draws.
     record_losses : bool, default=True
+        Keep the per-trial losses (``expected_losses_``,
+        ``realized_losses_``); turn off for unbounded streams.
     reorthogonalize_every : int or None, default=10000
         As for :class:`OnlinePCA` (vector instances; matrix instances
         recompute the eigenvectors every trial).
@@ -174,8 +180,12 @@ class SimplexVarianceMinimizer(_Covariances, TrialLoopLearner):
     Parameters
     ----------
     eta : float, default=1.0
+        Learning rate (> 0).
     alpha : float, default=0.0
+        Fixed-share rate of YL eq. (29b), ``0 <= alpha < 1``.
     record_losses : bool, default=True
+        Keep the per-trial losses (``expected_losses_``,
+        ``realized_losses_``); turn off for unbounded streams.
 
     Attributes
     ----------

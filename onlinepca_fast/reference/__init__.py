@@ -18,6 +18,35 @@ from ._learners import (CappedHedge, CenteredOnlinePCA, FollowTheLeader, Hedge,
                         OnlineAdaptivePCA, OnlinePCA, SimplexVarianceMinimizer,
                         VarianceMinimizer)
 
+# The reference learners take the parameters of their compiled twins (a
+# subset: nothing about loss records or re-orthogonalisation); their
+# docstrings say so in a Parameters section built from the signatures.
+_TYPES = {
+    "n_components": "int", "eta": "float", "alpha": "float",
+    "share": '{None, "fixed", "uniform", "past"}',
+    "sampler": '{"decomposition", "systematic"}',
+    "random_state": "None, int or numpy.random.Generator",
+    "center_lr_inv": "float", "mean_init": "None or array_like of shape (n,)",
+    "centered": "bool", "kernel": '{"rbf", "poly", "linear"} or callable',
+    "degree": "int", "gamma": "float or None", "coef0": "float",
+}
+
+
+def _document_parameters(cls):
+    import inspect
+
+    lines = ["", "    Parameters", "    ----------"]
+    for name, param in inspect.signature(cls).parameters.items():
+        default = "" if param.default is param.empty else f", default={param.default!r}"
+        lines += [f"    {name} : {_TYPES[name]}{default}",
+                  f"        As for :class:`onlinepca_fast.{cls.__name__}`."]
+    cls.__doc__ = cls.__doc__.rstrip() + "\n" + "\n".join(lines) + "\n"
+
+
+for _cls in (CappedHedge, CenteredOnlinePCA, FollowTheLeader, Hedge, OnlineAdaptivePCA,
+             OnlinePCA, SimplexVarianceMinimizer, VarianceMinimizer, OnlineKernelPCA):
+    _document_parameters(_cls)
+
 __all__ = ["cap", "cap_log", "decompose", "sample_corner", "rank_one_update",
            "bordered_update", "gram", "Hedge", "CappedHedge", "OnlinePCA",
            "OnlineAdaptivePCA", "CenteredOnlinePCA", "FollowTheLeader",

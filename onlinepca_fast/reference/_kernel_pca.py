@@ -28,12 +28,34 @@ import numpy as np
 from scipy.spatial.distance import cdist
 
 from ._kernels import PresetUniform, cap_log, sample_corner
+from ._learners import _Learner
 
 __all__ = ["OnlineKernelPCA", "gram"]
 
 
 def gram(X, Y, kernel="rbf", degree=3, gamma=None, coef0=1.0):
-    """Kernel matrix k(X, Y) of shape (len(X), len(Y)), scikit-learn's formulas."""
+    """Kernel matrix k(X, Y) of shape (len(X), len(Y)), scikit-learn's formulas.
+
+    Parameters
+    ----------
+    X : array_like of shape (m, n)
+        First points.
+    Y : array_like of shape (p, n)
+        Second points.
+    kernel : {"rbf", "poly", "linear"} or callable, default="rbf"
+        The kernel; a callable gets ``(X, Y)`` and returns the matrix.
+    degree : int, default=3
+        Degree of ``"poly"``.
+    gamma : float or None, default=None
+        Scale of ``"rbf"`` and ``"poly"`` (None: ``1 / n``).
+    coef0 : float, default=1.0
+        Offset of ``"poly"``.
+
+    Returns
+    -------
+    K : ndarray of shape (m, p)
+        The kernel values.
+    """
     X = np.atleast_2d(np.asarray(X, dtype=np.float64))
     Y = np.atleast_2d(np.asarray(Y, dtype=np.float64))
     if callable(kernel):
@@ -48,7 +70,7 @@ def gram(X, Y, kernel="rbf", degree=3, gamma=None, coef0=1.0):
     raise ValueError(f"kernel must be 'linear', 'poly', 'rbf' or a callable, got {kernel!r}")
 
 
-class OnlineKernelPCA:
+class OnlineKernelPCA(_Learner):
     """KW Algorithm 6 with ``eigh`` of the full kernel matrix every trial.
 
     Besides ``expected_losses_`` and ``realized_losses_`` it records per
@@ -79,17 +101,19 @@ class OnlineKernelPCA:
         self.corners_, self.eigenvalues_history_ = [], []
         self.n_trials_ = 0
 
-    def fit(self, X):
-        X = np.asarray(X, dtype=np.float64)
-        self._reset(X.shape[1])
-        return self.partial_fit(X)
-
-    def partial_fit(self, X):
-        for x in np.asarray(X, dtype=np.float64):
-            self.learn_one(x)
-        return self
-
     def learn_one(self, x):
+        """One trial on the instance x (the first one resets the learner).
+
+        Parameters
+        ----------
+        x : array_like of shape (n,)
+            The instance.
+
+        Returns
+        -------
+        self : object
+            The learner.
+        """
         x = np.asarray(x, dtype=np.float64)
         if not hasattr(self, "n_trials_"):
             self._reset(x.shape[0])
@@ -131,14 +155,7 @@ class OnlineKernelPCA:
         return self
 
     @property
-    def expected_losses_(self):
-        return np.array(self._expected, dtype=np.float64)
-
-    @property
-    def realized_losses_(self):
-        return np.array(self._realized, dtype=np.float64)
-
-    @property
     def eigenvalues_(self):
+        """Ascending eigenvalues of the kernel matrix of the instances so far."""
         K = self._k(self._past, self._past)
         return np.linalg.eigvalsh((K + K.T) / 2)

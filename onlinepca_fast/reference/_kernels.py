@@ -351,9 +351,25 @@ def sample_corner(w, d, rng=None, method="decomposition"):
 def rank_one_update(evals, evecs, rho, x):
     """Eigensystem of ``evecs @ diag(evals) @ evecs.T + rho * outer(x, x)``.
 
-    Forms the matrix and calls ``numpy.linalg.eigh``: O(n^3).  Returns the
-    ascending eigenvalues and the eigenvectors in the columns, like
-    :func:`onlinepca_fast.kernels.rank_one_update`.
+    Forms the matrix and calls ``numpy.linalg.eigh``: O(n^3).
+
+    Parameters
+    ----------
+    evals : array_like of shape (n,)
+        Eigenvalues of the matrix updated.
+    evecs : array_like of shape (n, n)
+        Its eigenvectors, in the columns.
+    rho : float
+        Weight of the rank-one term.
+    x : array_like of shape (n,)
+        Vector of the rank-one term.
+
+    Returns
+    -------
+    new_evals : ndarray of shape (n,)
+        Ascending, as :func:`onlinepca_fast.kernels.rank_one_update` returns.
+    new_evecs : ndarray of shape (n, n)
+        Eigenvectors in the columns.
     """
     evals = np.asarray(evals, dtype=np.float64)
     evecs = np.asarray(evecs, dtype=np.float64)
@@ -366,6 +382,24 @@ def bordered_update(evals, evecs, y, kappa):
     """Eigensystem of ``[[A, y], [y^T, kappa]]``, ``A = evecs diag(evals) evecs^T``.
 
     Forms the bordered matrix and calls ``numpy.linalg.eigh``: O(m^3).
+
+    Parameters
+    ----------
+    evals : array_like of shape (m,)
+        Eigenvalues of A.
+    evecs : array_like of shape (m, m)
+        Eigenvectors of A, in the columns.
+    y : array_like of shape (m,)
+        The new off-diagonal column.
+    kappa : float
+        The new diagonal entry.
+
+    Returns
+    -------
+    new_evals : ndarray of shape (m + 1,)
+        Ascending.
+    new_evecs : ndarray of shape (m + 1, m + 1)
+        Eigenvectors in the columns.
     """
     evals = np.asarray(evals, dtype=np.float64)
     m = evals.shape[0]

@@ -89,16 +89,52 @@ class _Learner:
         self._init_state(n)
 
     def fit(self, X):
+        """Reset, then :meth:`partial_fit` on X.
+
+        Parameters
+        ----------
+        X : array_like of shape (T, n) or (T, n, n)
+            The instances.
+
+        Returns
+        -------
+        self : object
+            The learner.
+        """
         X = np.asarray(X, dtype=np.float64)
         self._reset(X.shape[-1])
         return self.partial_fit(X)
 
     def partial_fit(self, X):
+        """One trial per row of X (:meth:`learn_one` on each).
+
+        Parameters
+        ----------
+        X : array_like of shape (T, n) or (T, n, n)
+            The instances.
+
+        Returns
+        -------
+        self : object
+            The learner.
+        """
         for x in np.asarray(X, dtype=np.float64):
             self.learn_one(x)
         return self
 
     def learn_one(self, x):
+        """One trial on the instance x (the first one resets the learner).
+
+        Parameters
+        ----------
+        x : array_like of shape (n,) or (n, n)
+            The instance.
+
+        Returns
+        -------
+        self : object
+            The learner.
+        """
         x = np.asarray(x, dtype=np.float64)
         if not hasattr(self, "n_trials_"):
             self._reset(x.shape[-1])
@@ -114,10 +150,12 @@ class _Learner:
 
     @property
     def expected_losses_(self):
+        """Expected loss of each trial since the reset."""
         return np.array(self._expected, dtype=np.float64)
 
     @property
     def realized_losses_(self):
+        """Realized loss of each trial since the reset."""
         return np.array(self._realized, dtype=np.float64)
 
 
@@ -189,6 +227,7 @@ class CappedHedge(_Learner, _Shares):
 
     @property
     def density_(self):
+        """The weight vector (also ``weights_``)."""
         return np.exp(self._lw)
 
     weights_ = density_  # the name used by the compiled expert learners
@@ -213,6 +252,7 @@ class _PCAState:
 
     @property
     def eigenvalues_(self):
+        """Ascending eigenvalues of the maintained matrix."""
         return self._lam.copy()
 
     def _levels(self):
@@ -220,19 +260,23 @@ class _PCAState:
 
     @property
     def eigenvectors_(self):
+        """Eigenvectors (columns) matching ``eigenvalues_``."""
         return self._Q.copy()
 
     @property
     def components_(self):
+        """The k directions of the smallest weights of W, in the rows."""
         # smallest eigenvalues of W = the first k columns in ascending order
         return self._Q[:, : self.n_features_in_ - self._d].T.copy()
 
     @property
     def density_(self):
+        """The density matrix W."""
         return (self._Q * self._omega()) @ self._Q.T
 
     @property
     def mean_(self):
+        """The center (zeros for the uncentered learners)."""
         return self._m.copy()
 
     def _losses(self, omega, x, corner):
@@ -412,6 +456,7 @@ class SimplexVarianceMinimizer(_Learner):
 
     @property
     def density_(self):
+        """The probability vector y (also ``weights_``)."""
         return self._y.copy()
 
     weights_ = density_  # the name used by the compiled learner

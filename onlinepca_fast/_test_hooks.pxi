@@ -1,0 +1,47 @@
+# Testing stand-ins of the LAPACK routines (included by _kernels.pyx): the
+# tests force every fallback path of the eigen-updates through these.
+
+#: Testing switches for RankOneUpdater.update(..., _flags=...) and
+#: bordered_update(..., _flags=...): every root by bisection; the block by
+#: dsyevr; a dlaed4 that reports failure (info = 1) on odd roots and
+#: returns a root outside its interval (info = 0) on roots 2 mod 4, to
+#: exercise the checks that catch both; a dsyevr that always fails (with
+#: R1_FORCE_EIG: the whole update fails, to test that nothing is written).
+R1_FORCE_BISECTION = OPF_FORCE_BISECTION
+R1_FORCE_EIG = OPF_FORCE_EIG
+cdef enum:
+    _TEST_BAD_DLAED4 = 1 << 8
+    _TEST_FAILING_DSYEVR = 1 << 9
+R1_TEST_BAD_DLAED4 = _TEST_BAD_DLAED4
+R1_TEST_FAILING_DSYEVR = _TEST_FAILING_DSYEVR
+
+cdef void _bad_dlaed4(int *n, int *i, double *d, double *z, double *delta,
+                      double *rho, double *dlam, int *info) noexcept nogil:
+    dlaed4(n, i, d, z, delta, rho, dlam, info)
+    if n[0] > 2 and i[0] % 2 == 0:  # 1-based: odd 0-based roots
+        info[0] = 1
+    elif n[0] > 2 and i[0] % 4 == 3 and i[0] < n[0]:
+        dlam[0] = d[i[0]] + 1.0  # beyond the next pole
+        for k in range(n[0]):
+            delta[k] = d[k] - dlam[0]
+
+
+cdef void _failing_dsyevr(char *jobz, char *range_, char *uplo, int *n,
+                          double *a, int *lda, double *vl, double *vu,
+                          int *il, int *iu, double *abstol, int *m,
+                          double *w, double *z, int *ldz, int *isuppz,
+                          double *work, int *lwork, int *iwork,
+                          int *liwork, int *info) noexcept nogil:
+    info[0] = 1
+
+
+cdef int _test_fns(opf_lapack *fns, int flags) except -1:
+    """Swap in the testing stand-ins the flags ask for; return the C flags."""
+    if flags & ~(OPF_FORCE_BISECTION | OPF_FORCE_EIG | _TEST_BAD_DLAED4
+                 | _TEST_FAILING_DSYEVR):
+        raise ValueError(f"_flags: unknown bits in {flags}")
+    if flags & _TEST_BAD_DLAED4:
+        fns.dlaed4 = _bad_dlaed4
+    if flags & _TEST_FAILING_DSYEVR:
+        fns.dsyevr = _failing_dsyevr
+    return flags & ~(_TEST_BAD_DLAED4 | _TEST_FAILING_DSYEVR)
