@@ -48,9 +48,17 @@ except ImportError:  # pragma: no cover - depends on how it is imported
 
 from . import datasets, kernels, metrics, reference
 from ._version import __version__
-from .learners import (CappedHedge, CenteredOnlinePCA, FollowTheLeader, Hedge,
-                       OnlineAdaptivePCA, OnlineKernelPCA, OnlinePCA,
-                       SimplexVarianceMinimizer, VarianceMinimizer)
+from .learners import (
+    CappedHedge,
+    CenteredOnlinePCA,
+    FollowTheLeader,
+    Hedge,
+    OnlineAdaptivePCA,
+    OnlineKernelPCA,
+    OnlinePCA,
+    SimplexVarianceMinimizer,
+    VarianceMinimizer,
+)
 
 __all__ = [
     "Hedge", "CappedHedge", "OnlinePCA", "OnlineAdaptivePCA", "CenteredOnlinePCA",

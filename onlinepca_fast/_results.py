@@ -2,15 +2,21 @@
 (re-exported by :mod:`onlinepca_fast.experiments`, where the result dict is
 described)."""
 
+from __future__ import annotations
+
 import csv
 import json
+import os
+from typing import Any
 
 import numpy as np
+
+from ._typing import Result
 
 __all__ = ["format_table", "save_csv", "save_json"]
 
 
-def format_table(result):
+def format_table(result: Result) -> str:
     """The totals of an experiment result as a text table.
 
     Parameters
@@ -56,7 +62,7 @@ def _jsonable(value):
     return value
 
 
-def save_json(result, path, **extra):
+def save_json(result: Result, path: str | os.PathLike[str], **extra: Any) -> None:
     """Write an experiment's parameters, totals and notes (no curves) as JSON.
 
     Parameters
@@ -78,7 +84,7 @@ def save_json(result, path, **extra):
         f.write("\n")
 
 
-def save_csv(result, path):
+def save_csv(result: Result, path: str | os.PathLike[str]) -> None:
     """Write the curves, one row per trial, as CSV.
 
     Columns: ``trial`` (1-based), then for each curve ``KEY`` (the expected

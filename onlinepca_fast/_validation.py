@@ -16,11 +16,16 @@ same everywhere:
 - every message names the argument.
 """
 
+from __future__ import annotations
+
 import math
 import numbers
 import operator
+from typing import Any
 
 import numpy as np
+
+from ._typing import FloatArray
 
 #: The largest step a trial may subtract from a log-weight: ``eta * |x|^2``
 #: (and ``|x|^2``, the loss) for the PCA learners, ``eta`` for the others,
@@ -205,8 +210,8 @@ class OneOf(Constraint):
                     if not (isinstance(c, Options) and c.choices == (None,))]
         if len(specific) == 1:  # none_or(rule): what the rule says is clearest
             raise specific[0]
-        exc = ValueError if any(isinstance(e, ValueError) for e in errors) else TypeError
-        raise exc(f"{name} must be {self.describe(context)}, got "
+        kind = ValueError if any(isinstance(e, ValueError) for e in errors) else TypeError
+        raise kind(f"{name} must be {self.describe(context)}, got "
                   f"{_type_name(value)} {value!r}") from None
 
 
@@ -270,7 +275,7 @@ def check_params(constraints, values, context=None):
             for name, rule in constraints.items()}
 
 
-def check_scalar(value, name, constraint, context=None):
+def check_scalar(value: Any, name: str, constraint: Any, context: Any = None) -> Any:
     """One argument against one constraint (functions use this)."""
     return constraint.check(value, name, context)
 
@@ -325,7 +330,7 @@ def _frame_to_array(X, name):
     return arr
 
 
-def as_real_array(X, name):
+def as_real_array(X: Any, name: str) -> FloatArray:
     """`X` as a float64 ndarray (not necessarily a copy), or raise.
 
     TypeError for sparse matrices, strings, bools and other non-numeric
@@ -361,7 +366,9 @@ def as_real_array(X, name):
     return arr
 
 
-def as_float_vector(x, name, *, allow_neg_inf=False, nonnegative=False):
+def as_float_vector(
+        x: Any, name: str, *, allow_neg_inf: bool = False, nonnegative: bool = False,
+) -> FloatArray:
     """Return `x` as a C-contiguous 1-D float64 array, or raise.
 
     ValueError for a wrong number of dimensions, an empty vector, NaN, +inf
@@ -386,7 +393,7 @@ def as_float_vector(x, name, *, allow_neg_inf=False, nonnegative=False):
     return arr
 
 
-def as_finite_array(a, name, shape=None):
+def as_finite_array(a: Any, name: str, shape: tuple[int, ...] | None = None) -> FloatArray:
     """`a` as a finite float64 array (of the given shape), or raise."""
     arr = as_real_array(a, name)
     if shape is not None and arr.shape != shape:
@@ -396,12 +403,12 @@ def as_finite_array(a, name, shape=None):
     return arr
 
 
-def as_int(value, name, low, high):
+def as_int(value: Any, name: str, low: int | None, high: int | None) -> int:
     """`value` as a Python int in [low, high] (None: unbounded), or raise."""
     return Interval("int", low, high).check(value, name)
 
 
-def as_generator(random_state, name="random_state"):
+def as_generator(random_state: Any, name: str = "random_state") -> np.random.Generator:
     """Return a numpy Generator from None, an int seed or a Generator."""
     if isinstance(random_state, np.random.Generator):
         return random_state
@@ -409,6 +416,6 @@ def as_generator(random_state, name="random_state"):
                                 and not _is_bool(random_state)):
         if random_state is not None and random_state < 0:
             raise ValueError(f"{name} must be a non-negative seed, got {random_state}")
-        return np.random.default_rng(random_state)
+        return np.random.default_rng(None if random_state is None else int(random_state))
     raise TypeError(f"{name} must be None, an int or a numpy.random.Generator, "
                     f"got {_type_name(random_state)}")

@@ -6,11 +6,16 @@ the figure), with BLAS limited to one thread unless asked otherwise: NumPy's
 and SciPy's separate OpenBLAS pools spin against each other on few cores.
 """
 
+from __future__ import annotations
+
 import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from . import datasets
+from ._typing import FloatArray
 from ._validation import N_COMPONENTS, POSITIVE, Interval, check_scalar
 
 __all__ = ["per_trial", "best_time", "blas_limit", "benchmark", "format_benchmark",
@@ -19,7 +24,7 @@ __all__ = ["per_trial", "best_time", "blas_limit", "benchmark", "format_benchmar
 
 # --- the workloads every benchmark draws from (benchmarks/ and asv) ---------------
 
-def low_rank_stream(T, n, seed=0, rank=5, noise=0.1):
+def low_rank_stream(T: int, n: int, seed: int = 0, rank: int = 5, noise: float = 0.1) -> FloatArray:
     """Rows of a rank-`rank` Gaussian plus isotropic noise, scaled into the unit ball.
 
     Parameters
@@ -46,7 +51,7 @@ def low_rank_stream(T, n, seed=0, rank=5, noise=0.1):
     return X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
 
 
-def log_weights(n, seed=0):
+def log_weights(n: int, seed: int = 0) -> FloatArray:
     """Log-weights as a learner has them after a few hundred trials (wide spread).
 
     Parameters
@@ -64,7 +69,9 @@ def log_weights(n, seed=0):
     return np.random.default_rng(seed).normal(scale=20.0, size=n)
 
 
-def rank_one_problem(n, kind="dense", seed=0):
+def rank_one_problem(
+        n: int, kind: str = "dense", seed: int = 0,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """The eigensystem and vector of a rank-one eigen-update of order n.
 
     Parameters
@@ -104,7 +111,7 @@ def rank_one_problem(n, kind="dense", seed=0):
     return evals, evecs, x
 
 
-def cone_stream(T, n_features=20):
+def cone_stream(T: int, n_features: int = 20) -> FloatArray:
     """KW Sec. 5's padded 3-d cone with noise (the kernel PCA workload).
 
     Parameters
@@ -125,7 +132,9 @@ def cone_stream(T, n_features=20):
 
 # --- the timers -------------------------------------------------------------------
 
-def best_time(fn, repeat=5, budget=2.0, prepare=None, clock=time.perf_counter):
+def best_time(fn: Callable[[], object], repeat: int = 5, budget: float = 2.0,
+              prepare: Callable[[], object] | None = None,
+              clock: Callable[[], float] = time.perf_counter) -> float:
     """Minimum time of ``fn()`` over up to `repeat` runs within about `budget` s.
 
     Parameters
@@ -149,7 +158,8 @@ def best_time(fn, repeat=5, budget=2.0, prepare=None, clock=time.perf_counter):
     if prepare is not None:
         prepare()
     fn()  # warm-up
-    times, start = [], time.perf_counter()
+    times: list[float] = []
+    start = time.perf_counter()
     while len(times) < repeat and (not times or time.perf_counter() - start < budget):
         if prepare is not None:
             prepare()
@@ -165,7 +175,7 @@ def _sizes(n_features, n_components):
     return n, k
 
 
-def per_trial(make, X, budget, chunk):
+def per_trial(make: Callable[[], Any], X: FloatArray, budget: float, chunk: int) -> float:
     """Median over chunks of the seconds per trial of ``make().partial_fit``.
 
     The median, not the mean, so that a stall of the machine (another
@@ -188,7 +198,8 @@ def per_trial(make, X, budget, chunk):
     seconds : float
         Median seconds per trial.
     """
-    elapsed, times = 0.0, []
+    elapsed = 0.0
+    times: list[float] = []
     lo = X.shape[0]
     while elapsed < budget or len(times) < 3:
         if lo >= X.shape[0]:  # a fresh learner; its lazy initialisation is not timed
@@ -205,7 +216,7 @@ def per_trial(make, X, budget, chunk):
     return float(np.median(times))
 
 
-def blas_limit(threads):
+def blas_limit(threads: int | None) -> Any:
     """A context limiting the BLAS threads (threadpoolctl), or None if unavailable.
 
     Parameters
@@ -227,8 +238,11 @@ def blas_limit(threads):
     return threadpool_limits(limits=threads, user_api="blas")
 
 
-def benchmark(sizes=((20, 2), (100, 10)), learners=("OnlinePCA", "CenteredOnlinePCA"),
-              budget=1.0, blas_threads=1, progress=None):
+def benchmark(
+        sizes: Sequence[tuple[int, int]] = ((20, 2), (100, 10)),
+        learners: Sequence[str] = ("OnlinePCA", "CenteredOnlinePCA"), budget: float = 1.0,
+        blas_threads: int | None = 1, progress: Callable[[str], object] | None = None,
+) -> list[dict[str, Any]]:
     """Per-trial times of the compiled learners against the NumPy reference.
 
     Each learner runs on the WK Sec. 8 stream (rank-2 segments of 500) for
@@ -287,7 +301,7 @@ def benchmark(sizes=((20, 2), (100, 10)), learners=("OnlinePCA", "CenteredOnline
     return rows
 
 
-def format_benchmark(rows):
+def format_benchmark(rows: Sequence[Mapping[str, Any]]) -> str:
     """The rows of :func:`benchmark` as a text table.
 
     Parameters

@@ -10,15 +10,23 @@
   streamed class by class (needs scikit-learn, which ships the images).
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
 import numpy as np
 
+from ._typing import FloatArray, IndexArray, SeedLike
 from ._validation import as_generator, as_int
 
 __all__ = ["shifting_subspaces", "noisy_cone", "digits_stream"]
 
 
-def shifting_subspaces(n_features=20, rank=2, segment_lengths=(500, 500, 500),
-                       random_state=None, subspaces=None):
+def shifting_subspaces(
+        n_features: int = 20, rank: int = 2, segment_lengths: Sequence[int] = (500, 500, 500),
+        random_state: SeedLike = None, subspaces: Sequence[int] | None = None,
+) -> tuple[FloatArray, IndexArray]:
     """Stream of points switching between random low-rank Gaussians.
 
     Within segment ``j`` the points are drawn i.i.d. from a zero-mean
@@ -81,8 +89,10 @@ def shifting_subspaces(n_features=20, rank=2, segment_lengths=(500, 500, 500),
     return X, np.concatenate(labels)
 
 
-def noisy_cone(n_samples=500, n_features=20, noise=0.05, random_state=None, *,
-               embedding="full"):
+def noisy_cone(
+        n_samples: int = 500, n_features: int = 20, noise: float = 0.05,
+        random_state: SeedLike = None, *, embedding: Literal["full", "padded"] = "full",
+) -> FloatArray:
     """Points near a cone, the data of KW Section 5.
 
     Two constructions:
@@ -158,7 +168,9 @@ def noisy_cone(n_samples=500, n_features=20, noise=0.05, random_state=None, *,
     return X + noise * rng.standard_normal((m, n))
 
 
-def digits_stream(segment_length=None, random_state=0):
+def digits_stream(
+        segment_length: int | None = None, random_state: SeedLike = 0,
+) -> tuple[FloatArray, IndexArray]:
     """Handwritten digits of scikit-learn, class by class: a shifting stream of real data.
 
     The 1797 8x8 images of ``sklearn.datasets.load_digits`` (bundled with

@@ -47,16 +47,26 @@ YL: J. Yuan and A. Lamperski, "Online adaptive principal component analysis
 and its extensions", ICML 2019.
 """
 
+from __future__ import annotations
+
 import numbers
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
 import numpy as np
 
 from . import datasets, metrics
 from ._guard import reporting
 from ._results import format_table, save_csv, save_json
+from ._typing import Result
 from ._validation import ALPHA, N_COMPONENTS, POSITIVE, as_int, check_scalar
-from .learners import (CenteredOnlinePCA, FollowTheLeader, OnlineAdaptivePCA,
-                       OnlineKernelPCA, OnlinePCA)
+from .learners import (
+    CenteredOnlinePCA,
+    FollowTheLeader,
+    OnlineAdaptivePCA,
+    OnlineKernelPCA,
+    OnlinePCA,
+)
 
 __all__ = [
     "wk_fig4",
@@ -73,7 +83,7 @@ __all__ = [
 
 # --- validation ---------------------------------------------------------------
 
-def _seeds(seeds):
+def _seeds(seeds: Any) -> list[int]:
     """A count of seeds (range(seeds)) or a non-empty sequence of seeds."""
     if isinstance(seeds, numbers.Integral) and not isinstance(seeds, (bool, np.bool_)):
         return list(range(as_int(seeds, "seeds", 1, 10**6)))
@@ -227,8 +237,10 @@ def _boundaries(lengths):
 
 # --- the experiments ------------------------------------------------------------
 
-def wk_fig4(n_features=20, n_components=2, segment_length=500, n_segments=3, eta=1.0,
-            alpha=1e-5, seeds=10, data_seed=0, progress=None):
+def wk_fig4(n_features: int = 20, n_components: int = 2, segment_length: int = 500,
+            n_segments: int = 3, eta: float = 1.0, alpha: float = 1e-5,
+            seeds: int | Sequence[int] = 10, data_seed: int = 0,
+            progress: Callable[[int, int], object] | None = None) -> Result:
     """Online PCA on a stream that shifts between subspaces (WK Sec. 8, Fig. 4).
 
     The stream (:func:`onlinepca_fast.datasets.shifting_subspaces`, WK
@@ -322,8 +334,10 @@ def wk_fig4(n_features=20, n_components=2, segment_length=500, n_segments=3, eta
                    dict(best_fixed_loss=best_loss, wk_thm6_bound=bound))
 
 
-def yl_fig1(n_features=20, n_components=2, segment_length=200, n_segments=3, eta=1.0,
-            alpha=1e-5, seeds=10, data_seed=0, progress=None):
+def yl_fig1(n_features: int = 20, n_components: int = 2, segment_length: int = 200,
+            n_segments: int = 3, eta: float = 1.0, alpha: float = 1e-5,
+            seeds: int | Sequence[int] = 10, data_seed: int = 0,
+            progress: Callable[[int, int], object] | None = None) -> Result:
     """Online adaptive PCA against online PCA on a shifting stream (YL Sec. 6.1, Fig. 1).
 
     Three segments of 200 points from random rank-2 Gaussians in ``R^20``
@@ -390,8 +404,10 @@ def yl_fig1(n_features=20, n_components=2, segment_length=200, n_segments=3, eta
                    dict(best_fixed_loss=metrics.best_subspace_loss(X, k)))
 
 
-def wk_fig6(n_features=20, n_components=2, segment_length=200, subspaces=(0, 1, 0, 2, 1, 2),
-            eta=1.0, alpha=1e-3, seeds=10, data_seed=0, progress=None):
+def wk_fig6(n_features: int = 20, n_components: int = 2, segment_length: int = 200,
+            subspaces: Sequence[int] = (0, 1, 0, 2, 1, 2), eta: float = 1.0, alpha: float = 1e-3,
+            seeds: int | Sequence[int] = 10, data_seed: int = 0,
+            progress: Callable[[int, int], object] | None = None) -> Result:
     """Long-term memory: mixing in the past average (WK Sec. 8, eq. (20), Fig. 6).
 
     A stream whose segments revisit earlier subspaces (``subspaces``: the
@@ -487,8 +503,9 @@ def wk_fig6(n_features=20, n_components=2, segment_length=200, subspaces=(0, 1, 
                    dict(best_partition_loss=partition_loss, best_fixed_loss=best_loss))
 
 
-def digits(n_components=2, eta=5.0, alpha=1e-4, segment_length=None, seeds=10, data_seed=0,
-           progress=None):
+def digits(n_components: int = 2, eta: float = 5.0, alpha: float = 1e-4,
+           segment_length: int | None = None, seeds: int | Sequence[int] = 10, data_seed: int = 0,
+           progress: Callable[[int, int], object] | None = None) -> Result:
     """Real data: handwritten digits streamed class by class (like WK Fig. 6 / YL Fig. 2).
 
     The 1797 8x8 images of ``sklearn.datasets.load_digits`` (bundled with
@@ -553,8 +570,10 @@ def digits(n_components=2, eta=5.0, alpha=1e-4, segment_length=None, seeds=10, d
                    [f"digit {c}" for c in classes], "cumulative loss", curves, losses, ())
 
 
-def kw_cone(n_samples=500, n_features=20, n_components=2, eta=1.0, noise=0.05, seeds=10,
-            data_seed=0, progress=None, embedding="padded"):
+def kw_cone(n_samples: int = 500, n_features: int = 20, n_components: int = 2, eta: float = 1.0,
+            noise: float = 0.05, seeds: int | Sequence[int] = 10, data_seed: int = 0,
+            progress: Callable[[int, int], object] | None = None,
+            embedding: Literal["padded", "full"] = "padded") -> Result:
     """Online kernel PCA on a noisy cone (KW Sec. 5, Figs. 2 and 3).
 
     Points near the cone ``x^2 + y^2 = z^2`` embedded in ``R^n``
@@ -634,7 +653,7 @@ def kw_cone(n_samples=500, n_features=20, n_components=2, eta=1.0, noise=0.05, s
                    dict(offline_loss=float(offline[-1]), average_regret=float(avg_regret)))
 
 
-EXPERIMENTS = {
+EXPERIMENTS: dict[str, Callable[..., dict[str, Any]]] = {
     "wk-fig4": wk_fig4,
     "wk-fig6": wk_fig6,
     "yl-fig1": yl_fig1,

@@ -24,14 +24,25 @@ References
    predictor", JMLR 1, 2001.
 """
 
+from __future__ import annotations
+
 import math
+from typing import Any, Literal
 
 import numpy as np
 
 from . import _kernels
 from ._kernels import RankOneUpdater
-from ._validation import (SAMPLER, Interval, as_finite_array, as_float_vector,
-                          as_generator, as_int, check_scalar)
+from ._typing import ArrayLike, FloatArray, IndexArray, SeedLike
+from ._validation import (
+    SAMPLER,
+    Interval,
+    as_finite_array,
+    as_float_vector,
+    as_generator,
+    as_int,
+    check_scalar,
+)
 
 __all__ = ["cap", "cap_log", "decompose", "sample_corner", "rank_one_update",
            "bordered_update", "RankOneUpdater", "null_space_tol", "CAP_RTOL",
@@ -43,7 +54,7 @@ __all__ = ["cap", "cap_log", "decompose", "sample_corner", "rank_one_update",
 CAP_RTOL = 1e-9
 
 
-def _cap(x, d, log_domain, name):
+def _cap(x: FloatArray, d: int, log_domain: bool, name: str) -> FloatArray:
     n = x.shape[0]
     d = as_int(d, "d", 1, n)
     out = np.empty(n)
@@ -51,7 +62,7 @@ def _cap(x, d, log_domain, name):
     return out
 
 
-def cap(w, d):
+def cap(w: ArrayLike, d: int) -> FloatArray:
     """Relative-entropy projection onto the capped probability simplex.
 
     Returns the minimiser of ``sum_i q_i log(q_i / w_i)`` over
@@ -92,7 +103,7 @@ def cap(w, d):
     return _cap(as_float_vector(w, "w", nonnegative=True), d, False, "w")
 
 
-def cap_log(mu, d):
+def cap_log(mu: ArrayLike, d: int) -> FloatArray:
     """:func:`cap` on log-weights, returning normalised capped log-weights.
 
     Equivalent to ``log(cap(exp(mu), d))`` without ever forming
@@ -139,7 +150,7 @@ def cap_log(mu, d):
 _CAP_SHIFT_AT = 512.0
 
 
-def _level(mu, d):
+def _level(mu: FloatArray, d: int) -> FloatArray:
     """mu shifted so that its d-th largest entry is 0, if that is far from 0.
 
     The compiled kernel returns an uncapped entry as ``mu_i + c`` with ``c``
@@ -164,7 +175,7 @@ def _level(mu, d):
     return np.minimum(shifted, np.finfo(np.float64).max)
 
 
-def _capped_vector(w, d):
+def _capped_vector(w: ArrayLike, d: int) -> tuple[FloatArray, int]:
     """Validate a vector of the capped simplex (up to scale) and d."""
     w = as_float_vector(w, "w", nonnegative=True)
     n = w.shape[0]
@@ -184,7 +195,7 @@ def _capped_vector(w, d):
     return w, d
 
 
-def decompose(w, d):
+def decompose(w: ArrayLike, d: int) -> tuple[FloatArray, IndexArray]:
     """Mixture decomposition of a capped vector into d-corners (WK Alg. 2).
 
     A d-corner is the uniform distribution ``r`` on a d-subset (entries
@@ -245,7 +256,8 @@ def decompose(w, d):
     return coef[:m].copy(), np.sort(corners[:m], axis=1)
 
 
-def sample_corner(w, d, rng=None, method="decomposition"):
+def sample_corner(w: ArrayLike, d: int, rng: SeedLike = None,
+                  method: Literal["decomposition", "systematic"] = "decomposition") -> IndexArray:
     """Draw a d-subset with inclusion probabilities ``d * w_i / sum(w)``.
 
     This is the random step of the capped learners (WK Alg. 3, 5 and 6):
@@ -307,16 +319,16 @@ def sample_corner(w, d, rng=None, method="decomposition"):
 #: LAPACK's dlaed2/dlaed8 factor.
 DEFLATION_FACTOR = _kernels.R1_DEFLATION_FACTOR
 
-_FORCE_FLAGS = {
+_FORCE_FLAGS: dict[str | None, int] = {
     None: 0,
     "bisection": _kernels.R1_FORCE_BISECTION,
     "eig": _kernels.R1_FORCE_EIG,
 }
 # bordered_update also accepts the dlaed4 stand-in that fails on some roots
-_BU_FORCE_FLAGS = dict(_FORCE_FLAGS, bad_dlaed4=_kernels.R1_TEST_BAD_DLAED4)
+_BU_FORCE_FLAGS = {**_FORCE_FLAGS, "bad_dlaed4": _kernels.R1_TEST_BAD_DLAED4}
 
 
-def _own_or_copy(arr, overwrite):
+def _own_or_copy(arr: FloatArray, overwrite: bool) -> FloatArray:
     """`arr` itself when it may be overwritten in place, else a copy."""
     if (overwrite and isinstance(arr, np.ndarray) and arr.dtype == np.float64
             and arr.flags.c_contiguous and arr.flags.writeable):
@@ -324,8 +336,10 @@ def _own_or_copy(arr, overwrite):
     return np.array(arr, dtype=np.float64, order="C", copy=True)
 
 
-def rank_one_update(evals, evecs, rho, x, *, overwrite=False, _force=None,
-                    _return_info=False):
+def rank_one_update(
+        evals: ArrayLike, evecs: ArrayLike, rho: float, x: ArrayLike, *, overwrite: bool = False,
+        _force: str | None = None, _return_info: bool = False,
+) -> Any:
     """Eigensystem of ``evecs @ diag(evals) @ evecs.T + rho * outer(x, x)``.
 
     Gu & Eisenstat's algorithm as LAPACK's divide and conquer uses it:
@@ -457,7 +471,8 @@ def rank_one_update(evals, evecs, rho, x, *, overwrite=False, _force=None,
     return new_evals, new_evecs
 
 
-def bordered_update(evals, evecs, y, kappa, *, _force=None, _return_info=False):
+def bordered_update(evals: ArrayLike, evecs: ArrayLike, y: ArrayLike, kappa: float, *,
+                    _force: str | None = None, _return_info: bool = False) -> Any:
     """Eigensystem of the bordered matrix ``[[A, y], [y^T, kappa]]``.
 
     ``A = evecs @ diag(evals) @ evecs.T`` of order m grows by one row and
@@ -584,7 +599,7 @@ def _check_finite_result(evals, args):
                          "(about 1.8e308); scale them down")
 
 
-def null_space_tol(evals):
+def null_space_tol(evals: ArrayLike) -> float:
     """Threshold below which an eigenvalue of a kernel matrix counts as zero.
 
     ``m * eps * max|evals|`` for ``m`` eigenvalues, the default of

@@ -12,13 +12,24 @@ YL: J. Yuan and A. Lamperski, "Online adaptive principal component analysis
 and its extensions", ICML 2019.
 """
 
+from __future__ import annotations
+
 import math
 from collections import namedtuple
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from ._validation import (N_COMPONENTS, NONNEGATIVE, POSITIVE, as_int, as_real_array,
-                          check_scalar)
+from ._typing import ArrayLike, FloatArray
+from ._validation import (
+    N_COMPONENTS,
+    NONNEGATIVE,
+    POSITIVE,
+    as_int,
+    as_real_array,
+    check_scalar,
+)
 
 __all__ = [
     "best_subspace_loss",
@@ -39,7 +50,7 @@ __all__ = [
 
 # --- validation -------------------------------------------------------------
 
-def _matrix(X, name="X"):
+def _matrix(X: Any, name: str = "X") -> FloatArray:
     arr = as_real_array(X, name)
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"{name} must be a non-empty 2-D array, got shape {arr.shape}")
@@ -48,7 +59,7 @@ def _matrix(X, name="X"):
     return arr
 
 
-def _losses(losses, T):
+def _losses(losses: Any, T: int) -> FloatArray:
     arr = as_real_array(losses, "losses")
     if arr.shape != (T,):
         raise ValueError(f"losses must have shape ({T},) (one per row of X), got {arr.shape}")
@@ -57,29 +68,29 @@ def _losses(losses, T):
     return arr
 
 
-def _k(n_components, n):
+def _k(n_components: Any, n: int) -> int:
     if n < 2:
         raise ValueError(f"n_components needs n >= 2 features, got n = {n}")
     return check_scalar(n_components, "n_components", N_COMPONENTS, {"n": n})
 
 
-def _nonnegative(value, name):
+def _nonnegative(value: Any, name: str) -> float:
     return check_scalar(value, name, NONNEGATIVE)
 
 
-def _positive(value, name):
+def _positive(value: Any, name: str) -> float:
     return check_scalar(value, name, POSITIVE)
 
 
 # --- comparator losses and regrets ------------------------------------------
 
-def _tail_energy(Y, k):
+def _tail_energy(Y: FloatArray, k: int) -> float:
     """Sum of the n - k smallest eigenvalues of Y^T Y, from the singular values of Y."""
     s = np.linalg.svd(Y, compute_uv=False)
     return float(np.sum(s[k:] ** 2))
 
 
-def best_subspace_loss(X, n_components, centered=False):
+def best_subspace_loss(X: ArrayLike, n_components: int, centered: bool = False) -> float:
     """Total compression loss of the best fixed rank-k subspace in hindsight.
 
     ``min_P sum_t ||y_t - P y_t||^2`` over rank-``k`` orthogonal projections
@@ -118,14 +129,14 @@ def best_subspace_loss(X, n_components, centered=False):
     >>> round(best_subspace_loss(X, 1, centered=True), 12)  # a line through the mean
     0.0
     """
-    X = _matrix(X)
-    k = _k(n_components, X.shape[1])
+    rows = _matrix(X)
+    k = _k(n_components, rows.shape[1])
     if centered:
-        X = X - X.mean(axis=0)
-    return _tail_energy(X, k)
+        rows = rows - rows.mean(axis=0)
+    return _tail_energy(rows, k)
 
 
-def regret(losses, X, n_components, centered=False):
+def regret(losses: ArrayLike, X: ArrayLike, n_components: int, centered: bool = False) -> float:
     """Total loss minus the loss of the best fixed rank-k subspace (WK Thm. 6, YL eq. (1)).
 
     Parameters
@@ -155,7 +166,7 @@ def regret(losses, X, n_components, centered=False):
     return float(np.sum(losses)) - best_subspace_loss(X, n_components, centered)
 
 
-def _segments(boundaries, T):
+def _segments(boundaries: Any, T: int) -> list[tuple[int, int]]:
     b = np.asarray(boundaries)
     if b.ndim != 1 or (b.size and b.dtype.kind not in "iu"):
         raise ValueError(f"boundaries must be a 1-D sequence of integers, got {boundaries!r}")
@@ -168,7 +179,8 @@ def _segments(boundaries, T):
     return list(zip(starts.tolist(), stops.tolist()))
 
 
-def partition_regret(losses, X, n_components, boundaries, centered=False, cumulative=False):
+def partition_regret(losses: ArrayLike, X: ArrayLike, n_components: int, boundaries: Sequence[int],
+                     centered: bool = False, cumulative: bool = False) -> float | FloatArray:
     """Regret against the best subspace per segment of a given partition (WK Fig. 6).
 
     The trials ``0..T-1`` are split at ``boundaries`` into segments
@@ -230,7 +242,8 @@ def partition_regret(losses, X, n_components, boundaries, centered=False, cumula
     return total
 
 
-def adaptive_regret(losses, X, n_components, centered=False, return_interval=False):
+def adaptive_regret(losses: ArrayLike, X: ArrayLike, n_components: int, centered: bool = False,
+                    return_interval: bool = False) -> float | tuple[float, tuple[int, int]]:
     """Adaptive regret, YL eq. (3): the worst regret over all intervals.
 
     ``max_{0 <= r <= s < T} ( sum_{t=r}^{s} losses_t - min_P sum_{t=r}^{s} ||y_t - P y_t||^2 )``
@@ -288,7 +301,7 @@ def adaptive_regret(losses, X, n_components, centered=False, return_interval=Fal
     return (float(best), where) if return_interval else float(best)
 
 
-def expert_best_subset_loss(L, n_components):
+def expert_best_subset_loss(L: ArrayLike, n_components: int) -> float:
     """Total loss of the best set of ``n - k`` experts in hindsight (WK Sec. 4, Thm. 3).
 
     In the set-expert view of WK Alg. 3 the learner's corner is a set of
@@ -321,7 +334,7 @@ def expert_best_subset_loss(L, n_components):
     return float(np.sum(np.sort(L.sum(axis=0))[: L.shape[1] - k]))
 
 
-def expert_regret(losses, L, n_components):
+def expert_regret(losses: ArrayLike, L: ArrayLike, n_components: int) -> float:
     """Total loss minus :func:`expert_best_subset_loss` (WK Thm. 1 and 3).
 
     Parameters
@@ -356,7 +369,7 @@ def _divergence_bound(n, n_components):
     return (n - k) * math.log(n / (n - k))
 
 
-def regret_bound(comparator_loss, n, n_components, eta):
+def regret_bound(comparator_loss: float, n: int, n_components: int, eta: float) -> float:
     """WK Thm. 6 (and Thm. 3): bound on the total expected loss.
 
     ``(eta * L + (n-k) log(n/(n-k))) / (1 - exp(-eta))``, i.e. Thm. 6 with
@@ -392,7 +405,7 @@ def regret_bound(comparator_loss, n, n_components, eta):
     return (eta * L + _divergence_bound(n, n_components)) / -math.expm1(-eta)
 
 
-def tuned_regret_bound(comparator_loss, n, n_components):
+def tuned_regret_bound(comparator_loss: float, n: int, n_components: int) -> float:
     """WK eq. (7) (and (4)): regret bound with the tuned learning rate.
 
     With ``D = (n-k) log(n/(n-k))`` and ``eta = log(1 + sqrt(2D/L))``
@@ -427,7 +440,7 @@ def tuned_regret_bound(comparator_loss, n, n_components):
     return math.sqrt(2 * L * D) + D
 
 
-def tuned_learning_rate(comparator_loss_bound, D):
+def tuned_learning_rate(comparator_loss_bound: float, D: float) -> float:
     """WK eq. (3): ``eta = log(1 + sqrt(2 D / L))``.
 
     Parameters
@@ -469,7 +482,7 @@ AdaptiveParameters.eta.__doc__ = "The learning rate eta."
 AdaptiveParameters.D.__doc__ = "The bound D on the comparator's relative entropy."
 
 
-def adaptive_parameters(T, n, n_components, L):
+def adaptive_parameters(T: int, n: int, n_components: int, L: float) -> AdaptiveParameters:
     """YL Thm. 1 / Thm. 3: fixed-share rate, divergence bound and learning rate.
 
     ``alpha = 1/(T(n-k) + 1)``, ``D = (n-k) ln(n(1 + (n-k)T)) + 1`` and
@@ -511,7 +524,7 @@ def adaptive_parameters(T, n, n_components, L):
 
 # --- online-to-batch conversion ---------------------------------------------
 
-def average_density(learner, X):
+def average_density(learner: Any, X: ArrayLike) -> FloatArray:
     """Online-to-batch conversion (WK Sec. 6.3): the average density matrix of a pass.
 
     Runs ``learner.learn_one(x)`` on every row of ``X`` in order and returns
@@ -552,7 +565,9 @@ def average_density(learner, X):
     return total / T
 
 
-def batch_loss(W, X, n_components, mean=None):
+def batch_loss(
+        W: ArrayLike, X: ArrayLike, n_components: int, mean: ArrayLike | None = None,
+) -> float:
     """Total expected compression loss of a fixed density matrix on X.
 
     ``(n-k) sum_t tr(W y_t y_t^T)``, ``y_t = x_t - mean`` (WK Alg. 5: the
@@ -581,15 +596,15 @@ def batch_loss(W, X, n_components, mean=None):
     >>> batch_loss(W, [[1.0, 2.0, 2.0]], 1)
     8.0
     """
-    X = _matrix(X)
-    T, n = X.shape
+    rows = _matrix(X)
+    T, n = rows.shape
     k = _k(n_components, n)
-    W = _matrix(W, "W")
-    if W.shape != (n, n):
-        raise ValueError(f"W must have shape ({n}, {n}), got {W.shape}")
+    dens = _matrix(W, "W")
+    if dens.shape != (n, n):
+        raise ValueError(f"W must have shape ({n}, {n}), got {dens.shape}")
     if mean is not None:
-        mean = np.asarray(mean, dtype=np.float64)
-        if mean.shape != (n,):
-            raise ValueError(f"mean must have shape ({n},), got {mean.shape}")
-        X = X - mean
-    return float((n - k) * np.sum((X @ W) * X))
+        center = np.asarray(mean, dtype=np.float64)
+        if center.shape != (n,):
+            raise ValueError(f"mean must have shape ({n},), got {center.shape}")
+        rows = rows - center
+    return float((n - k) * np.sum((rows @ dens) * rows))

@@ -24,10 +24,14 @@ False
 True
 """
 
+from __future__ import annotations
+
 import copy
 import numbers
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +40,8 @@ __all__ = ["run_many"]
 _ARRAY, _CALLABLE, _ITERABLE = "array", "callable", "iterable"
 
 
-def run_many(estimators, streams, *, n_jobs=None, client=None):
+def run_many(estimators: Sequence[Any], streams: Sequence[Any], *, n_jobs: int | None = None,
+             client: Any = None) -> list[Any]:
     """Fit estimator i on stream i, for every i; return the fitted estimators.
 
     Each stream is processed in order, one ``partial_fit`` per chunk of rows,

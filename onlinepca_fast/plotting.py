@@ -15,7 +15,15 @@ YL: J. Yuan and A. Lamperski, "Online adaptive principal component analysis
 and its extensions", ICML 2019.
 """
 
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import numpy as np
+
+from ._typing import ArrayLike, Result
 
 __all__ = ["matplotlib_available", "plot_cumulative_loss", "plot_regret", "plot_result"]
 
@@ -23,7 +31,7 @@ _MISSING = ('plotting needs matplotlib, which is not installed: '
             'pip install "onlinepca_fast[plot]" (or pip install matplotlib)')
 
 
-def matplotlib_available():
+def matplotlib_available() -> bool:
     """Whether matplotlib can be imported (the plotting functions need it).
 
     Returns
@@ -107,8 +115,10 @@ def _series(curves, cumulative, styles):
     return series
 
 
-def plot_cumulative_loss(losses, boundaries=(), segment_labels=None, ax=None, title=None,
-                         path=None, styles=None):
+def plot_cumulative_loss(losses: Mapping[str, ArrayLike], boundaries: Sequence[int] = (),
+                         segment_labels: Sequence[str] | None = None, ax: Any = None,
+                         title: str | None = None, path: str | os.PathLike[str] | None = None,
+                         styles: Mapping[str, Mapping[str, Any]] | None = None) -> Any:
     """Cumulative loss against the trial number, as in WK Fig. 4 and YL Fig. 1.
 
     Parameters
@@ -162,8 +172,12 @@ def plot_cumulative_loss(losses, boundaries=(), segment_labels=None, ax=None, ti
     return _finish(fig, path)
 
 
-def plot_regret(regrets, boundaries=(), segment_labels=None, ax=None, title=None, path=None,
-                styles=None, ylabel="regret"):
+def plot_regret(
+        regrets: Mapping[str, ArrayLike], boundaries: Sequence[int] = (),
+        segment_labels: Sequence[str] | None = None, ax: Any = None, title: str | None = None,
+        path: str | os.PathLike[str] | None = None,
+        styles: Mapping[str, Mapping[str, Any]] | None = None, ylabel: str = "regret",
+) -> Any:
     """Regret curves against the trial number, as in WK Fig. 6.
 
     Parameters
@@ -206,7 +220,8 @@ def plot_regret(regrets, boundaries=(), segment_labels=None, ax=None, title=None
     return _finish(fig, path)
 
 
-def plot_result(result, ax=None, path=None, title=None):
+def plot_result(result: Result, ax: Any = None, path: str | os.PathLike[str] | None = None,
+                title: str | None = None) -> Any:
     """Plot the result of an experiment of :mod:`onlinepca_fast.experiments`.
 
     Each learner's curve is its expected cumulative loss (or regret)

@@ -90,6 +90,7 @@ import operator
 import struct
 import sys
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -115,7 +116,7 @@ class _DictTransformer(_river_base.Transformer):
     :meth:`_make_learner`.
     """
 
-    _learner_class = None
+    _learner_class: type[Any]
 
     # -- construction ------------------------------------------------------
     def _make_learner(self):

@@ -60,6 +60,8 @@ Examples
 True
 """
 
+from __future__ import annotations
+
 import copy
 import csv
 import inspect
@@ -67,6 +69,8 @@ import itertools
 import json
 import os
 import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -100,7 +104,7 @@ class ConfigError(ValueError):
 
 # --- the configuration -------------------------------------------------------------
 
-def load_config(path):
+def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read a sweep configuration from a ``.toml`` or ``.json`` file.
 
     Parameters
@@ -200,7 +204,7 @@ def _grid(entry, i):
     return name, [dict(zip(keys, combo)) for combo in itertools.product(*axes.values())]
 
 
-def expand(config):
+def expand(config: Mapping[str, Any]) -> tuple[list[str], dict[str, Any], list[dict[str, Any]]]:
     """The runs of a sweep configuration, checked.
 
     Every learner's hyper-parameters are checked on every data set (one
@@ -284,7 +288,9 @@ def _centered(learner):
         and bool(learner.centered)
 
 
-def run_sweep(config, *, n_jobs=None, client=None):
+def run_sweep(
+        config: Mapping[str, Any], *, n_jobs: int | None = None, client: Any = None,
+) -> tuple[list[str], list[dict[str, Any]]]:
     """Run a sweep; return its table.
 
     Parameters
@@ -352,7 +358,9 @@ def _cell(value):
     return str(value)
 
 
-def write_table(columns, rows, path_base):
+def write_table(
+        columns: Sequence[str], rows: Sequence[Mapping[str, Any]], path_base: str,
+) -> list[str]:
     """Write ``path_base.csv`` (always) and ``path_base.parquet`` (if pyarrow is installed).
 
     Parameters
@@ -401,7 +409,7 @@ def _label(row, param_names, varying):
     return row["learner"] + (f" ({', '.join(parts)})" if parts else "") + affine
 
 
-def plot_sweep(columns, rows, path):
+def plot_sweep(columns: Sequence[str], rows: Sequence[Mapping[str, Any]], path: str) -> str:
     """Draw the regret of every configuration, one panel per data set.
 
     The regret of the expected loss and that of the realized loss (mean and
@@ -565,7 +573,7 @@ def main(args, parser, prog="onlinepca-fast"):
     return 0
 
 
-def format_summary(columns, rows):
+def format_summary(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
     """Mean regret over seeds per configuration and data set, as a text table.
 
     Parameters
@@ -582,7 +590,7 @@ def format_summary(columns, rows):
     """
     param_names = columns[1:columns.index("seed")]
     varying = {p for p in param_names if len({_cell(r[p]) for r in rows}) > 1}
-    groups = {}
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for r in rows:
         groups.setdefault((_label(r, param_names, varying), r["dataset"]), []).append(r)
     width = max(len(label) for label, _ in groups)

@@ -45,11 +45,15 @@ Conventions shared by all learners
   threads (the compiled loop releases the GIL).
 """
 
+from __future__ import annotations
+
 import copy
 import dataclasses
 import functools
 import math
 import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -57,10 +61,26 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import validate_data
 
 from .. import _kernels
-from ..kernels import sample_corner
 from .._guard import Pacer, guard_of
-from .._validation import (ALPHA, ETA, N_COMPONENTS, SAMPLER, Boolean, Options, RandomState,
-                           as_generator, as_real_array, check_params)
+from .._typing import ArrayLike, FloatArray
+from .._validation import (
+    ALPHA,
+    ETA,
+    N_COMPONENTS,
+    SAMPLER,
+    Boolean,
+    Constraint,
+    Options,
+    RandomState,
+    as_generator,
+    as_real_array,
+    check_params,
+)
+from ..kernels import sample_corner
+
+_Self = TypeVar("_Self", bound="OnlineLearner")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 __all__ = ["OnlineLearner", "TrialLoopLearner", "EngineConfig", "CappedDraws",
            "EigensystemMixin", "NotFittedError"]
@@ -75,7 +95,7 @@ SHARES = {None: _kernels.SHARE_NONE, "fixed": _kernels.SHARE_FIXED,
 
 #: The hyper-parameters of the learners that draw a capped corner and mix
 #: (CappedHedge, OnlinePCA): one table, extended by each.
-CAPPED_MIXING = {
+CAPPED_MIXING: dict[str, Constraint] = {
     "n_components": N_COMPONENTS,
     "eta": ETA,
     "share": Options(None, *list(SHARES)[1:]),
@@ -96,9 +116,9 @@ class OnlineLearner(BaseEstimator):
     """
 
     #: argument -> Constraint; checked by :meth:`_params`
-    _constraints = {}
+    _constraints: dict[str, Constraint] = {}
     #: dimensions of X a batch may have: 2 (vectors) or also 3 (matrices)
-    _batch_ndims = (2,)
+    _batch_ndims: tuple[int, ...] = (2,)
     #: whether trials draw from the generator
     _randomized = True
 
@@ -263,7 +283,7 @@ class OnlineLearner(BaseEstimator):
     def _run(self, X, plan):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def partial_fit(self, X, y=None):
+    def partial_fit(self: _Self, X: ArrayLike, y: None = None) -> _Self:
         """Run one trial per row of X, in order.
 
         Parameters
@@ -281,7 +301,7 @@ class OnlineLearner(BaseEstimator):
         """
         return self._learn(X, "X", single=False, reset=not self._fitted())
 
-    def fit(self, X, y=None):
+    def fit(self: _Self, X: ArrayLike, y: None = None) -> _Self:
         """Reset the learner, then :meth:`partial_fit` on X.
 
         X is validated as for an unfitted learner (it may change the number
@@ -301,7 +321,7 @@ class OnlineLearner(BaseEstimator):
         """
         return self._learn(X, "X", single=False, reset=True)
 
-    def learn_one(self, x):
+    def learn_one(self: _Self, x: ArrayLike) -> _Self:
         """Run one trial on the single instance x.
 
         Parameters
@@ -341,7 +361,7 @@ class OnlineLearner(BaseEstimator):
         self._n_recorded = need
 
     @property
-    def n_trials_(self):
+    def n_trials_(self) -> int:
         """Number of trials since the last reset."""
         self._check_fitted()
         return int(self._t[0])
@@ -353,26 +373,27 @@ class OnlineLearner(BaseEstimator):
         return view
 
     @property
-    def expected_losses_(self):
+    def expected_losses_(self) -> FloatArray:
         """Expected loss of each trial since the last reset (read-only view)."""
         return self._loss_view(0)
 
     @property
-    def realized_losses_(self):
+    def realized_losses_(self) -> FloatArray:
         """Realized loss of each trial since the last reset (read-only view)."""
         return self._loss_view(1)
 
 
-def reads_state(method):
+def reads_state(method: Callable[_P, _R]) -> Callable[_P, _R]:
     """Decorator of a method that reads the learner's state for its whole
     duration (transform ...): it fails at once while another thread writes,
     and a writer fails while it runs."""
     @functools.wraps(method)
-    def wrapped(self, *args, **kwargs):
+    def wrapped(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        self = args[0]
         guard = guard_of(self)
         guard.enter_read(self, method.__name__)
         try:
-            return method(self, *args, **kwargs)
+            return method(*args, **kwargs)
         finally:
             guard.exit_read()
     return wrapped
@@ -401,20 +422,28 @@ class CappedDraws:
 class EigensystemMixin:
     """The maintained eigensystem, for the learners that keep one."""
 
+    if TYPE_CHECKING:  # provided by the learner classes
+        _lam: FloatArray
+        _q: FloatArray
+
+        def _check_fitted(self) -> None: ...
+
+        def _weights(self) -> FloatArray: ...
+
     @property
-    def eigenvalues_(self):
+    def eigenvalues_(self) -> FloatArray:
         """Ascending eigenvalues of the maintained matrix (see the class doc)."""
         self._check_fitted()
         return self._lam.copy()
 
     @property
-    def eigenvectors_(self):
+    def eigenvectors_(self) -> FloatArray:
         """Orthonormal eigenvectors (columns) matching ``eigenvalues_``."""
         self._check_fitted()
         return self._q.copy()
 
     @property
-    def density_(self):
+    def density_(self) -> FloatArray:
         """The density matrix W of the current parameter, formed on request."""
         self._check_fitted()
         return (self._q * self._weights()) @ self._q.T
@@ -444,6 +473,10 @@ class TrialLoopLearner(OnlineLearner):
     :class:`EngineConfig`), :meth:`_initial_state`, :meth:`_check_steps`
     (optional), :meth:`_reorthogonalize_every` (optional).
     """
+
+    # the state (set at reset)
+    _lam: FloatArray
+    _q: FloatArray
 
     def _engine_options(self, p, n):  # pragma: no cover - abstract
         """The family's fields of the EngineConfig, from the checked
@@ -600,7 +633,7 @@ class TrialLoopLearner(OnlineLearner):
             self._rng.random(done)
         return done
 
-    def learn_one(self, x):
+    def learn_one(self: _Self, x: ArrayLike) -> _Self:
         """Run one trial on the single instance x.
 
         Parameters

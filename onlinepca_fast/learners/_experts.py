@@ -9,11 +9,14 @@ References
    analysis and its extensions", preprint (ICML 2019).
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
 
 from .. import _kernels
+from .._typing import FloatArray, IndexArray, Sampler, SeedLike, Share
 from ._base import CAPPED_MIXING, SAMPLERS, SHARES, CappedDraws, TrialLoopLearner
 
 __all__ = ["Hedge", "CappedHedge"]
@@ -49,12 +52,12 @@ class _Experts(CappedDraws, TrialLoopLearner):
                              f"[{lo!r}, {hi!r}]")
 
     @property
-    def weights_(self):
+    def weights_(self) -> FloatArray:
         """The current weight vector (sums to one, capped at 1/(n-k))."""
         self._check_fitted()
         return self._weights()
 
-    def sample_corner(self, random_state=None):
+    def sample_corner(self, random_state: SeedLike = None) -> IndexArray:
         """Draw the set of ``n - k`` experts of a trial (sorted indices).
 
         Parameters
@@ -128,8 +131,9 @@ class CappedHedge(_Experts):
     array([0. , 0.5, 0. , 0.5])
     """
 
-    def __init__(self, n_components, *, eta=1.0, share=None, alpha=0.0,
-                 sampler="decomposition", random_state=None, record_losses=True):
+    def __init__(self, n_components: int, *, eta: float = 1.0, share: Share = None,
+                 alpha: float = 0.0, sampler: Sampler = "decomposition",
+                 random_state: SeedLike = None, record_losses: bool = True) -> None:
         self.n_components = n_components
         self.eta = eta
         self.share = share
@@ -190,8 +194,9 @@ class Hedge(_Experts):
 
     _constraints = {k: v for k, v in _Experts._constraints.items() if k != "n_components"}
 
-    def __init__(self, *, eta=1.0, share=None, alpha=0.0, sampler="decomposition",
-                 random_state=None, record_losses=True):
+    def __init__(self, *, eta: float = 1.0, share: Share = None, alpha: float = 0.0,
+                 sampler: Sampler = "decomposition", random_state: SeedLike = None,
+                 record_losses: bool = True) -> None:
         self.eta = eta
         self.share = share
         self.alpha = alpha

@@ -14,16 +14,31 @@ References
    regret bounds that are logarithmic in the dimension", JMLR 9, 2008.
 """
 
+from __future__ import annotations
+
 import sys
 
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from .. import _kernels
-from ..kernels import cap_log, null_space_tol
-from .._validation import (ETA, MAX_STEP, POSITIVE, SAMPLER, Boolean, Interval, IsCallable,
-                           OneOf, Options, RandomState, as_generator, none_or)
 from .._guard import Pacer
+from .._typing import ArrayLike, FloatArray, KernelLike, Sampler, SeedLike
+from .._validation import (
+    ETA,
+    MAX_STEP,
+    POSITIVE,
+    SAMPLER,
+    Boolean,
+    Interval,
+    IsCallable,
+    OneOf,
+    Options,
+    RandomState,
+    as_generator,
+    none_or,
+)
+from ..kernels import cap_log, null_space_tol
 from ._base import SAMPLERS, OnlineLearner, reads_state
 from ._pca import row_norms
 
@@ -241,9 +256,10 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         "record_losses": Boolean(),
     }
 
-    def __init__(self, n_components, *, kernel="rbf", eta=1.0, degree=3, gamma=None,
-                 coef0=1.0, sampler="decomposition", random_state=None,
-                 record_losses=True):
+    def __init__(self, n_components: int, *, kernel: KernelLike = "rbf", eta: float = 1.0,
+                 degree: int = 3, gamma: float | None = None, coef0: float = 1.0,
+                 sampler: Sampler = "decomposition", random_state: SeedLike = None,
+                 record_losses: bool = True) -> None:
         self.n_components = n_components
         self.kernel = kernel
         self.eta = eta
@@ -457,20 +473,20 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
 
     # -- fitted attributes -------------------------------------------------------
     @property
-    def eigenvalues_(self):
+    def eigenvalues_(self) -> FloatArray:
         """Ascending eigenvalues of the kernel matrix of the instances seen."""
         self._check_fitted()
         return self._evals[:int(self._m[0])].copy()
 
     @property
-    def eigenvectors_(self):
+    def eigenvectors_(self) -> FloatArray:
         """Orthonormal eigenvectors (columns) matching ``eigenvalues_``."""
         self._check_fitted()
         m = int(self._m[0])
         return self._q[:m, :m].copy()
 
     @property
-    def update_stats_(self):
+    def update_stats_(self) -> dict[str, int]:
         """Diagnostics of the bordered updates since the engine was last built
         (at a reset, a growth of the buffers or unpickling): a dict with
         ``n_updates``, ``secular_sum`` (the sum of their secular orders: the
@@ -483,13 +499,13 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         return dict(engine.stats)
 
     @property
-    def X_fit_(self):
+    def X_fit_(self) -> FloatArray:
         """The instances seen, in order."""
         self._check_fitted()
         return self._X[:int(self._m[0])].copy()
 
     @property
-    def weights_(self):
+    def weights_(self) -> FloatArray | None:
         """The capped softmin ``lambdabar`` of the next trial (None while m <= r)."""
         self._check_fitted()
         p = self._config(self.n_features_in_)
@@ -501,7 +517,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         mu = np.where(np.abs(lam) > null_space_tol(lam), -p["eta"] * lam, 0.0)
         return np.exp(cap_log(mu, D))
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X: ArrayLike, y: None = None) -> FloatArray:
         """:meth:`fit` on X, then :meth:`transform` X with the final eigensystem.
 
         Parameters
@@ -519,7 +535,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         return self.fit(X).transform(X)
 
     @reads_state
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> FloatArray:
         """Coordinates of ``phi(x)`` on the r leading feature-space directions.
 
         The directions are ``X u_i / sqrt(lambda_i)`` for the r largest
@@ -540,18 +556,18 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         Z : ndarray of shape (n_samples, n_components)
             The coordinates.
         """
-        X = self._validate_for_transform(X)
+        rows = self._validate_for_transform(X)
         p = self._config(self.n_features_in_)
         self._check_kernel_unchanged(p)
         m = int(self._m[0])
         r = p["n_components"]
-        Z = np.zeros((X.shape[0], r))
+        Z = np.zeros((rows.shape[0], r))
         if m == 0:
             return Z
         lam = self._evals[:m]
         top = np.arange(m - 1, max(m - r, 0) - 1, -1)
         keep = top[np.abs(lam[top]) > null_space_tol(lam)]
-        Y = self._gram(X, self._X[:m], p)
+        Y = self._gram(rows, self._X[:m], p)
         Z[:, :keep.size] = (Y @ self._q[:m, keep]) / np.sqrt(lam[keep])
         return Z
 

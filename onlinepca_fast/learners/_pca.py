@@ -9,17 +9,37 @@ References
    analysis and its extensions", preprint (ICML 2019).
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from .. import _kernels
+from .._typing import ArrayLike, FloatArray, Sampler, SeedLike, Share
+from .._validation import (
+    ETA,
+    N_COMPONENTS,
+    NONNEGATIVE,
+    REORTHOGONALIZE,
+    SAMPLER,
+    Boolean,
+    RandomState,
+    Vector,
+    as_real_array,
+    none_or,
+)
 from ..kernels import cap_log
-from .._validation import (ETA, N_COMPONENTS, NONNEGATIVE, REORTHOGONALIZE, SAMPLER,
-                           Boolean, RandomState, Vector, as_real_array, none_or)
-from ._base import (CAPPED_MIXING, SAMPLERS, SHARES, CappedDraws, EigensystemMixin,
-                    TrialLoopLearner, reads_state)
+from ._base import (
+    CAPPED_MIXING,
+    SAMPLERS,
+    SHARES,
+    CappedDraws,
+    EigensystemMixin,
+    TrialLoopLearner,
+    reads_state,
+)
 
 __all__ = ["OnlinePCA", "OnlineAdaptivePCA", "CenteredOnlinePCA", "FollowTheLeader"]
 
@@ -83,18 +103,18 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
         return self.n_components
 
     @property
-    def components_(self):
+    def components_(self) -> FloatArray:
         """The k leading directions (rows): top-k of E[P] = I - (n-k) W."""
         self._check_fitted()
         return self._q[:, :self.n_components].T.copy()
 
     @property
-    def mean_(self):
+    def mean_(self) -> FloatArray:
         """The center subtracted before projecting (zeros when uncentered)."""
         self._check_fitted()
         return self._mean.copy()
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X: ArrayLike, y: None = None) -> FloatArray:
         """:meth:`fit` on X, then :meth:`transform` X with the final components.
 
         Parameters
@@ -112,7 +132,7 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
         return self.fit(X).transform(X)
 
     @reads_state
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> FloatArray:
         """Project X on ``components_`` (after subtracting ``mean_``).
 
         Parameters
@@ -129,7 +149,7 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
         return (X - self._mean) @ self._q[:, :self.n_components]
 
     @reads_state
-    def inverse_transform(self, X):
+    def inverse_transform(self, X: ArrayLike) -> FloatArray:
         """Map coordinates back: ``X @ components_ + mean_``.
 
         Parameters
@@ -152,7 +172,7 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
         return Y @ self._q[:, :self.n_components].T + self._mean
 
     @reads_state
-    def sample_projection(self, random_state=None):
+    def sample_projection(self, random_state: SeedLike = None) -> FloatArray:
         """Draw a rank-k projection matrix P from the current parameter.
 
         P = I - (n-k) R for a matrix corner R drawn so that E[R] = W (WK
@@ -274,9 +294,10 @@ class OnlinePCA(_Projections, TrialLoopLearner):
 
     _constraints = {**CAPPED_MIXING, "reorthogonalize_every": REORTHOGONALIZE}
 
-    def __init__(self, n_components, *, eta=1.0, share=None, alpha=0.0,
-                 sampler="decomposition", random_state=None, record_losses=True,
-                 reorthogonalize_every=10_000):
+    def __init__(self, n_components: int, *, eta: float = 1.0, share: Share = None,
+                 alpha: float = 0.0, sampler: Sampler = "decomposition",
+                 random_state: SeedLike = None, record_losses: bool = True,
+                 reorthogonalize_every: int | None = 10_000) -> None:
         self.n_components = n_components
         self.eta = eta
         self.share = share
@@ -351,9 +372,9 @@ class OnlineAdaptivePCA(OnlinePCA):
 
     _constraints = {k: v for k, v in OnlinePCA._constraints.items() if k != "share"}
 
-    def __init__(self, n_components, *, eta=1.0, alpha=1e-5,
-                 sampler="decomposition", random_state=None, record_losses=True,
-                 reorthogonalize_every=10_000):
+    def __init__(self, n_components: int, *, eta: float = 1.0, alpha: float = 1e-5,
+                 sampler: Sampler = "decomposition", random_state: SeedLike = None,
+                 record_losses: bool = True, reorthogonalize_every: int | None = 10_000) -> None:
         self.n_components = n_components
         self.eta = eta
         self.alpha = alpha
@@ -501,9 +522,10 @@ class CenteredOnlinePCA(_Cumulative):
         "reorthogonalize_every": REORTHOGONALIZE,
     }
 
-    def __init__(self, n_components, *, eta=1.0, center_lr_inv=0.0, mean_init=None,
-                 centered=True, sampler="decomposition", random_state=None,
-                 record_losses=True, reorthogonalize_every=10_000):
+    def __init__(self, n_components: int, *, eta: float = 1.0, center_lr_inv: float = 0.0,
+                 mean_init: ArrayLike | None = None, centered: bool = True,
+                 sampler: Sampler = "decomposition", random_state: SeedLike = None,
+                 record_losses: bool = True, reorthogonalize_every: int | None = 10_000) -> None:
         self.n_components = n_components
         self.eta = eta
         self.center_lr_inv = center_lr_inv
@@ -581,8 +603,8 @@ class FollowTheLeader(_Cumulative):
         "reorthogonalize_every": REORTHOGONALIZE,
     }
 
-    def __init__(self, n_components, *, centered=False, record_losses=True,
-                 reorthogonalize_every=10_000):
+    def __init__(self, n_components: int, *, centered: bool = False, record_losses: bool = True,
+                 reorthogonalize_every: int | None = 10_000) -> None:
         self.n_components = n_components
         self.centered = centered
         self.record_losses = record_losses
@@ -602,7 +624,7 @@ class FollowTheLeader(_Cumulative):
         return w
 
     @reads_state
-    def sample_projection(self, random_state=None):
+    def sample_projection(self, random_state: SeedLike = None) -> FloatArray:
         """The projection onto ``components_`` (deterministic).
 
         Parameters

@@ -9,11 +9,15 @@ References
    COLT 2006.
 """
 
+from __future__ import annotations
+
 import math
+from typing import Literal
 
 import numpy as np
 
 from .. import _kernels
+from .._typing import FloatArray, SeedLike
 from .._validation import ALPHA, ETA, REORTHOGONALIZE, Boolean, Options, RandomState
 from ._base import SHARES, CappedDraws, EigensystemMixin, TrialLoopLearner
 from ._pca import check_meg_steps, meg_step_box
@@ -42,7 +46,7 @@ class _Covariances:
     """Instances are covariance matrices 0 <= C <= I, or vectors x of norm at
     most 1 standing for x x^T."""
 
-    _batch_ndims = (2, 3)
+    _batch_ndims: tuple[int, ...] = (2, 3)
 
     def _check_values(self, X, name, matrix, lo, hi):
         check_covariances(X, name, matrix)
@@ -116,8 +120,9 @@ class VarianceMinimizer(_Covariances, EigensystemMixin, CappedDraws, TrialLoopLe
         "reorthogonalize_every": REORTHOGONALIZE,
     }
 
-    def __init__(self, *, eta=1.0, share=None, alpha=0.0, random_state=None,
-                 record_losses=True, reorthogonalize_every=10_000):
+    def __init__(self, *, eta: float = 1.0, share: Literal["fixed"] | None = None,
+                 alpha: float = 0.0, random_state: SeedLike = None, record_losses: bool = True,
+                 reorthogonalize_every: int | None = 10_000) -> None:
         self.eta = eta
         self.share = share
         self.alpha = alpha
@@ -148,7 +153,7 @@ class VarianceMinimizer(_Covariances, EigensystemMixin, CappedDraws, TrialLoopLe
     def _reorthogonalize_every(self, p):
         return p["reorthogonalize_every"] or 0
 
-    def sample_direction(self, random_state=None):
+    def sample_direction(self, random_state: SeedLike = None) -> FloatArray:
         """Draw a unit vector: eigenvector i of Y with probability sigma_i.
 
         Parameters
@@ -217,7 +222,7 @@ class SimplexVarianceMinimizer(_Covariances, TrialLoopLearner):
         "record_losses": Boolean(),
     }
 
-    def __init__(self, *, eta=1.0, alpha=0.0, record_losses=True):
+    def __init__(self, *, eta: float = 1.0, alpha: float = 0.0, record_losses: bool = True) -> None:
         self.eta = eta
         self.alpha = alpha
         self.record_losses = record_losses
@@ -230,7 +235,7 @@ class SimplexVarianceMinimizer(_Covariances, TrialLoopLearner):
         return np.full(n, -np.log(n)), np.zeros((1, 1)), np.zeros(n)  # no basis
 
     @property
-    def weights_(self):
+    def weights_(self) -> FloatArray:
         """The current probability vector y."""
         self._check_fitted()
         return self._omega.copy()

@@ -12,11 +12,24 @@ rank_one_update, bordered_update) is the floor; ``_learners`` and
 """
 
 from ._kernel_pca import OnlineKernelPCA, gram
-from ._kernels import (bordered_update, cap, cap_log, decompose, rank_one_update,
-                       sample_corner)
-from ._learners import (CappedHedge, CenteredOnlinePCA, FollowTheLeader, Hedge,
-                        OnlineAdaptivePCA, OnlinePCA, SimplexVarianceMinimizer,
-                        VarianceMinimizer)
+from ._kernels import (
+    bordered_update,
+    cap,
+    cap_log,
+    decompose,
+    rank_one_update,
+    sample_corner,
+)
+from ._learners import (
+    CappedHedge,
+    CenteredOnlinePCA,
+    FollowTheLeader,
+    Hedge,
+    OnlineAdaptivePCA,
+    OnlinePCA,
+    SimplexVarianceMinimizer,
+    VarianceMinimizer,
+)
 
 # The reference learners take the parameters of their compiled twins (a
 # subset: nothing about loss records or re-orthogonalisation); their

@@ -24,16 +24,23 @@ KW: D. Kuzmin and M. K. Warmuth, "Online kernel PCA with entropic matrix
 updates", ICML 2007, Algorithms 2 and 6.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+
 import numpy as np
 from scipy.spatial.distance import cdist
 
+from .._typing import ArrayLike, FloatArray, SeedLike
 from ._kernels import PresetUniform, cap_log, sample_corner
 from ._learners import _Learner
 
 __all__ = ["OnlineKernelPCA", "gram"]
 
 
-def gram(X, Y, kernel="rbf", degree=3, gamma=None, coef0=1.0):
+def gram(X: ArrayLike, Y: ArrayLike,
+         kernel: str | Callable[[FloatArray, FloatArray], ArrayLike] = "rbf", degree: int = 3,
+         gamma: float | None = None, coef0: float = 1.0) -> FloatArray:
     """Kernel matrix k(X, Y) of shape (len(X), len(Y)), scikit-learn's formulas.
 
     Parameters
@@ -79,8 +86,10 @@ class OnlineKernelPCA(_Learner):
     eigenvalues of the kernel matrix the trial used).
     """
 
-    def __init__(self, n_components, kernel="rbf", eta=1.0, degree=3, gamma=None,
-                 coef0=1.0, sampler="decomposition", random_state=None):
+    def __init__(self, n_components: int,
+                 kernel: str | Callable[[FloatArray, FloatArray], ArrayLike] = "rbf",
+                 eta: float = 1.0, degree: int = 3, gamma: float | None = None, coef0: float = 1.0,
+                 sampler: str = "decomposition", random_state: SeedLike = None) -> None:
         self.n_components = n_components
         self.kernel = kernel
         self.eta = eta
@@ -101,7 +110,7 @@ class OnlineKernelPCA(_Learner):
         self.corners_, self.eigenvalues_history_ = [], []
         self.n_trials_ = 0
 
-    def learn_one(self, x):
+    def learn_one(self, x: ArrayLike) -> OnlineKernelPCA:
         """One trial on the instance x (the first one resets the learner).
 
         Parameters
@@ -155,7 +164,7 @@ class OnlineKernelPCA(_Learner):
         return self
 
     @property
-    def eigenvalues_(self):
+    def eigenvalues_(self) -> FloatArray:
         """Ascending eigenvalues of the kernel matrix of the instances so far."""
         K = self._k(self._past, self._past)
         return np.linalg.eigvalsh((K + K.T) / 2)

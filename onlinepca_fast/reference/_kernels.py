@@ -6,17 +6,22 @@ Sort-based capping, the loop of Algorithm 2 of Warmuth & Kuzmin (2008),
 speed.
 """
 
+from __future__ import annotations
+
 import math
 import numbers
+from typing import Any
 
 import numpy as np
+
+from .._typing import ArrayLike, FloatArray, IndexArray, SeedLike
 
 # Capping, decomposition and sampling: everything is sorted, summed exactly
 # where the result depends on a sum (math.fsum), and kept close to the text
 # of Warmuth & Kuzmin (2008), "WK" below.
 
 
-def _ref_vector(x, name, *, log_domain=False):
+def _ref_vector(x: Any, name: str, *, log_domain: bool = False) -> FloatArray:
     """Minimal validation: a 1-D, non-empty, real float64 copy of `x`."""
     arr = np.asarray(x)
     if arr.dtype.kind not in "iuf":
@@ -31,7 +36,7 @@ def _ref_vector(x, name, *, log_domain=False):
     return arr
 
 
-def _ref_d(d, n):
+def _ref_d(d: Any, n: int) -> int:
     """Minimal validation of the subset size: an integer in [1, n]."""
     if isinstance(d, (bool, np.bool_)) or not isinstance(d, numbers.Integral):
         raise TypeError(f"d must be an integer, got {type(d).__name__}")
@@ -54,7 +59,7 @@ def _raise_to_cap(positive, d, cap_value, zero_value):
     return out
 
 
-def cap(w, d):
+def cap(w: ArrayLike, d: int) -> FloatArray:
     """Relative-entropy projection onto the capped simplex, by sorting.
 
     Returns ``argmin_q sum_i q_i log(q_i / w_i)`` over
@@ -127,7 +132,7 @@ def cap(w, d):
     return out
 
 
-def cap_log(mu, d):
+def cap_log(mu: ArrayLike, d: int) -> FloatArray:
     """:func:`cap` on log-weights, returning normalised capped log-weights.
 
     The same projection as :func:`cap` (WK Algorithm 4) applied to
@@ -195,7 +200,7 @@ def cap_log(mu, d):
     return out
 
 
-def _check_capped(w, d):
+def _check_capped(w: Any, d: Any) -> tuple[FloatArray, int]:
     """Validate a vector of the capped simplex (up to scale) and d."""
     w = _ref_vector(w, "w")
     n = w.shape[0]
@@ -208,7 +213,7 @@ def _check_capped(w, d):
     return w, d
 
 
-def decompose(w, d):
+def decompose(w: ArrayLike, d: int) -> tuple[FloatArray, IndexArray]:
     """Mixture decomposition of a capped vector into d-corners (WK Alg. 2).
 
     Repeat: take as corner the ``d`` largest components (ties broken by the
@@ -252,39 +257,42 @@ def decompose(w, d):
     ----------
     WK: M. K. Warmuth and D. Kuzmin, JMLR 9 (2008), Algorithm 2, Theorem 2.
     """
-    w, d = _check_capped(w, d)
-    n = w.shape[0]
-    w = w.copy()
+    rest, d = _check_capped(w, d)
+    n = rest.shape[0]
+    rest = rest.copy()
     eps = np.finfo(np.float64).eps
-    stop_mass = eps * math.fsum(w.tolist())
+    stop_mass = eps * math.fsum(rest.tolist())
     index = np.arange(n)
-    coefs, corners = [], []
-    while len(coefs) < n:
-        total = math.fsum(w.tolist())
-        if total <= stop_mass or np.count_nonzero(w) < d:
+    coef_list: list[float] = []
+    corners: list[IndexArray] = []
+    while len(coef_list) < n:
+        total = math.fsum(rest.tolist())
+        if total <= stop_mass or np.count_nonzero(rest) < d:
             break
-        order = np.lexsort((index, -w))  # decreasing value, then index
+        order = np.lexsort((index, -rest))  # decreasing value, then index
         chosen = order[:d]
-        s = w[chosen[-1]]
-        l = w[order[d]] if d < n else 0.0
+        s = rest[chosen[-1]]
+        l = rest[order[d]] if d < n else 0.0
         p = min(d * s, total - d * l)
         if not p > 0:
             break
-        coefs.append(p)
+        coef_list.append(p)
         corners.append(np.sort(chosen))
         # Subtract p/d (exactly s in the first case, so the components equal
         # to s become exactly 0); a result within a few ulps of zero is a
         # rounding leftover of a component meant to reach 0, not weight.
-        old = w[chosen]
+        old = rest[chosen]
         new = old - (s if d * s <= total - d * l else p / d)
         new[new <= 4 * eps * old] = 0.0
-        w[chosen] = new
-    coefs = np.array(coefs, dtype=np.float64)
-    coefs[-1] += math.fsum(w.tolist())
+        rest[chosen] = new
+    coefs = np.array(coef_list, dtype=np.float64)
+    coefs[-1] += math.fsum(rest.tolist())
     return coefs, np.array(corners, dtype=np.intp).reshape(-1, d)
 
 
-def sample_corner(w, d, rng=None, method="decomposition"):
+def sample_corner(
+        w: ArrayLike, d: int, rng: SeedLike = None, method: str = "decomposition",
+) -> IndexArray:
     """Draw a d-subset with inclusion probabilities ``d * w_i / sum(w)``.
 
     Exactly one ``rng.random()`` is drawn per call, after validation, in
@@ -348,7 +356,9 @@ def sample_corner(w, d, rng=None, method="decomposition"):
 
 # Eigen-updates: the matrix formed, then numpy.linalg.eigh.
 
-def rank_one_update(evals, evecs, rho, x):
+def rank_one_update(
+        evals: ArrayLike, evecs: ArrayLike, rho: float, x: ArrayLike,
+) -> tuple[FloatArray, FloatArray]:
     """Eigensystem of ``evecs @ diag(evals) @ evecs.T + rho * outer(x, x)``.
 
     Forms the matrix and calls ``numpy.linalg.eigh``: O(n^3).
@@ -378,7 +388,9 @@ def rank_one_update(evals, evecs, rho, x):
     return np.linalg.eigh(0.5 * (a + a.T))
 
 
-def bordered_update(evals, evecs, y, kappa):
+def bordered_update(
+        evals: ArrayLike, evecs: ArrayLike, y: ArrayLike, kappa: float,
+) -> tuple[FloatArray, FloatArray]:
     """Eigensystem of ``[[A, y], [y^T, kappa]]``, ``A = evecs diag(evals) evecs^T``.
 
     Forms the bordered matrix and calls ``numpy.linalg.eigh``: O(m^3).

@@ -34,10 +34,17 @@ YL: J. Yuan and A. Lamperski, "Online adaptive principal component analysis
 and its extensions", ICML 2019.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypeVar
+
 import numpy as np
 from scipy.special import logsumexp
 
+from .._typing import ArrayLike, FloatArray, SeedLike
 from ._kernels import PresetUniform, cap_log, sample_corner
+
+_Self = TypeVar("_Self", bound="_Learner")
 
 __all__ = [
     "Hedge",
@@ -80,6 +87,15 @@ class _Learner:
 
     _randomised = True
 
+    if TYPE_CHECKING:  # the hooks of each learner
+        random_state: SeedLike
+
+        def _init_state(self, n: int) -> None: ...
+
+        def _levels(self) -> FloatArray: ...
+
+        def _trial(self, x: FloatArray, u: float | None) -> tuple[float, float, Any]: ...
+
     def _reset(self, n):
         self.n_features_in_ = n
         self._rng = np.random.default_rng(self.random_state) if self._randomised else None
@@ -88,7 +104,7 @@ class _Learner:
         self.n_trials_ = 0
         self._init_state(n)
 
-    def fit(self, X):
+    def fit(self: _Self, X: ArrayLike) -> _Self:
         """Reset, then :meth:`partial_fit` on X.
 
         Parameters
@@ -105,7 +121,7 @@ class _Learner:
         self._reset(X.shape[-1])
         return self.partial_fit(X)
 
-    def partial_fit(self, X):
+    def partial_fit(self: _Self, X: ArrayLike) -> _Self:
         """One trial per row of X (:meth:`learn_one` on each).
 
         Parameters
@@ -122,7 +138,7 @@ class _Learner:
             self.learn_one(x)
         return self
 
-    def learn_one(self, x):
+    def learn_one(self: _Self, x: ArrayLike) -> _Self:
         """One trial on the instance x (the first one resets the learner).
 
         Parameters
@@ -149,12 +165,12 @@ class _Learner:
         return self
 
     @property
-    def expected_losses_(self):
+    def expected_losses_(self) -> FloatArray:
         """Expected loss of each trial since the reset."""
         return np.array(self._expected, dtype=np.float64)
 
     @property
-    def realized_losses_(self):
+    def realized_losses_(self) -> FloatArray:
         """Realized loss of each trial since the reset."""
         return np.array(self._realized, dtype=np.float64)
 
@@ -163,8 +179,10 @@ class _Shares:
     """The parameters and mixing steps of OnlinePCA and CappedHedge
     (conventions steps 3-5)."""
 
-    def __init__(self, n_components, eta=1.0, share=None, alpha=0.0,
-                 sampler="decomposition", random_state=None):
+    def __init__(
+            self, n_components: int | None, eta: float = 1.0, share: str | None = None,
+            alpha: float = 0.0, sampler: str = "decomposition", random_state: SeedLike = None,
+    ) -> None:
         self.n_components = n_components
         self.eta = eta
         self.share = share
@@ -226,7 +244,7 @@ class CappedHedge(_Learner, _Shares):
         return expected, realized, corner
 
     @property
-    def density_(self):
+    def density_(self) -> FloatArray:
         """The weight vector (also ``weights_``)."""
         return np.exp(self._lw)
 
@@ -239,8 +257,8 @@ class CappedHedge(_Learner, _Shares):
 class Hedge(CappedHedge):
     """Hedge over n experts (WK Alg. 1): CappedHedge with k = n - 1 (d = 1)."""
 
-    def __init__(self, eta=1.0, share=None, alpha=0.0, sampler="decomposition",
-                 random_state=None):
+    def __init__(self, eta: float = 1.0, share: str | None = None, alpha: float = 0.0,
+                 sampler: str = "decomposition", random_state: SeedLike = None) -> None:
         super().__init__(None, eta, share, alpha, sampler, random_state)
 
     def _n_components(self, n):
@@ -250,8 +268,17 @@ class Hedge(CappedHedge):
 class _PCAState:
     """Attributes of the PCA learners from (lam, Q) and the density weights."""
 
+    if TYPE_CHECKING:  # set by each learner's _init_state
+        n_features_in_: int
+        _lam: FloatArray
+        _Q: FloatArray
+        _m: FloatArray
+        _d: int
+
+        def _omega(self) -> FloatArray: ...
+
     @property
-    def eigenvalues_(self):
+    def eigenvalues_(self) -> FloatArray:
         """Ascending eigenvalues of the maintained matrix."""
         return self._lam.copy()
 
@@ -259,23 +286,23 @@ class _PCAState:
         return self._lam.copy()
 
     @property
-    def eigenvectors_(self):
+    def eigenvectors_(self) -> FloatArray:
         """Eigenvectors (columns) matching ``eigenvalues_``."""
         return self._Q.copy()
 
     @property
-    def components_(self):
+    def components_(self) -> FloatArray:
         """The k directions of the smallest weights of W, in the rows."""
         # smallest eigenvalues of W = the first k columns in ascending order
         return self._Q[:, : self.n_features_in_ - self._d].T.copy()
 
     @property
-    def density_(self):
+    def density_(self) -> FloatArray:
         """The density matrix W."""
         return (self._Q * self._omega()) @ self._Q.T
 
     @property
-    def mean_(self):
+    def mean_(self) -> FloatArray:
         """The center (zeros for the uncentered learners)."""
         return self._m.copy()
 
@@ -324,8 +351,8 @@ class OnlinePCA(_Learner, _Shares, _PCAState):
 class OnlineAdaptivePCA(OnlinePCA):
     """Online adaptive PCA (YL Alg. 4): OnlinePCA with share="fixed"."""
 
-    def __init__(self, n_components, eta=1.0, alpha=1e-5, sampler="decomposition",
-                 random_state=None):
+    def __init__(self, n_components: int, eta: float = 1.0, alpha: float = 1e-5,
+                 sampler: str = "decomposition", random_state: SeedLike = None) -> None:
         super().__init__(n_components, eta, "fixed", alpha, sampler, random_state)
 
 
@@ -337,7 +364,8 @@ class VarianceMinimizer(OnlinePCA):
     the drawn eigenvector index j (y = Q[:, j]).
     """
 
-    def __init__(self, eta=1.0, share=None, alpha=0.0, random_state=None):
+    def __init__(self, eta: float = 1.0, share: str | None = None, alpha: float = 0.0,
+                 random_state: SeedLike = None) -> None:
         super().__init__(None, eta, share, alpha, "decomposition", random_state)
 
     def _n_components(self, n):
@@ -355,8 +383,9 @@ class CenteredOnlinePCA(_Learner, _PCAState):
 
     _log_w0 = True  # A starts at log W0 = -log(n) I
 
-    def __init__(self, n_components, eta=1.0, center_lr_inv=0.0, mean_init=None,
-                 centered=True, sampler="decomposition", random_state=None):
+    def __init__(self, n_components: int, eta: float = 1.0, center_lr_inv: float = 0.0,
+                 mean_init: ArrayLike | None = None, centered: bool = True,
+                 sampler: str = "decomposition", random_state: SeedLike = None) -> None:
         self.n_components = n_components
         self.eta = eta
         self.center_lr_inv = center_lr_inv
@@ -410,7 +439,7 @@ class FollowTheLeader(CenteredOnlinePCA):
     _randomised = False
     _log_w0 = False
 
-    def __init__(self, n_components, centered=False):
+    def __init__(self, n_components: int, centered: bool = False) -> None:
         super().__init__(n_components, 1.0, 0.0, None, centered, "leader", None)
 
     def _omega(self):
@@ -435,7 +464,7 @@ class SimplexVarianceMinimizer(_Learner):
 
     _randomised = False
 
-    def __init__(self, eta=1.0, alpha=0.0):
+    def __init__(self, eta: float = 1.0, alpha: float = 0.0) -> None:
         self.eta = eta
         self.alpha = alpha
 
@@ -455,7 +484,7 @@ class SimplexVarianceMinimizer(_Learner):
         return np.log(self._y)
 
     @property
-    def density_(self):
+    def density_(self) -> FloatArray:
         """The probability vector y (also ``weights_``)."""
         return self._y.copy()
 
