@@ -27,8 +27,10 @@ updates", ICML 2007, Algorithms 2 and 6.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.spatial.distance import cdist
 
 from .._typing import ArrayLike, FloatArray, SeedLike
@@ -131,6 +133,7 @@ class OnlineKernelPCA(_Learner):
         m, r = Xp.shape[0], self.n_components
         kappa = float(self._k(x, x)[0, 0])
         corner = None
+        lam: NDArray[Any]  # (numpy's stubs type eigh's result by version)
         if m == 0:
             lam = np.empty(0)
             expected = realized = kappa
