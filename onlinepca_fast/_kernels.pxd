@@ -124,6 +124,31 @@ cdef extern from "learner.h" nogil:
                                   double *exp_loss, double *real_loss,
                                   int *status)
 
+cdef extern from "clustered.h" nogil:
+    ctypedef struct opf_clustered:
+        Py_ssize_t n, d, cap
+        int sampler, share
+        double eta, alpha
+        double *b
+        double *r
+        double *mu
+        double *omega
+        double *clus
+        Py_ssize_t *dims
+        Py_ssize_t *t
+        double *work
+        Py_ssize_t *iwork
+        int *r1iwork
+        const opf_lapack *fns
+    size_t opf_clustered_work_len(Py_ssize_t n, Py_ssize_t cap, Py_ssize_t k)
+    size_t opf_clustered_iwork_len(Py_ssize_t n)
+    Py_ssize_t opf_clustered_trials(const opf_clustered *s, const double *X,
+                                    Py_ssize_t T, const double *u,
+                                    double *exp_loss, double *real_loss,
+                                    int *status)
+    Py_ssize_t opf_cap_groups(const double *v, const double *mult, Py_ssize_t g,
+                              Py_ssize_t d, double *out)
+
 cdef extern from "kernel_pca.h" nogil:
     ctypedef struct opf_kpca:
         Py_ssize_t r

@@ -7,7 +7,7 @@ from typing import Any, Literal, Optional, Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["ArrayLike", "FloatArray", "IndexArray", "SeedLike", "Share", "Sampler", "KernelLike",
+__all__ = ["ArrayLike", "FloatArray", "IndexArray", "SeedLike", "Share", "Sampler", "State", "KernelLike",
            "Result"]
 
 #: float64 arrays returned by the learners, kernels and metrics
@@ -20,6 +20,8 @@ SeedLike = Union[None, int, np.random.Generator]
 Share = Optional[Literal["fixed", "uniform", "past"]]
 #: the corner samplers
 Sampler = Literal["decomposition", "systematic"]
+#: How OnlinePCA keeps log W.
+State = Literal["auto", "dense", "clustered"]
 #: the kernels of OnlineKernelPCA: a name, or k(X, Y) -> the matrix
 KernelLike = Union[Literal["rbf", "poly", "linear"], Callable[[FloatArray, FloatArray], ArrayLike]]
 #: an experiment's result (see :mod:`onlinepca_fast.experiments`)

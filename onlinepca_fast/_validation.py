@@ -246,6 +246,7 @@ NONNEGATIVE = Interval("real", 0.0, None)
 POSITIVE_INT = Interval("int", 1, None)
 NONNEGATIVE_INT = Interval("int", 0, None)
 SAMPLER = Options("decomposition", "systematic")
+STATE = Options("auto", "dense", "clustered")
 #: ``1 <= k <= n - 1`` for ``n`` (``context["n"]``) features.
 N_COMPONENTS = Interval("int", 1, lambda context: context["n"] - 1)
 #: Period of the Newton-Schulz re-orthogonalisation, or None.

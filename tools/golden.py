@@ -141,7 +141,7 @@ def compute():
         # the same learner again through the NumPy reference
         ref_cls = getattr(reference, type(est).__name__)
         params = {k: v for k, v in est.get_params().items()
-                  if k not in ("record_losses", "reorthogonalize_every")}
+                  if k not in ("record_losses", "reorthogonalize_every", "state")}
         if type(est).__name__ == "OnlineAdaptivePCA":
             params.pop("share", None)
         if name in ("OnlinePCA-None-decomposition", "CappedHedge-fixed-systematic",

@@ -383,6 +383,13 @@ class OnlineLearner(BaseEstimator):
         return self._loss_view(1)
 
 
+def _same(a, b):
+    """Whether two snapshots (arrays, or tuples of arrays) are equal."""
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+    return np.array_equal(a, b)
+
+
 def reads_state(method: Callable[_P, _R]) -> Callable[_P, _R]:
     """Decorator of a method that reads the learner's state for its whole
     duration (transform ...): it fails at once while another thread writes,
@@ -448,6 +455,42 @@ class EigensystemMixin:
         self._check_fitted()
         return (self._q * self._weights()) @ self._q.T
 
+    @property
+    def cluster_value_(self) -> float:
+        """The eigenvalue shared by every direction orthogonal to
+        ``eigenvectors_`` (NaN when there are none: every eigenpair is
+        explicit, as in the dense state)."""
+        self._check_fitted()
+        return math.nan
+
+    @property
+    def cluster_multiplicity_(self) -> int:
+        """How many eigenvalues equal ``cluster_value_``: ``n_features_in_ -
+        len(eigenvalues_)`` (0 in the dense state)."""
+        self._check_fitted()
+        return 0
+
+    def full_eigensystem(self, max_features: int | None = 10_000) -> tuple[FloatArray, FloatArray]:
+        """All n ascending eigenvalues and an orthonormal n x n eigenbasis.
+
+        Parameters
+        ----------
+        max_features : int or None, default=10000
+            Refuse (``ValueError``) to form an n x n basis that the learner
+            does not keep when n is larger; None never refuses.
+
+        Returns
+        -------
+        eigenvalues : ndarray of shape (n,)
+            Ascending, ``eigenvalues_`` and ``cluster_value_`` repeated
+            ``cluster_multiplicity_`` times.
+        eigenvectors : ndarray of shape (n, n)
+            Orthonormal columns; the cluster's are one (arbitrary)
+            orthonormal basis of the complement of ``eigenvectors_``.
+        """
+        self._check_fitted()
+        return self._lam.copy(), self._q.copy()
+
 
 @dataclasses.dataclass(frozen=True)
 class EngineConfig:
@@ -487,6 +530,10 @@ class TrialLoopLearner(OnlineLearner):
         """(lam, q, mean) at reset: W^0 = I/n."""
         raise NotImplementedError
 
+    def _initial_mean(self, p, n):
+        """The center at reset (hook; the steps are checked against it)."""
+        return self._initial_state(p, n)[2]
+
     def _check_steps(self, X, amax, name, matrix, config, mean):
         """Hook: reject instances whose step could overflow (PCA learners)."""
 
@@ -509,7 +556,7 @@ class TrialLoopLearner(OnlineLearner):
         n = X.shape[1]
         p = self._params(n)
         config = self._config(p, n, matrix)
-        mean = self._initial_state(p, n)[2] if reset else self._mean
+        mean = self._initial_mean(p, n) if reset else self._mean
         self._check_steps(X, amax, name, matrix, config, mean)
         if (not reset and config.share == _kernels.SHARE_PAST
                 and self._wsum.size != self._past_size(config)):
@@ -522,11 +569,7 @@ class TrialLoopLearner(OnlineLearner):
     def _reset(self, n, plan):
         config, _, p = plan
         rng = as_generator(self.random_state) if self._randomized else None
-        lam, q, mean = self._initial_state(p, n)
-        self._lam = lam
-        self._omega = np.exp(lam)
-        self._q = q
-        self._mean = mean
+        self._reset_state(p, n)
         self._wsum = np.zeros(self._past_size(config))  # sum of past parameters
         self._t = np.zeros(1, dtype=np.intp)
         self._start_records()
@@ -534,6 +577,14 @@ class TrialLoopLearner(OnlineLearner):
         self._engine = None
         self._engine_key = None
         self.__dict__.pop("_row_path", None)
+
+    def _reset_state(self, p, n):
+        """The parameter at reset (hook): W^0 = I/n from :meth:`_initial_state`."""
+        lam, q, mean = self._initial_state(p, n)
+        self._lam = lam
+        self._omega = np.exp(lam)
+        self._q = q
+        self._mean = mean
 
     def _get_engine(self, config):
         if getattr(self, "_engine", None) is None or self._engine_key != config:
@@ -585,6 +636,11 @@ class TrialLoopLearner(OnlineLearner):
         self._row_path = self._build_row_path(engine, config, every, p)
         return self
 
+    def _basis_snapshot(self):
+        """Hook: what re-orthogonalisation changes (to tell whether an
+        interrupted one was applied)."""
+        return self._q.copy()
+
     def _build_row_path(self, engine, config, every, p):
         """learn_one's short path (see :meth:`learn_one`), or None."""
         if config.matrix_input or (self._randomized and
@@ -608,7 +664,7 @@ class TrialLoopLearner(OnlineLearner):
         call again after an interruption anywhere in here."""
         t = int(self._t[0])
         if every and t % every == 0 and fixed[0] != t:
-            fixed[1] = (t, self._q.copy())
+            fixed[1] = (t, self._basis_snapshot())
             self._reorthogonalize()
             fixed[0] = t
 
@@ -621,7 +677,7 @@ class TrialLoopLearner(OnlineLearner):
         t = t0 + done
         if every and t % every == 0 and fixed[0] != t:
             before = fixed[1]
-            if before is None or before[0] != t or np.array_equal(before[1], self._q):
+            if before is None or before[0] != t or _same(before[1], self._basis_snapshot()):
                 self._reorthogonalize()  # not (or not visibly) applied yet
             fixed[0] = t
         if self.record_losses:

@@ -17,13 +17,14 @@ import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from .. import _kernels
-from .._typing import ArrayLike, FloatArray, Sampler, SeedLike, Share
+from .._typing import ArrayLike, FloatArray, Sampler, SeedLike, Share, State
 from .._validation import (
     ETA,
     N_COMPONENTS,
     NONNEGATIVE,
     REORTHOGONALIZE,
     SAMPLER,
+    STATE,
     Boolean,
     RandomState,
     Vector,
@@ -31,6 +32,7 @@ from .._validation import (
     none_or,
 )
 from ..kernels import cap_log
+from ._clustered import CLUSTERED_FROM, MAX_DENSE, ClusteredState, refuse_dense
 from ._base import (
     CAPPED_MIXING,
     SAMPLERS,
@@ -102,11 +104,21 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
         self._check_fitted()
         return self.n_components
 
+    def _kept_basis(self):
+        """The k eigenvectors of W with the smallest eigenvalues (n x k)."""
+        return self._q[:, :self.n_components]
+
+    def _sampled_basis(self, random_state):
+        """The k directions outside a drawn corner (n x k)."""
+        corner = self._draw(random_state)
+        keep = np.setdiff1d(np.arange(self.n_features_in_), corner)
+        return self._q[:, keep]
+
     @property
     def components_(self) -> FloatArray:
         """The k leading directions (rows): top-k of E[P] = I - (n-k) W."""
         self._check_fitted()
-        return self._q[:, :self.n_components].T.copy()
+        return np.ascontiguousarray(self._kept_basis().T)
 
     @property
     def mean_(self) -> FloatArray:
@@ -146,7 +158,7 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
             ``(X - mean_) @ components_.T``.
         """
         X = self._validate_for_transform(X)
-        return (X - self._mean) @ self._q[:, :self.n_components]
+        return (X - self._mean) @ self._kept_basis()
 
     @reads_state
     def inverse_transform(self, X: ArrayLike) -> FloatArray:
@@ -169,7 +181,7 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
                              f"got {Y.shape}")
         if not np.isfinite(Y).all():
             raise ValueError("X contains NaN or infinity")
-        return Y @ self._q[:, :self.n_components].T + self._mean
+        return Y @ self._kept_basis().T + self._mean
 
     @reads_state
     def sample_projection(self, random_state: SeedLike = None) -> FloatArray:
@@ -188,15 +200,38 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
         -------
         P : ndarray of shape (n, n)
             The drawn projection.
+
+        Raises
+        ------
+        ValueError
+            If n_features > 10,000 (an n x n matrix of over 800 MB): use
+            :meth:`sample_components`.
         """
         self._check_fitted()
-        corner = self._draw(random_state)
-        keep = np.setdiff1d(np.arange(self.n_features_in_), corner)
-        V = self._q[:, keep]
+        refuse_dense(self.n_features_in_, "sample_projection()", MAX_DENSE)
+        V = self._sampled_basis(random_state)
         return V @ V.T
 
+    @reads_state
+    def sample_components(self, random_state: SeedLike = None) -> FloatArray:
+        """Draw the rank-k projection of :meth:`sample_projection` as its k
+        orthonormal directions (rows): ``P = V.T @ V``, O(n k) memory.
 
-class OnlinePCA(_Projections, TrialLoopLearner):
+        Parameters
+        ----------
+        random_state : None, int or Generator, default=None
+            None uses (and advances) the learner's own generator.
+
+        Returns
+        -------
+        V : ndarray of shape (k, n)
+            Orthonormal rows spanning the drawn subspace.
+        """
+        self._check_fitted()
+        return np.ascontiguousarray(self._sampled_basis(random_state).T)
+
+
+class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
     """Uncentered randomized online PCA (WK Algorithm 5).
 
     At each trial a rank-k projection ``P`` is drawn with ``E[P] = I -
@@ -242,23 +277,50 @@ class OnlinePCA(_Projections, TrialLoopLearner):
     reorthogonalize_every : int or None, default=10000
         Every this many trials (counted since the reset, so independently
         of how the stream is split into batches) the eigenvectors are
-        re-orthogonalised by one Newton-Schulz step, O(n^3).  Rounding in
-        the rank-one updates makes ``||Q^T Q - I||`` grow by ~1e-18 to
-        1e-16 per trial; the default keeps it below ~1e-12.  None never
-        re-orthogonalises.
+        re-orthogonalised by one Newton-Schulz step, O(n^3) (clustered
+        state: O(n m^2)).  Rounding in the rank-one updates makes
+        ``||Q^T Q - I||`` grow by ~1e-18 to 1e-16 per trial; the default
+        keeps it below ~1e-12.  None never re-orthogonalises.
+    state : {"auto", "dense", "clustered"}, default="auto"
+        How ``log W`` is kept.
+
+        - ``"dense"``: all n eigenpairs, an n x n basis; O(n^2) memory and
+          at least O(n^2) per trial.
+        - ``"clustered"``: m explicit eigenpairs plus one cluster, the
+          orthogonal complement of their span, sharing one eigenvalue
+          (``cluster_value_``, multiplicity ``n - m``).  Capped eigenvalues
+          and never-seen directions live in the cluster, so memory is
+          O(n m) and a trial costs O(n m) amortised (m ~ 2k in steady state
+          on typical streams).  The same algorithm: expected losses agree
+          with the dense state to rounding.  Draws agree with the dense
+          state's whenever the cluster is at the cap (then it is in every
+          corner); otherwise the cluster's directions left out of the drawn
+          corner are drawn uniformly in the complement (any orthonormal
+          basis of it is an eigenbasis of W), with a generator seeded by
+          the trial's uniform number.  ``share="past"`` needs the dense
+          state (it changes the eigenbasis).
+        - ``"auto"``: clustered from 512 features on (unless
+          ``share="past"``), dense below.
 
     Attributes
     ----------
     components_ : ndarray of shape (k, n)
         Orthonormal rows: the k eigenvectors of W with the smallest
         eigenvalues, i.e. the top-k directions of ``E[P]``.
-    eigenvalues_ : ndarray of shape (n,)
+    eigenvalues_ : ndarray of shape (n,) or (m,)
         Ascending eigenvalues of ``log W`` (normalised and capped: the
-        capped ones are exactly ``-log(n-k)``).
-    eigenvectors_ : ndarray of shape (n, n)
+        capped ones are exactly ``-log(n-k)``); in the clustered state the
+        m explicit ones (all below ``cluster_value_``).
+    eigenvectors_ : ndarray of shape (n, n) or (n, m)
         Orthonormal columns matching ``eigenvalues_``.
+    cluster_value_ : float
+        The log-eigenvalue of every direction orthogonal to
+        ``eigenvectors_`` (NaN in the dense state).
+    cluster_multiplicity_ : int
+        ``n - m`` in the clustered state, 0 in the dense one.
     density_ : ndarray of shape (n, n)
-        The density matrix W (formed on request).
+        The density matrix W (formed on request; the clustered state
+        refuses above 10,000 features).
     mean_ : ndarray of shape (n,)
         Zeros (uncentered).
     expected_losses_, realized_losses_ : ndarray of shape (n_trials,)
@@ -292,12 +354,14 @@ class OnlinePCA(_Projections, TrialLoopLearner):
     True
     """
 
-    _constraints = {**CAPPED_MIXING, "reorthogonalize_every": REORTHOGONALIZE}
+    _constraints = {**CAPPED_MIXING, "reorthogonalize_every": REORTHOGONALIZE,
+                    "state": STATE}
 
     def __init__(self, n_components: int, *, eta: float = 1.0, share: Share = None,
                  alpha: float = 0.0, sampler: Sampler = "decomposition",
                  random_state: SeedLike = None, record_losses: bool = True,
-                 reorthogonalize_every: int | None = 10_000) -> None:
+                 reorthogonalize_every: int | None = 10_000,
+                 state: State = "auto") -> None:
         self.n_components = n_components
         self.eta = eta
         self.share = share
@@ -306,6 +370,146 @@ class OnlinePCA(_Projections, TrialLoopLearner):
         self.random_state = random_state
         self.record_losses = record_losses
         self.reorthogonalize_every = reorthogonalize_every
+        self.state = state
+
+    # -- the state: dense, or clustered (see ._clustered) ----------------------
+    def _wants_clustered(self, p, n):
+        share = self._share(p)
+        if p["state"] == "clustered":
+            if share == "past":
+                raise ValueError("state='clustered' cannot mix in the past average "
+                                 "(share='past' changes the eigenbasis); use "
+                                 "state='dense' or another share")
+            return True
+        return p["state"] == "auto" and n >= CLUSTERED_FROM and share != "past"
+
+    def _is_clustered(self):
+        return self.__dict__.get("_clustered", False)
+
+    def _plan(self, X, matrix, amax, name, reset):
+        plan = super()._plan(X, matrix, amax, name, reset)
+        clustered = self._wants_clustered(plan[2], X.shape[1])
+        if not reset and clustered != self._is_clustered():
+            raise ValueError(
+                f"state={self.state!r} would change how the fitted learner keeps "
+                f"log W (it is {'clustered' if self._is_clustered() else 'dense'}); "
+                "set state before fit, not mid-stream")
+        return plan
+
+    def _reset(self, n, plan):
+        self._clustered = self._wants_clustered(plan[2], n)
+        super()._reset(n, plan)
+
+    def _reset_state(self, p, n):
+        if not self._is_clustered():
+            self.__dict__.pop("_b", None)
+            return super()._reset_state(p, n)
+        self._lam = self._omega = self._q = None
+        self._mean = np.zeros(n)
+        self._cl_reset(n)
+
+    def _get_engine(self, config):
+        if not self._is_clustered():
+            return super()._get_engine(config)
+        if getattr(self, "_engine", None) is None or self._engine_key != config:
+            self._engine = self._cl_engine(config)
+            self._engine_key = config
+        return self._engine
+
+    def _basis_snapshot(self):
+        return self._cl_snapshot() if self._is_clustered() else super()._basis_snapshot()
+
+    def _reorthogonalize(self):
+        if self._is_clustered():
+            self._cl_reorthogonalize()
+        else:
+            super()._reorthogonalize()
+
+    def _build_row_path(self, engine, config, every, p):
+        # the clustered state's learn_one takes the validating path
+        return None if self._is_clustered() else super()._build_row_path(
+            engine, config, every, p)
+
+    def _kept_basis(self):
+        return self._cl_kept_basis() if self._is_clustered() else super()._kept_basis()
+
+    def _sampled_basis(self, random_state):
+        if self._is_clustered():
+            return self._cl_sampled_basis(random_state)
+        return super()._sampled_basis(random_state)
+
+    @property
+    def eigenvalues_(self) -> FloatArray:
+        """Ascending eigenvalues of ``log W``: all n (dense state) or the m
+        explicit ones (clustered state)."""
+        self._check_fitted()
+        if self._is_clustered():
+            return self._cmu[:self._cl_m()].copy()
+        return self._lam.copy()
+
+    @property
+    def eigenvectors_(self) -> FloatArray:
+        """Orthonormal eigenvectors (columns) matching ``eigenvalues_``."""
+        self._check_fitted()
+        if self._is_clustered():
+            return self._cl_basis()
+        return self._q.copy()
+
+    @property
+    def cluster_value_(self) -> float:
+        """The log-eigenvalue of every direction orthogonal to
+        ``eigenvectors_`` (NaN in the dense state)."""
+        self._check_fitted()
+        return float(self._clus[0]) if self._is_clustered() else math.nan
+
+    @property
+    def cluster_multiplicity_(self) -> int:
+        """How many eigenvalues equal ``cluster_value_`` (0 in the dense state)."""
+        self._check_fitted()
+        return self.n_features_in_ - self._cl_m() if self._is_clustered() else 0
+
+    @property
+    def density_(self) -> FloatArray:
+        """The density matrix W, formed on request (the clustered state
+        refuses above 10,000 features)."""
+        self._check_fitted()
+        if not self._is_clustered():
+            return (self._q * self._weights()) @ self._q.T
+        n = self.n_features_in_
+        refuse_dense(n, "density_", MAX_DENSE)
+        w, wc, c = self._cl_weights()
+        Q = self._cl_basis()
+        return (Q * (w - wc)) @ Q.T + wc * np.eye(n)
+
+    def full_eigensystem(self, max_features: int | None = MAX_DENSE) -> tuple[FloatArray, FloatArray]:
+        """All n ascending eigenvalues of ``log W`` and an n x n eigenbasis.
+
+        Parameters
+        ----------
+        max_features : int or None, default=10000
+            The clustered state refuses (``ValueError``) to form the n x n
+            basis when n is larger; None never refuses.
+
+        Returns
+        -------
+        eigenvalues : ndarray of shape (n,)
+            Ascending: ``eigenvalues_``, then ``cluster_value_`` repeated
+            ``cluster_multiplicity_`` times.
+        eigenvectors : ndarray of shape (n, n)
+            Orthonormal columns: ``eigenvectors_``, then an orthonormal basis
+            of their complement (any is an eigenbasis of the cluster).
+        """
+        self._check_fitted()
+        if not self._is_clustered():
+            return self._lam.copy(), self._q.copy()
+        n = self.n_features_in_
+        refuse_dense(n, "full_eigensystem()", max_features)
+        m = self._cl_m()
+        Q = self._cl_basis()
+        full = np.linalg.qr(Q, mode="complete")[0] if m else np.eye(n)
+        full[:, :m] = Q
+        values = np.concatenate([self._cmu[:m], np.full(n - m, self._clus[0])])
+        return values, full
 
     def _share(self, p):
         return p["share"]
@@ -317,6 +521,9 @@ class OnlinePCA(_Projections, TrialLoopLearner):
 
     def _initial_state(self, p, n):
         return np.full(n, -np.log(n)), np.eye(n), np.zeros(n)
+
+    def _initial_mean(self, p, n):
+        return np.zeros(n)  # uncentered
 
     def _check_steps(self, X, amax, name, matrix, config, mean):
         check_meg_steps(X, amax, name, config.eta)
@@ -352,6 +559,8 @@ class OnlineAdaptivePCA(OnlinePCA):
         As for :class:`OnlinePCA`.
     reorthogonalize_every : int or None, default=10000
         As for :class:`OnlinePCA`.
+    state : {"auto", "dense", "clustered"}, default="auto"
+        As for :class:`OnlinePCA`.
 
     Attributes
     ----------
@@ -374,7 +583,8 @@ class OnlineAdaptivePCA(OnlinePCA):
 
     def __init__(self, n_components: int, *, eta: float = 1.0, alpha: float = 1e-5,
                  sampler: Sampler = "decomposition", random_state: SeedLike = None,
-                 record_losses: bool = True, reorthogonalize_every: int | None = 10_000) -> None:
+                 record_losses: bool = True, reorthogonalize_every: int | None = 10_000,
+                 state: State = "auto") -> None:
         self.n_components = n_components
         self.eta = eta
         self.alpha = alpha
@@ -382,6 +592,7 @@ class OnlineAdaptivePCA(OnlinePCA):
         self.random_state = random_state
         self.record_losses = record_losses
         self.reorthogonalize_every = reorthogonalize_every
+        self.state = state
 
     def _share(self, p):
         return "fixed"  # YL Algorithm 4 is OnlinePCA with fixed share

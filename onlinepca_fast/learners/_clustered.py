@@ -1,0 +1,175 @@
+"""The capped-structure state of :class:`~onlinepca_fast.OnlinePCA`.
+
+``log W = Q diag(mu) Q^T + mu_c (I - Q Q^T)``: m explicit eigenpairs (the
+columns of Q, ``Q = B^T R``) plus one implicit cluster, the orthogonal
+complement of Q, with the single log-eigenvalue ``mu_c`` and multiplicity
+``n - m``.  ``W^0 = I/n`` is the pure cluster; capped eigenvalues merge back
+into it.  Memory and time per trial follow m, not n (``src/clustered.c``).
+Nothing n x n is formed unless asked for, and then only up to
+``max_features`` (default :data:`MAX_DENSE`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _kernels
+from .._validation import as_generator
+from ..kernels import sample_corner
+
+#: ``state="auto"`` uses the clustered state from this many features on.
+CLUSTERED_FROM = 512
+#: Dense n x n objects (``density_``, ``sample_projection``,
+#: ``full_eigensystem``) are formed only up to this n unless asked otherwise.
+MAX_DENSE = 10_000
+#: First capacity (explicit columns) of a reset learner.
+_FIRST_CAPACITY = 32
+
+
+def refuse_dense(n, what, max_features):
+    if max_features is None:
+        return
+    if n > max_features:
+        raise ValueError(
+            f"{what} is an n x n matrix and n_features = {n} > max_features = "
+            f"{max_features} ({n * n * 8 / 2**30:.3g} GiB); pass a larger "
+            "max_features to form it anyway")
+
+
+class ClusteredState:
+    """The clustered state's arrays and operations (a mixin of OnlinePCA).
+
+    Arrays (owned by the learner, pickled with it): ``_b`` (cap, n),
+    ``_r`` (cap, cap), ``_cmu`` and ``_comega`` (cap,), ``_clus`` =
+    [mu_c, exp(mu_c)], ``_dims`` = [m, nb], ``_t``.
+    """
+
+    def _cl_reset(self, n):
+        cap = min(n, _FIRST_CAPACITY)
+        self._b = np.zeros((cap, n))
+        self._r = np.zeros((cap, cap))
+        self._cmu = np.zeros(cap)
+        self._comega = np.zeros(cap)
+        self._clus = np.array([-np.log(n), 1.0 / n])
+        self._dims = np.zeros(2, dtype=np.intp)
+
+    def _cl_m(self):
+        return int(self._dims[0])
+
+    def _cl_basis(self, cols=None):
+        """Q[:, :cols] (n x cols), the explicit eigenvectors."""
+        m, nb = int(self._dims[0]), int(self._dims[1])
+        cols = m if cols is None else min(cols, m)
+        return self._b[:nb].T @ self._r[:nb, :cols]
+
+    def _cl_complement(self, count, Q):
+        """`count` orthonormal directions of the cluster (orthogonal to Q),
+        chosen deterministically: the unit vectors e_i least represented in
+        Q (smallest |Q row i|, then i), projected out of Q and of each other.
+        Any orthonormal basis of the complement is an eigenbasis of W."""
+        n = Q.shape[0]
+        if count <= 0:
+            return np.zeros((n, 0))
+        weight = np.einsum("ij,ij->i", Q, Q)
+        order = np.lexsort((np.arange(n), weight))
+        out = np.zeros((n, count))
+        got = 0
+        for i in order:
+            v = np.zeros(n)
+            v[i] = 1.0
+            for _ in range(2):
+                v -= Q @ (Q.T @ v)
+                v -= out[:, :got] @ (out[:, :got].T @ v)
+            norm = np.linalg.norm(v)
+            if norm > 0.5:
+                out[:, got] = v / norm
+                got += 1
+                if got == count:
+                    break
+        return out
+
+    def _cl_kept_basis(self):
+        """The k eigenvectors of W with the smallest eigenvalues: the
+        explicit ones (all below the cluster), then cluster directions."""
+        k = self.n_components
+        Q = self._cl_basis()
+        if Q.shape[1] >= k:
+            return Q[:, :k].copy()
+        return np.hstack([Q, self._cl_complement(k - Q.shape[1], Q)])
+
+    def _cl_weights(self):
+        """(explicit weights, cluster weight, multiplicity)."""
+        m = self._cl_m()
+        return self._comega[:m].copy(), float(self._clus[1]), self.n_features_in_ - m
+
+    def _cl_sampled_basis(self, random_state):
+        """The k directions outside a corner drawn as the trials draw it
+        (n x k); cluster slots left out of the corner are directions drawn
+        uniformly in the complement with the same generator."""
+        rng = self._rng if random_state is None else as_generator(random_state)
+        n, k = self.n_features_in_, self.n_components
+        d = n - k
+        w, wc, c = self._cl_weights()
+        m = w.shape[0]
+        Q = self._cl_basis()
+        if c > 0 and self._clus[0] == -np.log(d):
+            dd = d - c  # the cluster is in every corner
+            corner = (sample_corner(w, dd, rng, method=self._sampler_name())
+                      if dd > 0 else np.zeros(0, dtype=np.intp))
+            out_cluster = 0
+        else:
+            full = np.concatenate([w, np.full(c, wc)])
+            corner = sample_corner(full, d, rng, method=self._sampler_name())
+            out_cluster = c - int(np.count_nonzero(corner >= m))
+            corner = corner[corner < m]
+        keep = np.setdiff1d(np.arange(m), corner)
+        V = Q[:, keep]
+        if out_cluster:
+            G = rng.standard_normal((n, out_cluster))
+            for _ in range(2):
+                G -= Q @ (Q.T @ G)
+            G = np.linalg.qr(G)[0]
+            V = np.hstack([V, G])
+        return V
+
+    def _cl_grow(self):
+        """Larger arrays, the state copied (the engine's callback when a
+        trial needs room: by half, and to 3m/2 + 17 so that B is compressed
+        at most every ~m/2 trials); returns (b, r, mu, omega)."""
+        n = self.n_features_in_
+        cap = self._b.shape[0]
+        m, nb = int(self._dims[0]), int(self._dims[1])
+        new = min(n, max(cap + 1, cap + cap // 2, (3 * m) // 2 + 17))
+        b = np.zeros((new, n))
+        b[:nb] = self._b[:nb]
+        r = np.zeros((new, new))
+        r[:nb, :m] = self._r[:nb, :m]
+        mu = np.zeros(new)
+        mu[:m] = self._cmu[:m]
+        om = np.zeros(new)
+        om[:m] = self._comega[:m]
+        self._b, self._r, self._cmu, self._comega = b, r, mu, om
+        return b, r, mu, om
+
+    def _cl_engine(self, config):
+        return _kernels.ClusterEngine(
+            n=config.n, d=config.d, eta=config.eta, alpha=config.alpha,
+            share=config.share, sampler=config.sampler, b=self._b, r=self._r,
+            mu=self._cmu, omega=self._comega, clus=self._clus, dims=self._dims,
+            t=self._t, grow=self._cl_grow)
+
+    def _cl_reorthogonalize(self):
+        """B <- R^T B (m rows), R <- I, then one Newton-Schulz step on B's
+        rows (see the dense ``_reorthogonalize``): O(n m^2), in place."""
+        m, nb = int(self._dims[0]), int(self._dims[1])
+        B = self._r[:nb, :m].T @ self._b[:nb]
+        B += 0.5 * ((np.eye(m) - B @ B.T) @ B)
+        self._b[:m] = B
+        self._b[m:nb] = 0.0
+        self._r[:nb, :] = 0.0
+        self._r[np.arange(m), np.arange(m)] = 1.0
+        self._dims[1] = m
+
+    def _cl_snapshot(self):
+        m, nb = int(self._dims[0]), int(self._dims[1])
+        return (self._dims.copy(), self._b[:nb].copy(), self._r[:nb, :m].copy())

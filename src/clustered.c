@@ -1,0 +1,570 @@
+/*
+ * clustered.c -- OnlinePCA on the capped structure: O(n m) per trial.
+ *
+ * The state (clustered.h) is m explicit eigenpairs of log W plus one
+ * implicit cluster, the orthogonal complement of their span, with one
+ * log-eigenvalue mu_c and multiplicity c = n - m.  W^0 = I/n is the pure
+ * cluster.  A trial with instance x (WK Alg. 5; YL Alg. 4 with fixed share):
+ *
+ * 1. z = Q^T x and the part r = x - Q z of x in the complement, beta = |r|.
+ *    With Q = B^T R: y = B x, r_B = x - B^T y (again if it lost more than
+ *    half of |x|^2: classical Gram-Schmidt twice is enough), z = R^T y, and
+ *    r = r_B + B^T s with s = y - R z.
+ * 2. The draw and the losses.  The weights are exp(mu) and, c times,
+ *    exp(mu_c).  When the cluster is at the cap (WK Alg. 2: capped entries
+ *    belong to every corner) the corner is the whole cluster plus d - c of
+ *    the explicit entries, drawn by the sampler from the explicit weights
+ *    alone (the same corners, coefficients scaled by (d - c)/d, as Alg. 2
+ *    on the full vector).  Otherwise the sampler runs on the full vector
+ *    (explicit entries then c copies of the cluster's weight) and the
+ *    corner leaves out e <= k slots of the cluster: any orthonormal basis of
+ *    the complement is an eigenbasis of W, so these are e directions drawn
+ *    uniformly (Haar) in the complement, from a generator seeded by the
+ *    trial's uniform u (so the draw is reproducible and needs no second
+ *    stream), independently of x.
+ * 3. The update: in the basis [Q, r/beta] log W - eta x x^T is
+ *    diag(mu, mu_c) - eta [z; beta][z; beta]^T plus mu_c on the rest of the
+ *    complement: one rank-one update of size m + 1 (rank_one_update.c, with
+ *    Q = I), whose eigenvectors U give R <- [R, e] U (e: r/beta in B's
+ *    coordinates, r_B/|r_B| appended to B).  If eta beta^2 is below the
+ *    rank-one update's deflation tolerance, x has no part in the complement
+ *    worth keeping and the update is of size m.
+ * 4. Fixed share (before capping), capping with multiplicities
+ *    (opf_cap_groups), uniform share (after): the same steps as the dense
+ *    learner (learner.c), on m + 1 groups.  Explicit entries that end at the
+ *    cluster's value (capped when the cluster is capped, or within a few
+ *    ulps of it) merge into it: they are the top ones, so m just shrinks.
+ *    With no cluster left (c = 0), entries at the cap form a new one.
+ * 5. keep_finite as the dense learner: entries more than 2^20 below the top
+ *    are raised to that floor.
+ *
+ * A trial either completes or leaves the learner's weights and span as they
+ * were (B and R may have been compressed: the same Q).  No allocation.
+ */
+#include "clustered.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "learner.h"
+#include "rank_one_update.h"
+
+#define OPF_BLOCK 256          /* columns of B per compression block */
+#define OPF_EIGEN_SPAN 0x1p20  /* as learner.c */
+
+size_t opf_clustered_work_len(ptrdiff_t n, ptrdiff_t cap, ptrdiff_t k)
+{
+    const size_t c1 = (size_t)cap + 1, nn = (size_t)n;
+    return 8 * c1 + 2 * c1 * c1 + opf_r1_work_len((ptrdiff_t)c1) + 3 * nn
+           + (size_t)k * nn + OPF_BLOCK * c1;
+}
+
+size_t opf_clustered_iwork_len(ptrdiff_t n) { return 4 * (size_t)n; }
+
+typedef struct {
+    double *y, *y2, *z, *sv, *dsm, *xs, *tmp, *mult; /* cap + 1 each */
+    double *qsm, *rnew;                              /* (cap + 1)^2 each */
+    double *r1w, *rb, *wexp, *decw, *haar, *blk;
+    ptrdiff_t *corner, *deciw;
+} cws;
+
+static cws split(const opf_clustered *s)
+{
+    cws w;
+    const size_t c1 = (size_t)s->cap + 1, nn = (size_t)s->n;
+    double *p = s->work;
+    w.y = p;
+    w.y2 = w.y + c1;
+    w.z = w.y2 + c1;
+    w.sv = w.z + c1;
+    w.dsm = w.sv + c1;
+    w.xs = w.dsm + c1;
+    w.tmp = w.xs + c1;
+    w.mult = w.tmp + c1;
+    w.qsm = w.mult + c1;
+    w.rnew = w.qsm + c1 * c1;
+    w.r1w = w.rnew + c1 * c1;
+    w.rb = w.r1w + opf_r1_work_len((ptrdiff_t)c1);
+    w.wexp = w.rb + nn;
+    w.decw = w.wexp + nn;
+    w.haar = w.decw + nn;
+    w.blk = w.haar + (size_t)(s->n - s->d) * nn;
+    w.corner = s->iwork;
+    w.deciw = s->iwork + s->n;
+    return w;
+}
+
+/* ---- small BLAS helpers ---------------------------------------------------- */
+
+static double dot(const double *a, const double *b, ptrdiff_t n)
+{
+    double acc = 0.0;
+    for (ptrdiff_t i = 0; i < n; i++)
+        acc += a[i] * b[i];
+    return acc;
+}
+
+/* y[0..nb) = alpha * B x + beta * y  (B: nb rows of length n) */
+static void gemv_b(const opf_clustered *s, int nb, double alpha,
+                   const double *x, double beta, double *y)
+{
+    int n = (int)s->n, inc = 1;
+    char tr = 'T';
+    s->fns->dgemv(&tr, &n, &nb, &alpha, s->b, &n, (double *)x, &inc, &beta, y,
+                  &inc);
+}
+
+/* x[0..n) += alpha * B^T y */
+static void gemv_bt(const opf_clustered *s, int nb, double alpha,
+                    const double *y, double *x)
+{
+    int n = (int)s->n, inc = 1;
+    double one = 1.0;
+    char nt = 'N';
+    s->fns->dgemv(&nt, &n, &nb, &alpha, s->b, &n, (double *)y, &inc, &one, x,
+                  &inc);
+}
+
+/* z[0..m) = R^T y (y: nb) */
+static void gemv_rt(const opf_clustered *s, int nb, int m, const double *y,
+                    double *z)
+{
+    int ld = (int)s->cap, inc = 1;
+    double one = 1.0, zero = 0.0;
+    char nt = 'N';
+    if (m == 0)
+        return;
+    if (nb == 0) {
+        memset(z, 0, (size_t)m * sizeof(double));
+        return;
+    }
+    s->fns->dgemv(&nt, &m, &nb, &one, s->r, &ld, (double *)y, &inc, &zero, z,
+                  &inc);
+}
+
+/* y[0..nb) += alpha * R z (z: m) */
+static void gemv_r(const opf_clustered *s, int nb, int m, double alpha,
+                   const double *z, double *y)
+{
+    int ld = (int)s->cap, inc = 1;
+    double one = 1.0;
+    char tr = 'T';
+    if (m == 0 || nb == 0)
+        return;
+    s->fns->dgemv(&tr, &m, &nb, &alpha, s->r, &ld, (double *)z, &inc, &one, y,
+                  &inc);
+}
+
+/* B <- R^T B (m rows), R <- I: the same Q, nb = m.  Blocked over the
+ * columns of B so that the product needs OPF_BLOCK x m of scratch only. */
+static void compress(const opf_clustered *s, const cws *w, ptrdiff_t m,
+                     ptrdiff_t nb)
+{
+    const ptrdiff_t n = s->n, cap = s->cap;
+    int im = (int)m, inb = (int)nb, ldb = (int)n, ldr = (int)cap;
+    double one = 1.0, zero = 0.0;
+    char nt = 'N', tr = 'T';
+    if (m > 0 && nb > 0) {
+        for (ptrdiff_t j0 = 0; j0 < n; j0 += OPF_BLOCK) {
+            int jb = (int)(n - j0 < OPF_BLOCK ? n - j0 : OPF_BLOCK);
+            /* column-major: blk (jb x m) = B^T[j0:j0+jb, :nb] R[:nb, :m] */
+            s->fns->dgemm(&nt, &tr, &jb, &im, &inb, &one, s->b + j0, &ldb,
+                          s->r, &ldr, &zero, w->blk, &jb);
+            for (ptrdiff_t i = 0; i < m; i++)
+                memcpy(s->b + i * n + j0, w->blk + i * jb,
+                       (size_t)jb * sizeof(double));
+        }
+    }
+    for (ptrdiff_t j = 0; j < m; j++) {
+        memset(s->r + j * cap, 0, (size_t)m * sizeof(double));
+        s->r[j * cap + j] = 1.0;
+    }
+    s->dims[1] = m;
+}
+
+/* ---- capping with multiplicities ------------------------------------------- */
+
+ptrdiff_t opf_cap_groups(const double *v, const double *mult, ptrdiff_t g,
+                         ptrdiff_t d, double *out)
+{
+    double total = 0.0, ncap = 0.0;
+    ptrdiff_t r, i;
+    for (i = 0; i < g; i++)
+        total += mult[i];
+    if (d < 1 || g < 1 || (double)d > total)
+        return OPF_EINVAL;
+    const double cap = -log((double)d);
+    for (r = 0; r < g; r++) {
+        /* groups r.. uncapped: shift so that their mass is 1 - ncap/d */
+        const double top = v[r];
+        double sum = 0.0;
+        for (i = r; i < g; i++)
+            sum += mult[i] * exp(v[i] - top);
+        const double shift = log(((double)d - ncap) / (double)d)
+                             - (top + log(sum));
+        if (top + shift <= cap || r == g - 1) {
+            for (i = 0; i < r; i++)
+                out[i] = cap;
+            for (i = r; i < g; i++)
+                out[i] = fmin(v[i] + shift, cap);
+            return r;
+        }
+        ncap += mult[r];
+        if (ncap >= (double)d)
+            return OPF_EINVAL;
+    }
+    return OPF_EINVAL; /* not reached */
+}
+
+/* ---- the draw ------------------------------------------------------------------ */
+
+/* splitmix64: the generator of the Haar directions, seeded by u's bits */
+static uint64_t splitmix(uint64_t *st)
+{
+    uint64_t z = (*st += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static double unit_open(uint64_t *st) /* uniform in (0, 1) */
+{
+    return ((double)(splitmix(st) >> 11) + 0.5) * 0x1p-53;
+}
+
+/* Fill v[0..n) with standard normals (Box-Muller). */
+static void gaussians(double *v, ptrdiff_t n, uint64_t *st)
+{
+    for (ptrdiff_t i = 0; i < n; i += 2) {
+        const double a = sqrt(-2.0 * log(unit_open(st)));
+        const double b = 6.283185307179586 * unit_open(st);
+        v[i] = a * cos(b);
+        if (i + 1 < n)
+            v[i + 1] = a * sin(b);
+    }
+}
+
+/* Remove from v its components along Q = B^T R (m columns). */
+static void project_out_q(const opf_clustered *s, const cws *w, ptrdiff_t m,
+                          ptrdiff_t nb, double *v)
+{
+    if (m == 0)
+        return;
+    gemv_b(s, (int)nb, 1.0, v, 0.0, w->y2);       /* B v */
+    gemv_rt(s, (int)nb, (int)m, w->y2, w->tmp);   /* Q^T v */
+    memset(w->y2, 0, (size_t)nb * sizeof(double));
+    gemv_r(s, (int)nb, (int)m, 1.0, w->tmp, w->y2); /* R Q^T v */
+    gemv_bt(s, (int)nb, -1.0, w->y2, v);
+}
+
+/*
+ * Sum of (h_l^T x)^2 over e orthonormal directions h_l drawn uniformly in
+ * the complement of Q (Gaussian vectors projected out of Q and of each
+ * other, twice), from the generator seeded by the bits of u.
+ */
+static double haar_energy(const opf_clustered *s, const cws *w, ptrdiff_t e,
+                          double u, ptrdiff_t m, ptrdiff_t nb, const double *x)
+{
+    const ptrdiff_t n = s->n;
+    uint64_t st;
+    double acc = 0.0;
+    memcpy(&st, &u, sizeof st);
+    st ^= 0x5851F42D4C957F2DULL;
+    for (ptrdiff_t l = 0; l < e; l++) {
+        double *h = w->haar + l * n;
+        double nrm;
+        do {
+            gaussians(h, n, &st);
+            for (int pass = 0; pass < 2; pass++) {
+                project_out_q(s, w, m, nb, h);
+                for (ptrdiff_t p = 0; p < l; p++) {
+                    const double *hp = w->haar + p * n;
+                    const double c = dot(hp, h, n);
+                    for (ptrdiff_t i = 0; i < n; i++)
+                        h[i] -= c * hp[i];
+                }
+            }
+            nrm = sqrt(dot(h, h, n));
+        } while (!(nrm > 1e-8 * sqrt((double)n)));
+        const double c = dot(h, x, n) / nrm;
+        for (ptrdiff_t i = 0; i < n; i++)
+            h[i] /= nrm;
+        acc += c * c;
+    }
+    return acc;
+}
+
+/* The realized loss of the corner drawn with u: explicit entries of the
+ * corner contribute z_i^2, the cluster's slots the energy of x in the
+ * complement (beta2) minus that of the slots left out. */
+static int draw(const opf_clustered *s, const cws *w, double u, ptrdiff_t m,
+                ptrdiff_t nb, double beta2, const double *x, double *rl)
+{
+    const ptrdiff_t n = s->n, d = s->d, c = n - m;
+    const double cap = -log((double)d);
+    double r = 0.0;
+    ptrdiff_t i, in_cluster = 0;
+    int st;
+    if (c == 0) {
+        st = opf_draw_corner(s->sampler, s->omega, m, d, u, w->corner,
+                             w->decw, w->deciw);
+        if (st != OPF_OK)
+            return st;
+        for (i = 0; i < d; i++)
+            r += w->z[w->corner[i]] * w->z[w->corner[i]];
+    } else if (s->clus[0] == cap) {
+        const ptrdiff_t dd = d - c; /* explicit entries in the corner */
+        if (dd > 0) {
+            st = opf_draw_corner(s->sampler, s->omega, m, dd, u, w->corner,
+                                 w->decw, w->deciw);
+            if (st != OPF_OK)
+                return st;
+            for (i = 0; i < dd; i++)
+                r += w->z[w->corner[i]] * w->z[w->corner[i]];
+        }
+        r += beta2;
+    } else {
+        memcpy(w->wexp, s->omega, (size_t)m * sizeof(double));
+        for (i = m; i < n; i++)
+            w->wexp[i] = s->clus[1];
+        st = opf_draw_corner(s->sampler, w->wexp, n, d, u, w->corner, w->decw,
+                             w->deciw);
+        if (st != OPF_OK)
+            return st;
+        for (i = 0; i < d; i++) {
+            const ptrdiff_t j = w->corner[i];
+            if (j < m)
+                r += w->z[j] * w->z[j];
+            else
+                in_cluster++;
+        }
+        r += fmax(0.0, beta2 - haar_energy(s, w, c - in_cluster, u, m, nb, x));
+    }
+    *rl = r;
+    return OPF_OK;
+}
+
+/* ---- the trial -------------------------------------------------------------------- */
+
+static inline double logaddexp(double a, double b)
+{
+    const double hi = a > b ? a : b;
+    return hi + log1p(exp(-fabs(a - b)));
+}
+
+/* Mix the normalised log-weights with the uniform distribution (the
+ * groups: m explicit and the cluster). */
+static void mix(double *mu, ptrdiff_t m, double *mu_c, ptrdiff_t n,
+                double alpha)
+{
+    const double la = log(alpha / (double)n), l1a = log1p(-alpha);
+    for (ptrdiff_t i = 0; i < m; i++)
+        mu[i] = logaddexp(la, l1a + mu[i]);
+    *mu_c = logaddexp(la, l1a + *mu_c);
+}
+
+static int trial(const opf_clustered *s, const cws *w, const double *x,
+                 double u, double *el, double *rl)
+{
+    const ptrdiff_t n = s->n, d = s->d, cap = s->cap;
+    ptrdiff_t m = s->dims[0], nb = s->dims[1], i;
+    const ptrdiff_t c = n - m;
+    const double capv = -log((double)d);
+    int st;
+
+    if (c > 0 && (nb + 1 > cap || nb >= m + m / 2 + 16) && nb > m) {
+        compress(s, w, m, nb);
+        nb = m;
+    }
+    /* no room for a row, or so little that B would be compressed every
+     * few trials: the caller grows the arrays and calls again */
+    if (c > 0 && (nb + 1 > cap || (nb == m && m + m / 4 + 4 > cap && cap < n)))
+        return OPF_ECAPACITY;
+
+    /* 1. coordinates */
+    const double xx = dot(x, x, n);
+    double rr = xx, ss = 0.0;
+    memcpy(w->rb, x, (size_t)n * sizeof(double));
+    if (nb > 0) {
+        gemv_b(s, (int)nb, 1.0, x, 0.0, w->y);
+        gemv_bt(s, (int)nb, -1.0, w->y, w->rb);
+        rr = dot(w->rb, w->rb, n);
+        if (rr < 0.5 * xx) {
+            gemv_b(s, (int)nb, 1.0, w->rb, 0.0, w->y2);
+            gemv_bt(s, (int)nb, -1.0, w->y2, w->rb);
+            for (i = 0; i < nb; i++)
+                w->y[i] += w->y2[i];
+            rr = dot(w->rb, w->rb, n);
+        }
+        gemv_rt(s, (int)nb, (int)m, w->y, w->z);
+        memcpy(w->sv, w->y, (size_t)nb * sizeof(double));
+        gemv_r(s, (int)nb, (int)m, -1.0, w->z, w->sv);
+        ss = dot(w->sv, w->sv, nb);
+    }
+    if (c == 0)
+        rr = ss = 0.0; /* no complement: what is left is rounding */
+    const double beta2 = ss + rr;
+
+    /* 2. losses and the draw */
+    double e = 0.0;
+    for (i = 0; i < m; i++)
+        e += s->omega[i] * w->z[i] * w->z[i];
+    if (c > 0)
+        e += s->clus[1] * beta2;
+    if ((st = draw(s, w, u, m, nb, beta2, x, rl)) != OPF_OK)
+        return st;
+    *el = e * (double)d;
+
+    /* 3. the rank-one update on [Q, r/beta] */
+    double dmax = c > 0 ? fabs(s->clus[0]) : 0.0;
+    if (m > 0)
+        dmax = fmax(dmax, fmax(fabs(s->mu[0]), fabs(s->mu[m - 1])));
+    const double tol = OPF_R1_DEFLATION_FACTOR * DBL_EPSILON
+                       * fmax(dmax, s->eta * xx);
+    int add = 0, append = 0;
+    double beta = 0.0;
+    if (c > 0 && s->eta * rr > tol) {
+        add = append = 1;
+        beta = sqrt(ss + rr);
+    } else if (c > 0 && s->eta * ss > tol) {
+        add = 1;
+        beta = sqrt(ss);
+    }
+    const ptrdiff_t mp = m + add, nb1 = nb + append;
+    if (mp == 0)
+        return OPF_OK; /* x = 0 on an untouched learner: nothing changes */
+    memcpy(w->dsm, s->mu, (size_t)m * sizeof(double));
+    memcpy(w->xs, w->z, (size_t)m * sizeof(double));
+    if (add) {
+        w->dsm[m] = s->clus[0];
+        w->xs[m] = beta;
+    }
+    memset(w->qsm, 0, (size_t)(mp * mp) * sizeof(double));
+    for (i = 0; i < mp; i++)
+        w->qsm[i * mp + i] = 1.0;
+    opf_r1_info info;
+    st = opf_rank_one_update(mp, w->dsm, w->qsm, mp, -s->eta, w->xs, w->r1w,
+                             s->r1iwork, s->fns, 0, &info);
+    if (st != OPF_OK)
+        return st;
+
+    /* Nothing can fail from here on.  R <- [R, e] U */
+    if (add) {
+        if (append) {
+            const double rn = sqrt(rr);
+            double *brow = s->b + nb * n;
+            for (i = 0; i < n; i++)
+                brow[i] = w->rb[i] / rn;
+            memset(s->r + nb * cap, 0, (size_t)m * sizeof(double));
+            s->r[nb * cap + m] = rn / beta;
+        }
+        for (i = 0; i < nb; i++)
+            s->r[i * cap + m] = w->sv[i] / beta;
+    }
+    {
+        int imp = (int)mp, inb1 = (int)nb1, ld = (int)cap;
+        double one = 1.0, zero = 0.0;
+        char nt = 'N';
+        /* column-major: rnew (mp x nb1) = U^T R^T, i.e. rnew = R U row-major */
+        s->fns->dgemm(&nt, &nt, &imp, &inb1, &imp, &one, w->qsm, &imp, s->r,
+                      &ld, &zero, w->rnew, &ld);
+        for (i = 0; i < nb1; i++)
+            memcpy(s->r + i * cap, w->rnew + i * cap,
+                   (size_t)mp * sizeof(double));
+    }
+    memcpy(s->mu, w->dsm, (size_t)mp * sizeof(double));
+    m = mp;
+    nb = nb1;
+    double mu_c = s->clus[0];
+    ptrdiff_t cc = n - m;
+
+    /* 4. mixing and capping */
+    if (s->share == OPF_SHARE_FIXED && s->alpha > 0.0) {
+        /* YL: v is a distribution before (11b) */
+        double top = cc > 0 ? mu_c : s->mu[m - 1], sum = 0.0;
+        for (i = 0; i < m; i++)
+            sum += exp(s->mu[i] - top);
+        sum += (double)cc * exp(mu_c - top);
+        const double lse = top + log(sum);
+        for (i = 0; i < m; i++)
+            s->mu[i] -= lse;
+        mu_c -= lse;
+        mix(s->mu, m, &mu_c, n, s->alpha);
+    }
+    /* groups, descending: the cluster, then the explicit entries */
+    ptrdiff_t g = 0;
+    if (cc > 0) {
+        w->dsm[g] = mu_c;
+        w->mult[g++] = (double)cc;
+    }
+    for (i = m - 1; i >= 0; i--) {
+        w->dsm[g] = s->mu[i];
+        w->mult[g++] = 1.0;
+    }
+    if (opf_cap_groups(w->dsm, w->mult, g, d, w->xs) < 0)
+        return OPF_EINVAL; /* not reached: d < n */
+    g = 0;
+    if (cc > 0)
+        mu_c = w->xs[g++];
+    for (i = m - 1; i >= 0; i--)
+        s->mu[i] = w->xs[g++];
+    if (s->share == OPF_SHARE_UNIFORM && s->alpha > 0.0)
+        mix(s->mu, m, &mu_c, n, s->alpha);
+
+    /* merge the entries that reached the cluster */
+    if (cc > 0) {
+        const double tolm = 4.0 * DBL_EPSILON * fmax(1.0, fabs(mu_c));
+        while (m > 0 && s->mu[m - 1] >= mu_c - tolm)
+            m--;
+    } else if (s->mu[m - 1] == capv) {
+        while (m > 0 && s->mu[m - 1] == capv)
+            m--;
+        mu_c = capv;
+    }
+    cc = n - m;
+
+    /* 5. keep finite */
+    {
+        const double top = cc > 0 ? mu_c : s->mu[m - 1];
+        const double floor = top - OPF_EIGEN_SPAN;
+        for (i = 0; i < m && s->mu[i] < floor; i++)
+            s->mu[i] = floor;
+    }
+    for (i = 0; i < m; i++)
+        s->omega[i] = exp(s->mu[i]);
+    s->clus[0] = mu_c;
+    s->clus[1] = exp(mu_c);
+    s->dims[0] = m;
+    s->dims[1] = nb;
+    return OPF_OK;
+}
+
+ptrdiff_t opf_clustered_trials(const opf_clustered *s, const double *X,
+                               ptrdiff_t T, const double *u,
+                               double *exp_loss, double *real_loss,
+                               int *status)
+{
+    cws w;
+    ptrdiff_t i;
+    *status = OPF_OK;
+    if (s->n < 2 || s->d < 1 || s->d >= s->n || s->cap < 1 || s->cap > s->n
+        || (s->share != OPF_SHARE_NONE && s->share != OPF_SHARE_FIXED
+            && s->share != OPF_SHARE_UNIFORM)
+        || !opf_lapack_ok(s->fns)) {
+        *status = OPF_EINVAL;
+        return 0;
+    }
+    w = split(s);
+    for (i = 0; i < T; i++) {
+        int st = trial(s, &w, X + i * s->n, u[i], exp_loss + i,
+                       real_loss + i);
+        if (st != OPF_OK) {
+            *status = st;
+            return i;
+        }
+        (*s->t)++;
+    }
+    return i;
+}

@@ -1,0 +1,67 @@
+#ifndef OPF_CLUSTERED_H
+#define OPF_CLUSTERED_H
+
+#include <stddef.h>
+
+#include "common.h"
+
+/*
+ * OnlinePCA (WK Alg. 5, YL Alg. 4) on the capped structure (clustered.c).
+ *
+ * log W = Q diag(mu) Q^T + mu_c (I - Q Q^T): m explicit eigenpairs plus one
+ * implicit cluster, the orthogonal complement of Q, with the single
+ * log-eigenvalue mu_c and multiplicity c = n - m (c = 0: no cluster).  The
+ * cluster is always the top of the spectrum (the explicit values are
+ * strictly below mu_c: a negative rank-one update keeps every new value at
+ * or below the old largest, and entries that reach mu_c merge back).
+ *
+ * Q (n x m) is kept as B^T R: B (nb x n, row-major, orthonormal rows) and R
+ * (nb x m, row-major with leading dimension cap, orthonormal columns),
+ * m <= nb <= cap.  A trial appends at most one row to B and changes R by a
+ * small (m+1) x (m+1) eigenvector matrix; B is compressed to R^T B (and R
+ * to I) when it has no room left or nb >= 3m/2 + 16, so that a trial costs
+ * O(n nb) + O(nb m^2), amortised O(n m).
+ *
+ * The caller owns every array (the Python learner pickles them).  When B
+ * has no room left (or so little that it would be compressed every few
+ * trials) the trial returns OPF_ECAPACITY having changed nothing but B's
+ * compression: the caller grows the arrays and calls again.
+ */
+typedef struct {
+    ptrdiff_t n, d, cap;     /* dimension, corner size n - k, rows of b */
+    int sampler, share;      /* OPF_SAMPLER_*, OPF_SHARE_NONE/FIXED/UNIFORM */
+    double eta, alpha;
+    double *b;               /* cap x n */
+    double *r;               /* cap x cap (nb x m used) */
+    double *mu;              /* cap: ascending explicit log-eigenvalues */
+    double *omega;           /* cap: exp(mu) */
+    double *clus;            /* 2: mu_c, exp(mu_c) */
+    ptrdiff_t *dims;         /* 2: m, nb */
+    ptrdiff_t *t;            /* trials so far */
+    double *work;            /* opf_clustered_work_len */
+    ptrdiff_t *iwork;        /* opf_clustered_iwork_len */
+    int *r1iwork;            /* opf_r1_iwork_len(cap + 1) */
+    const opf_lapack *fns;
+} opf_clustered;
+
+size_t opf_clustered_work_len(ptrdiff_t n, ptrdiff_t cap, ptrdiff_t k);
+size_t opf_clustered_iwork_len(ptrdiff_t n);
+
+/* As opf_learner_trials (learner.h): T trials on the rows of X with the
+ * uniforms u; returns the number done, *status says why if fewer. */
+ptrdiff_t opf_clustered_trials(const opf_clustered *s, const double *X,
+                               ptrdiff_t T, const double *u,
+                               double *exp_loss, double *real_loss,
+                               int *status);
+
+/*
+ * Normalised capped log-weights of a vector given as groups: values v[0..g)
+ * with multiplicities mult[0..g) (> 0), sorted descending.  Writes the new
+ * values to out (capped groups exactly -log d) and returns the number of
+ * capped groups, or OPF_EINVAL (d out of range, more than d entries would
+ * be capped).  O(g) per capped group.
+ */
+ptrdiff_t opf_cap_groups(const double *v, const double *mult, ptrdiff_t g,
+                         ptrdiff_t d, double *out);
+
+#endif
