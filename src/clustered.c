@@ -204,7 +204,10 @@ ptrdiff_t opf_cap_groups(const double *v, const double *mult, ptrdiff_t g,
             sum += mult[i] * exp(v[i] - top);
         const double shift = log(((double)d - ncap) / (double)d)
                              - (top + log(sum));
-        if (top + shift <= cap || r == g - 1) {
+        /* (exactly, capping group r is needed only if fewer than d entries
+         * are then capped; with rounding it may look needed when it would
+         * make d or more: then it is at the cap to rounding, and clamped) */
+        if (top + shift <= cap || r == g - 1 || ncap + mult[r] >= (double)d) {
             for (i = 0; i < r; i++)
                 out[i] = cap;
             for (i = r; i < g; i++)
@@ -212,8 +215,6 @@ ptrdiff_t opf_cap_groups(const double *v, const double *mult, ptrdiff_t g,
             return r;
         }
         ncap += mult[r];
-        if (ncap >= (double)d)
-            return OPF_EINVAL;
     }
     return OPF_EINVAL; /* not reached */
 }

@@ -132,6 +132,10 @@ LEARNERS = [
     ("OnlinePCA-uniform", lambda: opf.OnlinePCA(
         2, share="uniform", alpha=0.05, sampler="systematic", random_state=5), "vector"),
     ("OnlineAdaptivePCA", lambda: opf.OnlineAdaptivePCA(2, random_state=6), "vector"),
+    ("OnlinePCA-clustered", lambda: opf.OnlinePCA(
+        2, eta=3.0, state="clustered", random_state=12), "vector"),
+    ("OnlineAdaptivePCA-clustered", lambda: opf.OnlineAdaptivePCA(
+        2, alpha=0.01, sampler="systematic", state="clustered", random_state=13), "vector"),
     ("CenteredOnlinePCA", lambda: opf.CenteredOnlinePCA(
         2, eta=2.0, center_lr_inv=1.5, random_state=7), "vector"),
     ("Uncentered6", lambda: opf.CenteredOnlinePCA(
@@ -148,6 +152,7 @@ LEARNERS = [
 IDS = [entry[0] for entry in LEARNERS]
 
 PCA_IDS = {"OnlinePCA", "OnlinePCA-past", "OnlinePCA-uniform", "OnlineAdaptivePCA",
+           "OnlinePCA-clustered", "OnlineAdaptivePCA-clustered",
            "CenteredOnlinePCA", "Uncentered6", "FollowTheLeader"}
 
 BASIS_CLASSES = (opf.OnlinePCA, opf.CenteredOnlinePCA, opf.FollowTheLeader,

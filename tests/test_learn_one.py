@@ -13,7 +13,9 @@ from learner_cases import LEARNERS, assert_same_state, make_data
 
 import onlinepca_fast as opf
 
-TRIAL_LOOP = [e for e in LEARNERS if e[0] != "OnlineKernelPCA"]
+# the clustered state (OnlinePCA(state="clustered"), meant for large n, where
+# a trial costs far more than validating its row) has no short path
+TRIAL_LOOP = [e for e in LEARNERS if e[0] != "OnlineKernelPCA" and "clustered" not in e[0]]
 VECTOR_CASES = [e for e in TRIAL_LOOP if e[2] != "matrix"]
 
 
@@ -42,6 +44,16 @@ def test_short_path_takes_ordinary_rows_and_equals_partial_fit(entry):
     batch = small().partial_fit(X)
     single = small().partial_fit(X[:1])
     assert all(_taken(single, x) for x in X[1:])
+    assert_same_state(single, batch)
+
+
+def test_clustered_state_takes_the_validating_path():
+    X = make_data("vector", 30, 4)
+    batch = opf.OnlinePCA(2, state="clustered", random_state=0).partial_fit(X)
+    single = opf.OnlinePCA(2, state="clustered", random_state=0).partial_fit(X[:1])
+    assert single.__dict__.get("_row_path") is None
+    for x in X[1:]:
+        single.learn_one(x)
     assert_same_state(single, batch)
 
 

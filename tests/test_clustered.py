@@ -1,0 +1,245 @@
+"""OnlinePCA on the capped structure (``state="clustered"``, issue 14): the
+same algorithm as the dense state and the NumPy reference, with m explicit
+eigenpairs plus one cluster.
+
+Tolerances: expected losses agree to 1e-9 (measured ~1e-14..1e-12); the
+density matrices to CAPPED_ATOL; orthogonality within ORTH_ATOL.
+"""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+from learner_cases import CAPPED_ATOL, orthogonality, unit_ball
+
+import onlinepca_fast as opf
+from onlinepca_fast import _kernels, reference
+from onlinepca_fast.learners._clustered import CLUSTERED_FROM
+
+N, K = 8, 3
+
+
+def crossing_stream(seed=0, n=N):
+    """Isotropic rows (every direction explicit: no cluster), then a rank-2
+    segment (the rest capped: a cluster again), then isotropic again."""
+    rng = np.random.default_rng(seed)
+    iso = unit_ball(rng.standard_normal((60, n)) * 2)
+    B = np.linalg.qr(rng.standard_normal((n, 2)))[0]
+    low = unit_ball(rng.standard_normal((300, 2)) @ B.T)
+    return np.vstack([iso, low, iso])
+
+
+def trajectory(learner, X):
+    """Fit row by row, recording (multiplicity, cluster at the cap) before each trial."""
+    before = []
+    for x in X:
+        if learner.__dict__.get("n_features_in_") is None:
+            before.append((X.shape[1], False))
+        else:
+            before.append((learner.cluster_multiplicity_,
+                           learner.cluster_value_ == -math.log(X.shape[1] - learner.n_components)))
+        learner.partial_fit(x[np.newaxis])
+    return before
+
+
+CONFIGS = [
+    dict(eta=0.3),
+    dict(eta=0.3, share="fixed", alpha=1e-3),
+    dict(eta=0.3, share="uniform", alpha=0.02, sampler="systematic"),
+    dict(eta=1.0, sampler="systematic"),
+    dict(eta=0.05),
+]
+
+
+@pytest.mark.parametrize("params", CONFIGS, ids=lambda p: "-".join(map(str, p.values())))
+def test_expected_losses_match_the_reference_and_the_dense_state(params):
+    X = crossing_stream()
+    clustered = opf.OnlinePCA(K, state="clustered", random_state=0, **params)
+    before = trajectory(clustered, X)
+    dense = opf.OnlinePCA(K, state="dense", random_state=0, **params).fit(X)
+    ref = reference.OnlinePCA(K, random_state=0, **params).fit(X)
+    np.testing.assert_allclose(clustered.expected_losses_, ref.expected_losses_, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(clustered.expected_losses_, dense.expected_losses_,
+                               rtol=0, atol=1e-9)
+    if params["eta"] == 0.3 and params.get("share") != "uniform":
+        # the stream crosses: no cluster (all explicit), capped cluster, and back
+        mult = np.array([b[0] for b in before])
+        assert (mult == 0).any() and (mult > 0).any()
+        assert np.count_nonzero(np.diff((mult == 0).astype(int)) != 0) >= 2
+        assert any(b[1] for b in before)
+    # the same parameter
+    np.testing.assert_allclose(clustered.density_, dense.density_, rtol=0, atol=CAPPED_ATOL)
+    values, vectors = clustered.full_eigensystem()
+    np.testing.assert_allclose(values, dense.eigenvalues_, rtol=0, atol=1e-9)
+    assert orthogonality(vectors) <= 1e-12
+    np.testing.assert_allclose((vectors * np.exp(values)) @ vectors.T, dense.density_,
+                               rtol=0, atol=CAPPED_ATOL)
+
+
+@pytest.mark.parametrize("sampler", ["decomposition", "systematic"])
+def test_draws_match_the_dense_state_when_the_cluster_is_capped(sampler):
+    """A capped cluster lies in every corner: the corner is the same set of
+    eigen-directions as the dense state's (same uniform), so the realized
+    losses agree."""
+    X = crossing_stream(1)
+    clustered = opf.OnlinePCA(K, eta=1.0, state="clustered", sampler=sampler, random_state=3)
+    before = trajectory(clustered, X)
+    dense = opf.OnlinePCA(K, eta=1.0, state="dense", sampler=sampler, random_state=3).fit(X)
+    capped = np.array([b[1] for b in before])
+    assert capped.sum() > 300
+    np.testing.assert_allclose(clustered.realized_losses_[capped],
+                               dense.realized_losses_[capped], rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("sampler", ["decomposition", "systematic"])
+def test_split_cluster_draws_are_unbiased(sampler):
+    """Before the cluster reaches the cap the corner leaves out some of its
+    slots; the directions drawn for them must keep E[realized] = expected."""
+    n, k, T, seeds = 12, 5, 4, 1500
+    X = unit_ball(np.random.default_rng(5).standard_normal((T, n)) * 0.8)
+    realized = np.empty((seeds, T))
+    for s in range(seeds):
+        learner = opf.OnlinePCA(k, eta=0.5, state="clustered", sampler=sampler,
+                                random_state=s).fit(X)
+        realized[s] = learner.realized_losses_
+    assert learner.cluster_value_ < -math.log(n - k)  # never capped: always split
+    expected = learner.expected_losses_
+    spread = realized.std(axis=0) / math.sqrt(seeds)
+    assert np.all(np.abs(realized.mean(axis=0) - expected) <= 5 * spread + 1e-12)
+
+
+def test_sampled_projections_are_unbiased():
+    """E[P] = I - (n-k) W, also with a split cluster (sample_components)."""
+    n, k = 10, 4
+    X = unit_ball(np.random.default_rng(2).standard_normal((3, n)))
+    learner = opf.OnlinePCA(k, eta=0.7, state="clustered", random_state=0).fit(X)
+    assert learner.cluster_value_ < -math.log(n - k)
+    rng = np.random.default_rng(9)
+    draws = 6000
+    mean = np.zeros((n, n))
+    for _ in range(draws):
+        V = learner.sample_components(rng)
+        np.testing.assert_allclose(V @ V.T, np.eye(k), rtol=0, atol=1e-12)
+        mean += V.T @ V
+    mean /= draws
+    target = np.eye(n) - (n - k) * learner.density_
+    assert np.abs(mean - target).max() < 0.05
+
+
+def test_components_and_transforms():
+    X = crossing_stream(2)
+    clustered = opf.OnlinePCA(K, eta=1.0, state="clustered", random_state=0).fit(X)
+    dense = opf.OnlinePCA(K, eta=1.0, state="dense", random_state=0).fit(X)
+    C, D = clustered.components_, dense.components_
+    np.testing.assert_allclose(C @ C.T, np.eye(K), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(C.T @ C, D.T @ D, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(clustered.transform(X), X @ C.T, rtol=0, atol=1e-12)
+    Z = clustered.transform(X[:5])
+    np.testing.assert_allclose(clustered.inverse_transform(Z), Z @ C, rtol=0, atol=1e-12)
+    assert clustered.sample_projection(0).shape == (N, N)
+
+
+def test_components_reach_into_the_cluster_when_fewer_are_explicit():
+    """With m < k explicit eigenpairs the top-k of E[P] include cluster
+    directions: orthonormal, orthogonal to the explicit ones."""
+    n, k = 30, 6
+    x = unit_ball(np.random.default_rng(0).standard_normal((2, n)))
+    learner = opf.OnlinePCA(k, state="clustered", random_state=0).fit(x)
+    m = learner.eigenvalues_.size
+    assert m < k
+    C = learner.components_
+    np.testing.assert_allclose(C @ C.T, np.eye(k), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(C[:m], learner.eigenvectors_.T, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(C[m:] @ learner.eigenvectors_, 0, atol=1e-12)
+
+
+def test_capacity_grows_and_long_runs_stay_accurate():
+    """m beyond the first capacity (32), B compressed and regrown, 10^4
+    trials with the re-orthogonalisation schedule: the same parameter as the
+    dense state, eigenvectors orthonormal."""
+    n, k, T = 60, 4, 10_000
+    rng = np.random.default_rng(4)
+    X = unit_ball(rng.standard_normal((T, n)) * np.linspace(1.5, 0.05, n))
+    clustered = opf.OnlinePCA(k, eta=0.05, state="clustered", random_state=0,
+                              reorthogonalize_every=2000)
+    clustered.partial_fit(X[:200])
+    assert clustered._b.shape[0] > 32  # grown
+    clustered.partial_fit(X[200:])
+    dense = opf.OnlinePCA(k, eta=0.05, state="dense", random_state=0,
+                          reorthogonalize_every=2000).fit(X)
+    np.testing.assert_allclose(clustered.expected_losses_, dense.expected_losses_,
+                               rtol=0, atol=1e-9)
+    Q = clustered.eigenvectors_
+    assert np.linalg.norm(Q.T @ Q - np.eye(Q.shape[1]), 2) <= 1e-12
+    np.testing.assert_allclose(clustered.density_, dense.density_, rtol=0, atol=1e-12)
+
+
+def test_pickle_and_copies_continue_identically():
+    X = crossing_stream(3)
+    a = opf.OnlinePCA(K, eta=0.3, state="clustered", random_state=1).fit(X[:100])
+    b = pickle.loads(pickle.dumps(a))
+    a.partial_fit(X[100:])
+    b.partial_fit(X[100:])
+    np.testing.assert_array_equal(a.realized_losses_, b.realized_losses_)
+    np.testing.assert_array_equal(a.eigenvectors_, b.eigenvectors_)
+
+
+def test_auto_chooses_by_dimension():
+    rng = np.random.default_rng(0)
+    for n, clustered in [(CLUSTERED_FROM - 1, False), (CLUSTERED_FROM, True)]:
+        learner = opf.OnlinePCA(2, random_state=0).fit(unit_ball(rng.standard_normal((2, n))))
+        assert (learner.eigenvalues_.size < n) == clustered
+        assert (learner.cluster_multiplicity_ > 0) == clustered
+    past = opf.OnlinePCA(2, share="past", alpha=0.1).fit(
+        unit_ball(rng.standard_normal((1, CLUSTERED_FROM))))
+    assert past.cluster_multiplicity_ == 0  # share="past" keeps the dense state
+
+
+def test_bad_state_arguments_change_nothing():
+    X = crossing_stream()
+    with pytest.raises(ValueError, match="state='clustered' cannot mix in the past"):
+        opf.OnlinePCA(K, share="past", alpha=0.1, state="clustered").fit(X)
+    with pytest.raises(ValueError, match="state must be"):
+        opf.OnlinePCA(K, state="sparse").fit(X)
+    learner = opf.OnlinePCA(K, state="clustered", random_state=0).fit(X[:20])
+    saved = pickle.dumps(learner)
+    learner.set_params(state="dense")
+    with pytest.raises(ValueError, match="set state before fit"):
+        learner.partial_fit(X[20:])
+    learner.set_params(state="clustered")
+    assert pickle.dumps(learner) == saved
+    learner.set_params(state="dense").fit(X)  # a reset may change it
+    assert learner.cluster_multiplicity_ == 0
+
+
+def test_large_n_never_forms_n_by_n_silently():
+    n, k = 10_001, 2
+    X = unit_ball(np.random.default_rng(0).standard_normal((3, n)))
+    learner = opf.OnlinePCA(k, sampler="systematic", random_state=0).fit(X)
+    assert learner.eigenvectors_.shape == (n, learner.eigenvalues_.size)
+    for get in (lambda: learner.density_, lambda: learner.sample_projection(0),
+                lambda: learner.full_eigensystem()):
+        with pytest.raises(ValueError, match="max_features = 10000"):
+            get()
+    V = learner.sample_components(0)
+    assert V.shape == (k, n)
+    np.testing.assert_allclose(V @ V.T, np.eye(k), rtol=0, atol=1e-12)
+    assert learner.components_.shape == (k, n)
+
+
+def test_cap_groups_matches_cap_log_on_the_expanded_vector():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        g = int(rng.integers(1, 8))
+        mult = rng.integers(1, 6, size=g).astype(float)
+        v = np.sort(rng.normal(scale=rng.choice([0.1, 2.0, 50.0]), size=g))[::-1].copy()
+        n = int(mult.sum())
+        if n < 2:
+            continue
+        d = int(rng.integers(1, n))
+        out = np.empty(g)
+        _kernels.cap_groups(v, mult, d, out)
+        expanded = reference.cap_log(np.repeat(v, mult.astype(int)), d)
+        np.testing.assert_allclose(np.repeat(out, mult.astype(int)), expanded,
+                                   rtol=0, atol=1e-12)
