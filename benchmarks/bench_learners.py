@@ -7,6 +7,7 @@ import numpy as np
 
 import onlinepca_fast as opf
 from onlinepca_fast import reference
+from onlinepca_fast.bench import ChunkedStream
 from onlinepca_fast.datasets import shifting_subspaces
 
 
@@ -29,6 +30,25 @@ class PCATrial:
 
     def time_learn_one(self, nk, name):
         self.learner.learn_one(self.X[0])
+
+
+class ClusteredTrial:
+    """Per-trial time of OnlinePCA on the capped structure (state="clustered")
+    in steady state, power-law rows (``python benchmarks/ratios_clustered.py``
+    prints the ratios against IncrementalPCA)."""
+
+    params = ([1000, 2000, 10_000], ["OnlinePCA", "OnlineAdaptivePCA"])
+    param_names = ["n", "learner"]
+    timeout = 600
+
+    def setup(self, n, name):
+        stream = ChunkedStream("power", n)
+        self.learner = getattr(opf, name)(10, random_state=0, state="clustered")
+        self.learner.partial_fit(stream.rows(500))
+        self.X = stream.rows(100)
+
+    def time_partial_fit_100(self, n, name):
+        self.learner.partial_fit(self.X)
 
 
 class PCATrialReference:

@@ -19,7 +19,8 @@ from ._typing import FloatArray
 from ._validation import N_COMPONENTS, POSITIVE, Interval, check_scalar
 
 __all__ = ["per_trial", "best_time", "blas_limit", "benchmark", "format_benchmark",
-           "low_rank_stream", "log_weights", "rank_one_problem", "cone_stream"]
+           "low_rank_stream", "log_weights", "rank_one_problem", "cone_stream",
+           "ChunkedStream"]
 
 
 # --- the workloads every benchmark draws from (benchmarks/ and asv) ---------------
@@ -49,6 +50,55 @@ def low_rank_stream(T: int, n: int, seed: int = 0, rank: int = 5, noise: float =
     B = rng.standard_normal((n, rank)) / np.sqrt(rank)
     X = rng.standard_normal((T, rank)) @ B.T + noise * rng.standard_normal((T, n))
     return X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+
+
+class ChunkedStream:
+    """Rows of a large dimension, generated chunk by chunk with no n x n matrix.
+
+    Parameters
+    ----------
+    kind : {"power", "signal"}
+        ``"power"``: variances i^-1 in a random basis (a product of three
+        Householder reflectors); ``"signal"``: a rank-20 signal plus
+        isotropic noise.
+    n : int
+        Dimension.
+    seed : int, default=0
+        Seed of the basis and the rows.
+    """
+
+    def __init__(self, kind: str, n: int, seed: int = 0) -> None:
+        self.kind, self.n = kind, n
+        self.rng = np.random.default_rng(seed)
+        if kind == "power":
+            self.scale = np.arange(1, n + 1.0) ** -0.5
+            self.reflectors = [v / np.linalg.norm(v) for v in self.rng.standard_normal((3, n))]
+        else:
+            self.basis = np.linalg.qr(self.rng.standard_normal((n, 20)))[0]
+
+    def rows(self, T: int) -> FloatArray:
+        """The next T rows, each of norm at most one.
+
+        Parameters
+        ----------
+        T : int
+            Number of rows.
+
+        Returns
+        -------
+        X : ndarray of shape (T, n)
+            The rows.
+        """
+        n = self.n
+        if self.kind == "power":
+            Z = self.rng.standard_normal((T, n)) * self.scale
+            for v in self.reflectors:
+                Z -= 2.0 * np.outer(Z @ v, v)
+            Z *= 0.5
+        else:
+            Z = (self.rng.standard_normal((T, 20)) * np.linspace(1.0, 0.3, 20)) @ self.basis.T
+            Z = 0.5 * Z + 0.1 * self.rng.standard_normal((T, n)) / np.sqrt(n)
+        return Z / np.maximum(1.0, np.linalg.norm(Z, axis=1, keepdims=True))
 
 
 def log_weights(n: int, seed: int = 0) -> FloatArray:

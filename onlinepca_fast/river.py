@@ -350,6 +350,8 @@ class OnlinePCA(_DictTransformer):
         As for :class:`onlinepca_fast.OnlinePCA`.
     reorthogonalize_every : int or None, default=10000
         As for :class:`onlinepca_fast.OnlinePCA`.
+    state : {"auto", "dense", "clustered"}, default="auto"
+        As for :class:`onlinepca_fast.OnlinePCA`.
 
     Attributes
     ----------
@@ -378,7 +380,7 @@ class OnlinePCA(_DictTransformer):
 
     def __init__(self, n_components, *, eta=1.0, share=None, alpha=0.0,
                  sampler="decomposition", random_state=None, record_losses=True,
-                 reorthogonalize_every=10_000):
+                 reorthogonalize_every=10_000, state="auto"):
         self.n_components = n_components
         self.eta = eta
         self.share = share
@@ -387,6 +389,7 @@ class OnlinePCA(_DictTransformer):
         self.random_state = random_state
         self.record_losses = record_losses
         self.reorthogonalize_every = reorthogonalize_every
+        self.state = state
         self._make_learner()
 
 
@@ -412,6 +415,8 @@ class OnlineAdaptivePCA(_DictTransformer):
         As for :class:`onlinepca_fast.OnlineAdaptivePCA`.
     reorthogonalize_every : int or None, default=10000
         As for :class:`onlinepca_fast.OnlineAdaptivePCA`.
+    state : {"auto", "dense", "clustered"}, default="auto"
+        As for :class:`onlinepca_fast.OnlineAdaptivePCA`.
 
     Attributes
     ----------
@@ -434,7 +439,8 @@ class OnlineAdaptivePCA(_DictTransformer):
     _learner_class = _learners.OnlineAdaptivePCA
 
     def __init__(self, n_components, *, eta=1.0, alpha=1e-5, sampler="decomposition",
-                 random_state=None, record_losses=True, reorthogonalize_every=10_000):
+                 random_state=None, record_losses=True, reorthogonalize_every=10_000,
+                 state="auto"):
         self.n_components = n_components
         self.eta = eta
         self.alpha = alpha
@@ -442,6 +448,7 @@ class OnlineAdaptivePCA(_DictTransformer):
         self.random_state = random_state
         self.record_losses = record_losses
         self.reorthogonalize_every = reorthogonalize_every
+        self.state = state
         self._make_learner()
 
 

@@ -326,6 +326,38 @@ static int draw(const opf_clustered *s, const cws *w, double u, ptrdiff_t m,
                 r += w->z[w->corner[i]] * w->z[w->corner[i]];
         }
         r += beta2;
+    } else if (c > n - d) {
+        /* More cluster slots than the k left out of a corner: the same
+         * marginals from m + k entries.  c - k slots are in every corner,
+         * the other k (virtual) each with probability pv, so that the
+         * cluster's expected count is c d omega_c; the explicit ones with
+         * d omega_i; corners of size m.  Given how many virtual slots are
+         * drawn, which cluster directions are left out is uniform (Haar):
+         * each is left out with probability 1 - d omega_c, as WK Alg. 2
+         * on all n weights would, in O((m + k)^2) instead of O(n^2). */
+        const ptrdiff_t k = n - d;
+        const double dd = (double)d;
+        ptrdiff_t virt = 0;
+        if (m > 0) {
+            const double pv = fmin(1.0, fmax(0.0, 1.0 - (double)c
+                                   * (1.0 - dd * s->clus[1]) / (double)k));
+            for (i = 0; i < m; i++)
+                w->wexp[i] = dd * s->omega[i];
+            for (i = 0; i < k; i++)
+                w->wexp[m + i] = pv;
+            st = opf_draw_corner(s->sampler, w->wexp, m + k, m, u, w->corner,
+                                 w->decw, w->deciw);
+            if (st != OPF_OK)
+                return st;
+            for (i = 0; i < m; i++) {
+                const ptrdiff_t j = w->corner[i];
+                if (j < m)
+                    r += w->z[j] * w->z[j];
+                else
+                    virt++;
+            }
+        }
+        r += fmax(0.0, beta2 - haar_energy(s, w, k - virt, u, m, nb, x));
     } else {
         memcpy(w->wexp, s->omega, (size_t)m * sizeof(double));
         for (i = m; i < n; i++)

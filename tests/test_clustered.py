@@ -93,17 +93,23 @@ def test_draws_match_the_dense_state_when_the_cluster_is_capped(sampler):
 
 
 @pytest.mark.parametrize("sampler", ["decomposition", "systematic"])
-def test_split_cluster_draws_are_unbiased(sampler):
-    """Before the cluster reaches the cap the corner leaves out some of its
-    slots; the directions drawn for them must keep E[realized] = expected."""
-    n, k, T, seeds = 12, 5, 4, 1500
+@pytest.mark.parametrize("share", [None, "uniform"])
+def test_split_cluster_draws_are_unbiased(sampler, share):
+    """Before the cluster reaches the cap (never, with uniform mixing) the
+    corner leaves out some of its slots: more than k of them (the first
+    trials, drawn from m + k entries) or at most k (mixing, m > n - k); the
+    directions drawn for them must keep E[realized] = expected."""
+    n, k, seeds = 12, 5, 1500
+    T = 4 if share is None else 9
     X = unit_ball(np.random.default_rng(5).standard_normal((T, n)) * 0.8)
     realized = np.empty((seeds, T))
     for s in range(seeds):
-        learner = opf.OnlinePCA(k, eta=0.5, state="clustered", sampler=sampler,
-                                random_state=s).fit(X)
+        learner = opf.OnlinePCA(k, eta=0.5, state="clustered", sampler=sampler, share=share,
+                                alpha=0.05 if share else 0.0, random_state=s).fit(X)
         realized[s] = learner.realized_losses_
     assert learner.cluster_value_ < -math.log(n - k)  # never capped: always split
+    if share:
+        assert 0 < learner.cluster_multiplicity_ <= k
     expected = learner.expected_losses_
     spread = realized.std(axis=0) / math.sqrt(seeds)
     assert np.all(np.abs(realized.mean(axis=0) - expected) <= 5 * spread + 1e-12)

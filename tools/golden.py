@@ -242,9 +242,13 @@ def _align_component_signs(key, saved, new, b):
     return b + (Z * (s - 1)) @ cb
 
 
-def _cluster_projectors(lam, Q, rtol=1e-9):
+def _cluster_projectors(lam, Q, rtol=1e-6):
     """sum over clusters c of (c + 1) * Q_c Q_c^T: the same for any basis of
-    each eigenspace (clusters: eigenvalues within rtol of the largest)."""
+    each eigenspace (clusters: eigenvalues within rtol of the largest).  An
+    eigenvector whose eigenvalue is within g of another's moves by ~eps |A| / g
+    under rounding (seen: 2e-6 for kernel eigenvalues 1e-8 apart on a scale
+    of 72, with numpy 2.4 / scipy 1.17 against the recording build), so
+    eigenvalues closer than 1e-6 of the scale count as one eigenspace."""
     tol = rtol * max(1.0, float(np.abs(lam).max()) if lam.size else 1.0)
     out = np.zeros((Q.shape[0], Q.shape[0]))
     start, c = 0, 0
@@ -254,6 +258,14 @@ def _cluster_projectors(lam, Q, rtol=1e-9):
             out += (c + 1) * (V @ V.T)
             start, c = j, c + 1
     return out
+
+
+def _basis_dependent(key):
+    """Outputs that depend on LAPACK's choice of basis inside an eigenspace."""
+    realized = key.endswith("/realized_losses_")
+    if key.startswith("reference/"):
+        return realized or key.startswith("reference/FollowTheLeader")
+    return realized and ("-past-" in key or key.endswith("-mat/realized_losses_"))
 
 
 def compare(saved, new, exact):
@@ -277,11 +289,14 @@ def compare(saved, new, exact):
                 diff = np.max(np.abs(a.astype(float) - b.astype(float))) if a.size else 0
                 problems.append((key, f"not bit-identical (max |diff| {diff:.3g})"))
             continue
-        if key.startswith("reference/") and key.endswith("/realized_losses_"):
-            # the reference draws among the eigenvectors numpy's eigh returns;
-            # inside a cluster of equal eigenvalues LAPACK builds pick
-            # different bases, so its realized loss on such trials depends on
-            # the build (seen: another numpy on CPython 3.13).  Its expected
+        if _basis_dependent(key):
+            # drawn among eigenvectors that LAPACK's dsyevr/eigh returns
+            # (the reference; share="past" and matrix instances, which
+            # re-diagonalise): inside a cluster of equal eigenvalues LAPACK
+            # builds pick different bases, so the realized loss of such a
+            # trial -- and the reference Follow the Leader's loss, its top-k
+            # among tied eigenvalues -- depends on the build (seen: another
+            # numpy on CPython 3.13; numpy 2.4 / scipy 1.17).  Expected
             # losses, basis-independent, are compared; bit for bit, all are.
             continue
         if a.dtype.kind in "iub":
@@ -299,6 +314,9 @@ def compare(saved, new, exact):
             a, b = a.T @ a, b.T @ b  # the subspace
         elif key.endswith(("/transform", "/inverse")) and a.ndim == 2:
             b = _align_component_signs(key, saved, new, b)
+        elif key.endswith("/sample_direction") and a.ndim == 2:
+            # a drawn eigenvector: its sign is LAPACK's choice
+            b = b * np.where(np.sum(a * b, axis=1) < 0, -1.0, 1.0)[:, np.newaxis]
         if not np.allclose(a, b, rtol=1e-9, atol=1e-9, equal_nan=True):
             diff = np.max(np.abs(a - b))
             problems.append((key, f"max |diff| {diff:.3g}"))

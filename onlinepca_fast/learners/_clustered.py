@@ -117,6 +117,17 @@ class ClusteredState:
             corner = (sample_corner(w, dd, rng, method=self._sampler_name())
                       if dd > 0 else np.zeros(0, dtype=np.intp))
             out_cluster = 0
+        elif c > k:
+            # as src/clustered.c: c - k cluster slots in every corner, k
+            # virtual ones with the rest of the cluster's mass; corners of m
+            if m:
+                pv = min(1.0, max(0.0, 1.0 - c * (1.0 - d * wc) / k))
+                reduced = np.concatenate([d * w, np.full(k, pv)])
+                corner = sample_corner(reduced, m, rng, method=self._sampler_name())
+            else:
+                corner = np.zeros(0, dtype=np.intp)
+            out_cluster = k - int(np.count_nonzero(corner >= m))
+            corner = corner[corner < m]
         else:
             full = np.concatenate([w, np.full(c, wc)])
             corner = sample_corner(full, d, rng, method=self._sampler_name())
@@ -173,3 +184,142 @@ class ClusteredState:
     def _cl_snapshot(self):
         m, nb = int(self._dims[0]), int(self._dims[1])
         return (self._dims.copy(), self._b[:nb].copy(), self._r[:nb, :m].copy())
+
+    # -- the learner's hooks and attributes: dense, or clustered ----------------
+    def _wants_clustered(self, p, n):
+        share = self._share(p)
+        if p["state"] == "clustered":
+            if share == "past":
+                raise ValueError("state='clustered' cannot mix in the past average "
+                                 "(share='past' changes the eigenbasis); use "
+                                 "state='dense' or another share")
+            return True
+        return p["state"] == "auto" and n >= CLUSTERED_FROM and share != "past"
+
+    def _is_clustered(self):
+        return self.__dict__.get("_clustered", False)
+
+    def _plan(self, X, matrix, amax, name, reset):
+        plan = super()._plan(X, matrix, amax, name, reset)
+        clustered = self._wants_clustered(plan[2], X.shape[1])
+        if not reset and clustered != self._is_clustered():
+            raise ValueError(
+                f"state={self.state!r} would change how the fitted learner keeps "
+                f"log W (it is {'clustered' if self._is_clustered() else 'dense'}); "
+                "set state before fit, not mid-stream")
+        return plan
+
+    def _reset(self, n, plan):
+        self._clustered = self._wants_clustered(plan[2], n)
+        super()._reset(n, plan)
+
+    def _reset_state(self, p, n):
+        if not self._is_clustered():
+            self.__dict__.pop("_b", None)
+            return super()._reset_state(p, n)
+        self._lam = self._omega = self._q = None
+        self._mean = np.zeros(n)
+        self._cl_reset(n)
+
+    def _get_engine(self, config):
+        if not self._is_clustered():
+            return super()._get_engine(config)
+        if getattr(self, "_engine", None) is None or self._engine_key != config:
+            self._engine = self._cl_engine(config)
+            self._engine_key = config
+        return self._engine
+
+    def _basis_snapshot(self):
+        return self._cl_snapshot() if self._is_clustered() else super()._basis_snapshot()
+
+    def _reorthogonalize(self):
+        if self._is_clustered():
+            self._cl_reorthogonalize()
+        else:
+            super()._reorthogonalize()
+
+    def _build_row_path(self, engine, config, every, p):
+        # the clustered state's learn_one takes the validating path
+        return None if self._is_clustered() else super()._build_row_path(
+            engine, config, every, p)
+
+    def _kept_basis(self):
+        return self._cl_kept_basis() if self._is_clustered() else super()._kept_basis()
+
+    def _sampled_basis(self, random_state):
+        if self._is_clustered():
+            return self._cl_sampled_basis(random_state)
+        return super()._sampled_basis(random_state)
+
+    @property
+    def eigenvalues_(self) -> FloatArray:
+        """Ascending eigenvalues of ``log W``: all n (dense state) or the m
+        explicit ones (clustered state)."""
+        self._check_fitted()
+        if self._is_clustered():
+            return self._cmu[:self._cl_m()].copy()
+        return self._lam.copy()
+
+    @property
+    def eigenvectors_(self) -> FloatArray:
+        """Orthonormal eigenvectors (columns) matching ``eigenvalues_``."""
+        self._check_fitted()
+        if self._is_clustered():
+            return self._cl_basis()
+        return self._q.copy()
+
+    @property
+    def cluster_value_(self) -> float:
+        """The log-eigenvalue of every direction orthogonal to
+        ``eigenvectors_`` (NaN in the dense state)."""
+        self._check_fitted()
+        return float(self._clus[0]) if self._is_clustered() else math.nan
+
+    @property
+    def cluster_multiplicity_(self) -> int:
+        """How many eigenvalues equal ``cluster_value_`` (0 in the dense state)."""
+        self._check_fitted()
+        return self.n_features_in_ - self._cl_m() if self._is_clustered() else 0
+
+    @property
+    def density_(self) -> FloatArray:
+        """The density matrix W, formed on request (the clustered state
+        refuses above 10,000 features)."""
+        self._check_fitted()
+        if not self._is_clustered():
+            return (self._q * self._weights()) @ self._q.T
+        n = self.n_features_in_
+        refuse_dense(n, "density_", MAX_DENSE)
+        w, wc, c = self._cl_weights()
+        Q = self._cl_basis()
+        return (Q * (w - wc)) @ Q.T + wc * np.eye(n)
+
+    def full_eigensystem(self, max_features: int | None = MAX_DENSE) -> tuple[FloatArray, FloatArray]:
+        """All n ascending eigenvalues of ``log W`` and an n x n eigenbasis.
+
+        Parameters
+        ----------
+        max_features : int or None, default=10000
+            The clustered state refuses (``ValueError``) to form the n x n
+            basis when n is larger; None never refuses.
+
+        Returns
+        -------
+        eigenvalues : ndarray of shape (n,)
+            Ascending: ``eigenvalues_``, then ``cluster_value_`` repeated
+            ``cluster_multiplicity_`` times.
+        eigenvectors : ndarray of shape (n, n)
+            Orthonormal columns: ``eigenvectors_``, then an orthonormal basis
+            of their complement (any is an eigenbasis of the cluster).
+        """
+        self._check_fitted()
+        if not self._is_clustered():
+            return self._lam.copy(), self._q.copy()
+        n = self.n_features_in_
+        refuse_dense(n, "full_eigensystem()", max_features)
+        m = self._cl_m()
+        Q = self._cl_basis()
+        full = np.linalg.qr(Q, mode="complete")[0] if m else np.eye(n)
+        full[:, :m] = Q
+        values = np.concatenate([self._cmu[:m], np.full(n - m, self._clus[0])])
+        return values, full

@@ -199,13 +199,8 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
         Returns
         -------
         P : ndarray of shape (n, n)
-            The drawn projection.
-
-        Raises
-        ------
-        ValueError
-            If n_features > 10,000 (an n x n matrix of over 800 MB): use
-            :meth:`sample_components`.
+            The drawn projection (refused above 10,000 features, where it
+            exceeds 800 MB: see :meth:`sample_components`).
         """
         self._check_fitted()
         refuse_dense(self.n_features_in_, "sample_projection()", MAX_DENSE)
@@ -214,8 +209,8 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
 
     @reads_state
     def sample_components(self, random_state: SeedLike = None) -> FloatArray:
-        """Draw the rank-k projection of :meth:`sample_projection` as its k
-        orthonormal directions (rows): ``P = V.T @ V``, O(n k) memory.
+        """The projection of :meth:`sample_projection` as k orthonormal rows V
+        (``P = V.T @ V``), in O(n k) memory.
 
         Parameters
         ----------
@@ -282,25 +277,15 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
         ``||Q^T Q - I||`` grow by ~1e-18 to 1e-16 per trial; the default
         keeps it below ~1e-12.  None never re-orthogonalises.
     state : {"auto", "dense", "clustered"}, default="auto"
-        How ``log W`` is kept.
-
-        - ``"dense"``: all n eigenpairs, an n x n basis; O(n^2) memory and
-          at least O(n^2) per trial.
-        - ``"clustered"``: m explicit eigenpairs plus one cluster, the
-          orthogonal complement of their span, sharing one eigenvalue
-          (``cluster_value_``, multiplicity ``n - m``).  Capped eigenvalues
-          and never-seen directions live in the cluster, so memory is
-          O(n m) and a trial costs O(n m) amortised (m ~ 2k in steady state
-          on typical streams).  The same algorithm: expected losses agree
-          with the dense state to rounding.  Draws agree with the dense
-          state's whenever the cluster is at the cap (then it is in every
-          corner); otherwise the cluster's directions left out of the drawn
-          corner are drawn uniformly in the complement (any orthonormal
-          basis of it is an eigenbasis of W), with a generator seeded by
-          the trial's uniform number.  ``share="past"`` needs the dense
-          state (it changes the eigenbasis).
-        - ``"auto"``: clustered from 512 features on (unless
-          ``share="past"``), dense below.
+        How ``log W`` is kept.  ``"dense"``: all n eigenpairs (n x n).
+        ``"clustered"``: m explicit eigenpairs plus one cluster, their
+        orthogonal complement, with one eigenvalue (``cluster_value_``):
+        capped and never-seen directions, so memory and time per trial are
+        O(n m), m ~ 2k in steady state.  Expected losses agree with the
+        dense state to rounding, draws too while the cluster is at the cap
+        (before, a corner's left-out cluster directions are drawn uniformly
+        in the complement).  ``"auto"``: clustered from 512 features on,
+        unless ``share="past"`` (which needs the dense state).
 
     Attributes
     ----------
@@ -371,145 +356,6 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
         self.record_losses = record_losses
         self.reorthogonalize_every = reorthogonalize_every
         self.state = state
-
-    # -- the state: dense, or clustered (see ._clustered) ----------------------
-    def _wants_clustered(self, p, n):
-        share = self._share(p)
-        if p["state"] == "clustered":
-            if share == "past":
-                raise ValueError("state='clustered' cannot mix in the past average "
-                                 "(share='past' changes the eigenbasis); use "
-                                 "state='dense' or another share")
-            return True
-        return p["state"] == "auto" and n >= CLUSTERED_FROM and share != "past"
-
-    def _is_clustered(self):
-        return self.__dict__.get("_clustered", False)
-
-    def _plan(self, X, matrix, amax, name, reset):
-        plan = super()._plan(X, matrix, amax, name, reset)
-        clustered = self._wants_clustered(plan[2], X.shape[1])
-        if not reset and clustered != self._is_clustered():
-            raise ValueError(
-                f"state={self.state!r} would change how the fitted learner keeps "
-                f"log W (it is {'clustered' if self._is_clustered() else 'dense'}); "
-                "set state before fit, not mid-stream")
-        return plan
-
-    def _reset(self, n, plan):
-        self._clustered = self._wants_clustered(plan[2], n)
-        super()._reset(n, plan)
-
-    def _reset_state(self, p, n):
-        if not self._is_clustered():
-            self.__dict__.pop("_b", None)
-            return super()._reset_state(p, n)
-        self._lam = self._omega = self._q = None
-        self._mean = np.zeros(n)
-        self._cl_reset(n)
-
-    def _get_engine(self, config):
-        if not self._is_clustered():
-            return super()._get_engine(config)
-        if getattr(self, "_engine", None) is None or self._engine_key != config:
-            self._engine = self._cl_engine(config)
-            self._engine_key = config
-        return self._engine
-
-    def _basis_snapshot(self):
-        return self._cl_snapshot() if self._is_clustered() else super()._basis_snapshot()
-
-    def _reorthogonalize(self):
-        if self._is_clustered():
-            self._cl_reorthogonalize()
-        else:
-            super()._reorthogonalize()
-
-    def _build_row_path(self, engine, config, every, p):
-        # the clustered state's learn_one takes the validating path
-        return None if self._is_clustered() else super()._build_row_path(
-            engine, config, every, p)
-
-    def _kept_basis(self):
-        return self._cl_kept_basis() if self._is_clustered() else super()._kept_basis()
-
-    def _sampled_basis(self, random_state):
-        if self._is_clustered():
-            return self._cl_sampled_basis(random_state)
-        return super()._sampled_basis(random_state)
-
-    @property
-    def eigenvalues_(self) -> FloatArray:
-        """Ascending eigenvalues of ``log W``: all n (dense state) or the m
-        explicit ones (clustered state)."""
-        self._check_fitted()
-        if self._is_clustered():
-            return self._cmu[:self._cl_m()].copy()
-        return self._lam.copy()
-
-    @property
-    def eigenvectors_(self) -> FloatArray:
-        """Orthonormal eigenvectors (columns) matching ``eigenvalues_``."""
-        self._check_fitted()
-        if self._is_clustered():
-            return self._cl_basis()
-        return self._q.copy()
-
-    @property
-    def cluster_value_(self) -> float:
-        """The log-eigenvalue of every direction orthogonal to
-        ``eigenvectors_`` (NaN in the dense state)."""
-        self._check_fitted()
-        return float(self._clus[0]) if self._is_clustered() else math.nan
-
-    @property
-    def cluster_multiplicity_(self) -> int:
-        """How many eigenvalues equal ``cluster_value_`` (0 in the dense state)."""
-        self._check_fitted()
-        return self.n_features_in_ - self._cl_m() if self._is_clustered() else 0
-
-    @property
-    def density_(self) -> FloatArray:
-        """The density matrix W, formed on request (the clustered state
-        refuses above 10,000 features)."""
-        self._check_fitted()
-        if not self._is_clustered():
-            return (self._q * self._weights()) @ self._q.T
-        n = self.n_features_in_
-        refuse_dense(n, "density_", MAX_DENSE)
-        w, wc, c = self._cl_weights()
-        Q = self._cl_basis()
-        return (Q * (w - wc)) @ Q.T + wc * np.eye(n)
-
-    def full_eigensystem(self, max_features: int | None = MAX_DENSE) -> tuple[FloatArray, FloatArray]:
-        """All n ascending eigenvalues of ``log W`` and an n x n eigenbasis.
-
-        Parameters
-        ----------
-        max_features : int or None, default=10000
-            The clustered state refuses (``ValueError``) to form the n x n
-            basis when n is larger; None never refuses.
-
-        Returns
-        -------
-        eigenvalues : ndarray of shape (n,)
-            Ascending: ``eigenvalues_``, then ``cluster_value_`` repeated
-            ``cluster_multiplicity_`` times.
-        eigenvectors : ndarray of shape (n, n)
-            Orthonormal columns: ``eigenvectors_``, then an orthonormal basis
-            of their complement (any is an eigenbasis of the cluster).
-        """
-        self._check_fitted()
-        if not self._is_clustered():
-            return self._lam.copy(), self._q.copy()
-        n = self.n_features_in_
-        refuse_dense(n, "full_eigensystem()", max_features)
-        m = self._cl_m()
-        Q = self._cl_basis()
-        full = np.linalg.qr(Q, mode="complete")[0] if m else np.eye(n)
-        full[:, :m] = Q
-        values = np.concatenate([self._cmu[:m], np.full(n - m, self._clus[0])])
-        return values, full
 
     def _share(self, p):
         return p["share"]
