@@ -297,6 +297,27 @@ static double haar_energy(const opf_clustered *s, const cws *w, ptrdiff_t e,
     return acc;
 }
 
+/* Draw `size` of the `len` weights in wexp (the m explicit entries, then
+ * cluster slots): adds z_i^2 of the explicit ones drawn to *r and returns
+ * the number of cluster slots drawn in *slots. */
+static int draw_split(const opf_clustered *s, const cws *w, double u,
+                      ptrdiff_t m, ptrdiff_t len, ptrdiff_t size, double *r,
+                      ptrdiff_t *slots)
+{
+    int st = opf_draw_corner(s->sampler, w->wexp, len, size, u, w->corner,
+                             w->decw, w->deciw);
+    if (st != OPF_OK)
+        return st;
+    for (ptrdiff_t i = 0; i < size; i++) {
+        const ptrdiff_t j = w->corner[i];
+        if (j < m)
+            *r += w->z[j] * w->z[j];
+        else
+            (*slots)++;
+    }
+    return OPF_OK;
+}
+
 /* The realized loss of the corner drawn with u: explicit entries of the
  * corner contribute z_i^2, the cluster's slots the energy of x in the
  * complement (beta2) minus that of the slots left out. */
@@ -345,34 +366,16 @@ static int draw(const opf_clustered *s, const cws *w, double u, ptrdiff_t m,
                 w->wexp[i] = dd * s->omega[i];
             for (i = 0; i < k; i++)
                 w->wexp[m + i] = pv;
-            st = opf_draw_corner(s->sampler, w->wexp, m + k, m, u, w->corner,
-                                 w->decw, w->deciw);
-            if (st != OPF_OK)
+            if ((st = draw_split(s, w, u, m, m + k, m, &r, &virt)) != OPF_OK)
                 return st;
-            for (i = 0; i < m; i++) {
-                const ptrdiff_t j = w->corner[i];
-                if (j < m)
-                    r += w->z[j] * w->z[j];
-                else
-                    virt++;
-            }
         }
         r += fmax(0.0, beta2 - haar_energy(s, w, k - virt, u, m, nb, x));
     } else {
         memcpy(w->wexp, s->omega, (size_t)m * sizeof(double));
         for (i = m; i < n; i++)
             w->wexp[i] = s->clus[1];
-        st = opf_draw_corner(s->sampler, w->wexp, n, d, u, w->corner, w->decw,
-                             w->deciw);
-        if (st != OPF_OK)
+        if ((st = draw_split(s, w, u, m, n, d, &r, &in_cluster)) != OPF_OK)
             return st;
-        for (i = 0; i < d; i++) {
-            const ptrdiff_t j = w->corner[i];
-            if (j < m)
-                r += w->z[j] * w->z[j];
-            else
-                in_cluster++;
-        }
         r += fmax(0.0, beta2 - haar_energy(s, w, c - in_cluster, u, m, nb, x));
     }
     *rl = r;
