@@ -85,6 +85,11 @@ cdef class ClusterEngine:
     def capacity(self):
         return self.s.cap
 
+    @property
+    def bound_b(self):
+        """The array ``b`` the engine points into."""
+        return self._keep[0]
+
     def run(self, const double[:, ::1] X, const double[::1] u,
             double[::1] exp_loss, double[::1] real_loss):
         """One trial per row of X; return T (as :meth:`Engine.run`),

@@ -11,6 +11,8 @@ Nothing n x n is formed unless asked for, and then only up to
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _kernels
@@ -50,7 +52,7 @@ class ClusteredState:
         self._r = np.zeros((cap, cap))
         self._cmu = np.zeros(cap)
         self._comega = np.zeros(cap)
-        self._clus = np.array([-np.log(n), 1.0 / n])
+        self._clus = np.array([-math.log(n), 1.0 / n])  # libm's log, as the C code
         self._dims = np.zeros(2, dtype=np.intp)
 
     def _cl_m(self):
@@ -112,7 +114,7 @@ class ClusteredState:
         w, wc, c = self._cl_weights()
         m = w.shape[0]
         Q = self._cl_basis()
-        if c > 0 and self._clus[0] == -np.log(d):
+        if c > 0 and self._clus[0] == -math.log(d):  # exactly the C code's cap
             dd = d - c  # the cluster is in every corner
             corner = (sample_corner(w, dd, rng, method=self._sampler_name())
                       if dd > 0 else np.zeros(0, dtype=np.intp))
@@ -159,7 +161,8 @@ class ClusteredState:
         mu[:m] = self._cmu[:m]
         om = np.zeros(new)
         om[:m] = self._comega[:m]
-        self._b, self._r, self._cmu, self._comega = b, r, mu, om
+        # one update (an interruption cannot leave a mix of old and new)
+        self.__dict__.update(_b=b, _r=r, _cmu=mu, _comega=om)
         return b, r, mu, om
 
     def _cl_engine(self, config):
@@ -224,7 +227,9 @@ class ClusteredState:
     def _get_engine(self, config):
         if not self._is_clustered():
             return super()._get_engine(config)
-        if getattr(self, "_engine", None) is None or self._engine_key != config:
+        engine = getattr(self, "_engine", None)
+        # (an engine interrupted while growing may still hold the old arrays)
+        if engine is None or self._engine_key != config or engine.bound_b is not self._b:
             self._engine = self._cl_engine(config)
             self._engine_key = config
         return self._engine
