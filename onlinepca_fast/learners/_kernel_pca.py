@@ -613,9 +613,23 @@ def _check_kernel_values(G, name, eta):
             "gamma or coef0 (nothing was changed)")
 
 
+def _inner_products(X, Y):
+    """X @ Y.T with every entry rounded the same whatever the shapes: each is
+    numpy's pairwise sum of the elementwise products of its two rows.  A BLAS
+    GEMM picks other kernels (other summation orders and FMA use) for other
+    matrix sizes, so a batch and its prefix (after Ctrl-C) or two splits of a
+    stream would see kernel values differing in the last bit."""
+    G = np.empty((X.shape[0], Y.shape[0]))
+    rows = max(1, (1 << 21) // max(1, Y.shape[0] * X.shape[1]))  # ~16 MB products
+    for i in range(0, X.shape[0], rows):
+        np.add.reduce(X[i:i + rows, np.newaxis, :] * Y[np.newaxis, :, :], axis=-1,
+                      out=G[i:i + rows])
+    return G
+
+
 def _builtin_gram(X, Y, p):
     kernel = p["kernel"]
-    G = X @ Y.T
+    G = _inner_products(X, Y)
     if kernel == "poly":
         G *= p["gamma"]
         G += p["coef0"]
