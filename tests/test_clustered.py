@@ -11,7 +11,7 @@ import pickle
 
 import numpy as np
 import pytest
-from learner_cases import CAPPED_ATOL, orthogonality, unit_ball
+from learner_cases import CAPPED_ATOL, assert_same_state, orthogonality, unit_ball
 
 import onlinepca_fast as opf
 from onlinepca_fast import _kernels, reference
@@ -217,6 +217,7 @@ def test_bad_state_arguments_change_nothing():
     assert pickle.dumps(learner) == saved
     learner.set_params(state="dense").fit(X)  # a reset may change it
     assert learner.cluster_multiplicity_ == 0
+    assert_same_state(learner, opf.OnlinePCA(K, state="dense", random_state=0).fit(X))
 
 
 def test_large_n_never_forms_n_by_n_silently():

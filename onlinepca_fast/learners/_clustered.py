@@ -218,7 +218,8 @@ class ClusteredState:
 
     def _reset_state(self, p, n):
         if not self._is_clustered():
-            self.__dict__.pop("_b", None)
+            for key in ("_b", "_r", "_cmu", "_comega", "_clus", "_dims"):
+                self.__dict__.pop(key, None)  # a refit may leave the clustered state
             return super()._reset_state(p, n)
         self._lam = self._omega = self._q = None
         self._mean = np.zeros(n)
