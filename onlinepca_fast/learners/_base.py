@@ -557,6 +557,8 @@ class TrialLoopLearner(OnlineLearner):
                 pacer.done(stop - done)
                 done = stop
                 self._reorthogonalize_at(every, fixed)
+            # inside the try: an interrupt landing in here settles again
+            self._settle(t0, n0, saved, losses, every, fixed, T)
         except ValueError as exc:
             if getattr(exc, "trials_done", None) is None:
                 raise
@@ -567,7 +569,6 @@ class TrialLoopLearner(OnlineLearner):
         except BaseException:  # KeyboardInterrupt (or anything) between chunks
             self._settle(t0, n0, saved, losses, every, fixed, T)
             raise
-        self._settle(t0, n0, saved, losses, every, fixed, T)
         self._row_path = self._build_row_path(engine, config, every, p)
         return self
 

@@ -447,10 +447,11 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
                     engine = self._get_engine(p)
                     continue
                 pacer.done(stop - start)
+            # inside the try: an interrupt landing in here settles again
+            done = self._settle(m0, n0, saved, losses, T)
         except BaseException:  # KeyboardInterrupt (or anything) between chunks
             self._settle(m0, n0, saved, losses, T)
             raise
-        done = self._settle(m0, n0, saved, losses, T)
         if error is not None:
             raise RuntimeError(f"trial {done} of the batch failed in the compiled "
                                f"kernel ({error}); the {done} rows before it "
