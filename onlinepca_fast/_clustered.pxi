@@ -1,5 +1,5 @@
-# OnlinePCA on the capped structure (included by _kernels.pyx, after Engine):
-# src/clustered.c
+# OnlinePCA and the cumulative learners (WK Alg. 6, Follow the Leader) on the
+# capped structure (included by _kernels.pyx, after Engine): src/clustered.c
 def cap_groups(const double[::1] v not None, const double[::1] mult not None,
                Py_ssize_t d, double[::1] out not None):
     """Capped normalised log-weights of groups (values ``v`` descending,
@@ -17,7 +17,8 @@ def cap_groups(const double[::1] v not None, const double[::1] mult not None,
 
 
 cdef class ClusterEngine:
-    """The compiled trial loop of OnlinePCA on the capped structure (see
+    """The compiled trial loop of OnlinePCA, or (``cumulative=True``) of WK
+    Algorithm 6 and Follow the Leader, on the capped structure (see
     ``src/clustered.c``).
 
     Points into the learner's arrays ``b`` (cap, n), ``r`` (cap, cap),
@@ -37,13 +38,25 @@ cdef class ClusterEngine:
     def __init__(self, *, Py_ssize_t n, Py_ssize_t d, double eta, double alpha,
                  int share, int sampler, double[:, ::1] b, double[:, ::1] r,
                  double[::1] mu, double[::1] omega, double[::1] clus,
-                 Py_ssize_t[::1] dims, Py_ssize_t[::1] t, grow=None):
+                 Py_ssize_t[::1] dims, Py_ssize_t[::1] t, grow=None,
+                 bint cumulative=False, bint centered=False,
+                 double center_lr_inv=0.0, double[::1] mean=None):
         if not (n >= 2 and 1 <= d < n and clus.shape[0] == 2
-                and dims.shape[0] == 2 and t.shape[0] == 1):
+                and dims.shape[0] == 2 and t.shape[0] == 1
+                and (not cumulative or (mean is not None and mean.shape[0] == n))):
             raise ValueError("ClusterEngine: inconsistent state shapes")
-        if sampler not in (OPF_SAMPLER_DECOMPOSITION, OPF_SAMPLER_SYSTEMATIC) or \
-                share not in (OPF_SHARE_NONE, OPF_SHARE_FIXED, OPF_SHARE_UNIFORM):
+        samplers = [OPF_SAMPLER_DECOMPOSITION, OPF_SAMPLER_SYSTEMATIC]
+        shares = [OPF_SHARE_NONE]
+        if cumulative:
+            samplers.append(OPF_SAMPLER_LEADER)
+        else:
+            shares += [OPF_SHARE_FIXED, OPF_SHARE_UNIFORM]
+        if sampler not in samplers or share not in shares:
             raise ValueError("ClusterEngine: unknown sampler or share")
+        self.s.cumulative = cumulative
+        self.s.centered = centered
+        self.s.center_lr_inv = center_lr_inv
+        self.s.mean = &mean[0] if cumulative else NULL
         self.s.n = n
         self.s.d = d
         self.s.sampler = sampler
@@ -55,7 +68,7 @@ cdef class ClusterEngine:
         self.s.t = &t[0]
         self.s.fns = &_LAPACK
         self._grow = grow
-        self._bind(b, r, mu, omega, (clus, dims, t))
+        self._bind(b, r, mu, omega, (clus, dims, t, mean))
 
     def _bind(self, double[:, ::1] b, double[:, ::1] r, double[::1] mu,
               double[::1] omega, small):

@@ -128,7 +128,10 @@ cdef extern from "clustered.h" nogil:
     ctypedef struct opf_clustered:
         Py_ssize_t n, d, cap
         int sampler, share
+        int cumulative, centered
         double eta, alpha
+        double center_lr_inv
+        double *mean
         double *b
         double *r
         double *mu

@@ -479,6 +479,8 @@ class CenteredOnlinePCA(_DictTransformer):
         As for :class:`onlinepca_fast.CenteredOnlinePCA`.
     reorthogonalize_every : int or None, default=10000
         As for :class:`onlinepca_fast.CenteredOnlinePCA`.
+    state : {"auto", "dense", "clustered"}, default="auto"
+        As for :class:`onlinepca_fast.CenteredOnlinePCA`.
 
     Attributes
     ----------
@@ -503,7 +505,7 @@ class CenteredOnlinePCA(_DictTransformer):
 
     def __init__(self, n_components, *, eta=1.0, center_lr_inv=0.0, mean_init=None,
                  centered=True, sampler="decomposition", random_state=None,
-                 record_losses=True, reorthogonalize_every=10_000):
+                 record_losses=True, reorthogonalize_every=10_000, state="auto"):
         self.n_components = n_components
         self.eta = eta
         self.center_lr_inv = center_lr_inv
@@ -513,6 +515,7 @@ class CenteredOnlinePCA(_DictTransformer):
         self.random_state = random_state
         self.record_losses = record_losses
         self.reorthogonalize_every = reorthogonalize_every
+        self.state = state
         self._make_learner()
 
 
@@ -532,6 +535,8 @@ class FollowTheLeader(_DictTransformer):
     record_losses : bool, default=True
         As for :class:`onlinepca_fast.FollowTheLeader`.
     reorthogonalize_every : int or None, default=10000
+        As for :class:`onlinepca_fast.FollowTheLeader`.
+    state : {"auto", "dense", "clustered"}, default="auto"
         As for :class:`onlinepca_fast.FollowTheLeader`.
 
     Attributes
@@ -556,9 +561,10 @@ class FollowTheLeader(_DictTransformer):
     _learner_class = _learners.FollowTheLeader
 
     def __init__(self, n_components, *, centered=False, record_losses=True,
-                 reorthogonalize_every=10_000):
+                 reorthogonalize_every=10_000, state="auto"):
         self.n_components = n_components
         self.centered = centered
         self.record_losses = record_losses
         self.reorthogonalize_every = reorthogonalize_every
+        self.state = state
         self._make_learner()

@@ -53,20 +53,21 @@
 
 #define OPF_BLOCK 256          /* columns of B per compression block */
 #define OPF_EIGEN_SPAN 0x1p20  /* as learner.c */
+#define OPF_LOG_SPAN 0x1p1020  /* as learner.c */
 
 size_t opf_clustered_work_len(ptrdiff_t n, ptrdiff_t cap, ptrdiff_t k)
 {
     const size_t c1 = (size_t)cap + 1, nn = (size_t)n;
-    return 8 * c1 + 2 * c1 * c1 + opf_r1_work_len((ptrdiff_t)c1) + 3 * nn
+    return 9 * c1 + 2 * c1 * c1 + opf_r1_work_len((ptrdiff_t)c1) + 4 * nn
            + (size_t)k * nn + OPF_BLOCK * c1;
 }
 
 size_t opf_clustered_iwork_len(ptrdiff_t n) { return 4 * (size_t)n; }
 
 typedef struct {
-    double *y, *y2, *z, *sv, *dsm, *xs, *tmp, *mult; /* cap + 1 each */
+    double *y, *y2, *z, *sv, *dsm, *xs, *tmp, *mult, *cw; /* cap + 1 each */
     double *qsm, *rnew;                              /* (cap + 1)^2 each */
-    double *r1w, *rb, *wexp, *decw, *haar, *blk;
+    double *r1w, *rb, *yc, *wexp, *decw, *haar, *blk;
     ptrdiff_t *corner, *deciw;
 } cws;
 
@@ -83,11 +84,13 @@ static cws split(const opf_clustered *s)
     w.xs = w.dsm + c1;
     w.tmp = w.xs + c1;
     w.mult = w.tmp + c1;
-    w.qsm = w.mult + c1;
+    w.cw = w.mult + c1;
+    w.qsm = w.cw + c1;
     w.rnew = w.qsm + c1 * c1;
     w.r1w = w.rnew + c1 * c1;
     w.rb = w.r1w + opf_r1_work_len((ptrdiff_t)c1);
-    w.wexp = w.rb + nn;
+    w.yc = w.rb + nn;
+    w.wexp = w.yc + nn;
     w.decw = w.wexp + nn;
     w.haar = w.decw + nn;
     w.blk = w.haar + (size_t)(s->n - s->d) * nn;
@@ -318,11 +321,13 @@ static int draw_split(const opf_clustered *s, const cws *w, double u,
     return OPF_OK;
 }
 
-/* The realized loss of the corner drawn with u: explicit entries of the
- * corner contribute z_i^2, the cluster's slots the energy of x in the
- * complement (beta2) minus that of the slots left out. */
+/* The realized loss of the corner drawn with u from the explicit weights
+ * om[0..m) and the cluster's (capped log-weight lc, weight wc): explicit
+ * entries of the corner contribute z_i^2, the cluster's slots the energy
+ * of x in the complement (beta2) minus that of the slots left out. */
 static int draw(const opf_clustered *s, const cws *w, double u, ptrdiff_t m,
-                ptrdiff_t nb, double beta2, const double *x, double *rl)
+                ptrdiff_t nb, double beta2, const double *x, const double *om,
+                double lc, double wc, double *rl)
 {
     const ptrdiff_t n = s->n, d = s->d, c = n - m;
     const double cap = -log((double)d);
@@ -330,16 +335,16 @@ static int draw(const opf_clustered *s, const cws *w, double u, ptrdiff_t m,
     ptrdiff_t i, in_cluster = 0;
     int st;
     if (c == 0) {
-        st = opf_draw_corner(s->sampler, s->omega, m, d, u, w->corner,
+        st = opf_draw_corner(s->sampler, om, m, d, u, w->corner,
                              w->decw, w->deciw);
         if (st != OPF_OK)
             return st;
         for (i = 0; i < d; i++)
             r += w->z[w->corner[i]] * w->z[w->corner[i]];
-    } else if (s->clus[0] == cap) {
+    } else if (lc == cap) {
         const ptrdiff_t dd = d - c; /* explicit entries in the corner */
         if (dd > 0) {
-            st = opf_draw_corner(s->sampler, s->omega, m, dd, u, w->corner,
+            st = opf_draw_corner(s->sampler, om, m, dd, u, w->corner,
                                  w->decw, w->deciw);
             if (st != OPF_OK)
                 return st;
@@ -361,9 +366,9 @@ static int draw(const opf_clustered *s, const cws *w, double u, ptrdiff_t m,
         ptrdiff_t virt = 0;
         if (m > 0) {
             const double pv = fmin(1.0, fmax(0.0, 1.0 - (double)c
-                                   * (1.0 - dd * s->clus[1]) / (double)k));
+                                   * (1.0 - dd * wc) / (double)k));
             for (i = 0; i < m; i++)
-                w->wexp[i] = dd * s->omega[i];
+                w->wexp[i] = dd * om[i];
             for (i = 0; i < k; i++)
                 w->wexp[m + i] = pv;
             if ((st = draw_split(s, w, u, m, m + k, m, &r, &virt)) != OPF_OK)
@@ -371,9 +376,9 @@ static int draw(const opf_clustered *s, const cws *w, double u, ptrdiff_t m,
         }
         r += fmax(0.0, beta2 - haar_energy(s, w, k - virt, u, m, nb, x));
     } else {
-        memcpy(w->wexp, s->omega, (size_t)m * sizeof(double));
+        memcpy(w->wexp, om, (size_t)m * sizeof(double));
         for (i = m; i < n; i++)
-            w->wexp[i] = s->clus[1];
+            w->wexp[i] = wc;
         if ((st = draw_split(s, w, u, m, n, d, &r, &in_cluster)) != OPF_OK)
             return st;
         r += fmax(0.0, beta2 - haar_energy(s, w, c - in_cluster, u, m, nb, x));
@@ -401,25 +406,29 @@ static void mix(double *mu, ptrdiff_t m, double *mu_c, ptrdiff_t n,
     *mu_c = logaddexp(la, l1a + *mu_c);
 }
 
-static int trial(const opf_clustered *s, const cws *w, const double *x,
-                 double u, double *el, double *rl)
+/* Compress B when it is due; OPF_ECAPACITY when there is no room for a
+ * row, or so little that B would be compressed every few trials (the
+ * caller grows the arrays and calls again). */
+static int make_room(const opf_clustered *s, const cws *w, ptrdiff_t m,
+                     ptrdiff_t *nb)
 {
-    const ptrdiff_t n = s->n, d = s->d, cap = s->cap;
-    ptrdiff_t m = s->dims[0], nb = s->dims[1], i;
-    const ptrdiff_t c = n - m;
-    const double capv = -log((double)d);
-    int st;
-
-    if (c > 0 && (nb + 1 > cap || nb >= m + m / 2 + 16) && nb > m) {
-        compress(s, w, m, nb);
-        nb = m;
+    const ptrdiff_t c = s->n - m, cap = s->cap;
+    if (c > 0 && (*nb + 1 > cap || *nb >= m + m / 2 + 16) && *nb > m) {
+        compress(s, w, m, *nb);
+        *nb = m;
     }
-    /* no room for a row, or so little that B would be compressed every
-     * few trials: the caller grows the arrays and calls again */
-    if (c > 0 && (nb + 1 > cap || (nb == m && m + m / 4 + 4 > cap && cap < n)))
+    if (c > 0 && (*nb + 1 > cap || (*nb == m && m + m / 4 + 4 > cap && cap < s->n)))
         return OPF_ECAPACITY;
+    return OPF_OK;
+}
 
-    /* 1. coordinates */
+/* 1. z = Q^T x into w->z, s = y - R z into w->sv, r_B into w->rb; returns
+ * |x|^2 and the energies |r_B|^2, |s|^2 of x in the complement. */
+static void coordinates(const opf_clustered *s, const cws *w, ptrdiff_t m,
+                        ptrdiff_t nb, const double *x, double *xx_out,
+                        double *rr_out, double *ss_out)
+{
+    const ptrdiff_t n = s->n;
     const double xx = dot(x, x, n);
     double rr = xx, ss = 0.0;
     memcpy(w->rb, x, (size_t)n * sizeof(double));
@@ -430,7 +439,7 @@ static int trial(const opf_clustered *s, const cws *w, const double *x,
         if (rr < 0.5 * xx) {
             gemv_b(s, (int)nb, 1.0, w->rb, 0.0, w->y2);
             gemv_bt(s, (int)nb, -1.0, w->y2, w->rb);
-            for (i = 0; i < nb; i++)
+            for (ptrdiff_t i = 0; i < nb; i++)
                 w->y[i] += w->y2[i];
             rr = dot(w->rb, w->rb, n);
         }
@@ -439,36 +448,42 @@ static int trial(const opf_clustered *s, const cws *w, const double *x,
         gemv_r(s, (int)nb, (int)m, -1.0, w->z, w->sv);
         ss = dot(w->sv, w->sv, nb);
     }
-    if (c == 0)
+    if (m == n)
         rr = ss = 0.0; /* no complement: what is left is rounding */
-    const double beta2 = ss + rr;
+    *xx_out = xx;
+    *rr_out = rr;
+    *ss_out = ss;
+}
 
-    /* 2. losses and the draw */
-    double e = 0.0;
-    for (i = 0; i < m; i++)
-        e += s->omega[i] * w->z[i] * w->z[i];
-    if (c > 0)
-        e += s->clus[1] * beta2;
-    if ((st = draw(s, w, u, m, nb, beta2, x, rl)) != OPF_OK)
-        return st;
-    *el = e * (double)d;
-
-    /* 3. the rank-one update on [Q, r/beta] */
+/*
+ * 3. log W (or A) - rho x x^T on [Q, r/beta]: one rank-one update of size
+ * m + 1 (m if x's part in the complement is below the deflation
+ * tolerance).  On success the new values are in s->mu[0..*mp) (ascending,
+ * at most mu_c) and R, B describe the new Q; on failure nothing changed.
+ */
+static int update(const opf_clustered *s, const cws *w, ptrdiff_t m,
+                  ptrdiff_t nb, double rho, double xx, double rr, double ss,
+                  ptrdiff_t *mp_out, ptrdiff_t *nb_out)
+{
+    const ptrdiff_t n = s->n, cap = s->cap, c = n - m;
+    ptrdiff_t i;
     double dmax = c > 0 ? fabs(s->clus[0]) : 0.0;
     if (m > 0)
         dmax = fmax(dmax, fmax(fabs(s->mu[0]), fabs(s->mu[m - 1])));
     const double tol = OPF_R1_DEFLATION_FACTOR * DBL_EPSILON
-                       * fmax(dmax, s->eta * xx);
+                       * fmax(dmax, rho * xx);
     int add = 0, append = 0;
     double beta = 0.0;
-    if (c > 0 && s->eta * rr > tol) {
+    if (c > 0 && rho * rr > tol) {
         add = append = 1;
         beta = sqrt(ss + rr);
-    } else if (c > 0 && s->eta * ss > tol) {
+    } else if (c > 0 && rho * ss > tol) {
         add = 1;
         beta = sqrt(ss);
     }
     const ptrdiff_t mp = m + add, nb1 = nb + append;
+    *mp_out = mp;
+    *nb_out = nb1;
     if (mp == 0)
         return OPF_OK; /* x = 0 on an untouched learner: nothing changes */
     memcpy(w->dsm, s->mu, (size_t)m * sizeof(double));
@@ -481,8 +496,8 @@ static int trial(const opf_clustered *s, const cws *w, const double *x,
     for (i = 0; i < mp; i++)
         w->qsm[i * mp + i] = 1.0;
     opf_r1_info info;
-    st = opf_rank_one_update(mp, w->dsm, w->qsm, mp, -s->eta, w->xs, w->r1w,
-                             s->r1iwork, s->fns, 0, &info);
+    const int st = opf_rank_one_update(mp, w->dsm, w->qsm, mp, -rho, w->xs,
+                                       w->r1w, s->r1iwork, s->fns, 0, &info);
     if (st != OPF_OK)
         return st;
 
@@ -511,8 +526,60 @@ static int trial(const opf_clustered *s, const cws *w, const double *x,
                    (size_t)mp * sizeof(double));
     }
     memcpy(s->mu, w->dsm, (size_t)mp * sizeof(double));
-    m = mp;
-    nb = nb1;
+    return OPF_OK;
+}
+
+/* Explicit entries that ended within a few ulps of the cluster's value
+ * merge into it (they are the top ones): the new m. */
+static ptrdiff_t merge_into_cluster(const double *mu, ptrdiff_t m,
+                                    double mu_c)
+{
+    const double tolm = 4.0 * DBL_EPSILON * fmax(1.0, fabs(mu_c));
+    while (m > 0 && mu[m - 1] >= mu_c - tolm)
+        m--;
+    return m;
+}
+
+/* keep_finite as the dense learner (learner.c): entries more than 2^20
+ * below the top are raised to that floor. */
+static void floor_span(double *mu, ptrdiff_t m, double top)
+{
+    const double floor = top - OPF_EIGEN_SPAN;
+    for (ptrdiff_t i = 0; i < m && mu[i] < floor; i++)
+        mu[i] = floor;
+}
+
+static int trial(const opf_clustered *s, const cws *w, const double *x,
+                 double u, double *el, double *rl)
+{
+    const ptrdiff_t n = s->n, d = s->d;
+    ptrdiff_t m = s->dims[0], nb = s->dims[1], i;
+    const ptrdiff_t c = n - m;
+    const double capv = -log((double)d);
+    double xx, rr, ss;
+    int st;
+
+    if ((st = make_room(s, w, m, &nb)) != OPF_OK)
+        return st;
+    coordinates(s, w, m, nb, x, &xx, &rr, &ss);
+    const double beta2 = ss + rr;
+
+    /* 2. losses and the draw */
+    double e = 0.0;
+    for (i = 0; i < m; i++)
+        e += s->omega[i] * w->z[i] * w->z[i];
+    if (c > 0)
+        e += s->clus[1] * beta2;
+    if ((st = draw(s, w, u, m, nb, beta2, x, s->omega, s->clus[0],
+                   s->clus[1], rl)) != OPF_OK)
+        return st;
+    *el = e * (double)d;
+
+    /* 3. the rank-one update on [Q, r/beta] */
+    if ((st = update(s, w, m, nb, s->eta, xx, rr, ss, &m, &nb)) != OPF_OK)
+        return st;
+    if (m == 0)
+        return OPF_OK;
     double mu_c = s->clus[0];
     ptrdiff_t cc = n - m;
 
@@ -551,9 +618,7 @@ static int trial(const opf_clustered *s, const cws *w, const double *x,
 
     /* merge the entries that reached the cluster */
     if (cc > 0) {
-        const double tolm = 4.0 * DBL_EPSILON * fmax(1.0, fabs(mu_c));
-        while (m > 0 && s->mu[m - 1] >= mu_c - tolm)
-            m--;
+        m = merge_into_cluster(s->mu, m, mu_c);
     } else if (s->mu[m - 1] == capv) {
         while (m > 0 && s->mu[m - 1] == capv)
             m--;
@@ -562,16 +627,156 @@ static int trial(const opf_clustered *s, const cws *w, const double *x,
     cc = n - m;
 
     /* 5. keep finite */
-    {
-        const double top = cc > 0 ? mu_c : s->mu[m - 1];
-        const double floor = top - OPF_EIGEN_SPAN;
-        for (i = 0; i < m && s->mu[i] < floor; i++)
-            s->mu[i] = floor;
-    }
+    floor_span(s->mu, m, cc > 0 ? mu_c : s->mu[m - 1]);
     for (i = 0; i < m; i++)
         s->omega[i] = exp(s->mu[i]);
     s->clus[0] = mu_c;
     s->clus[1] = exp(mu_c);
+    s->dims[0] = m;
+    s->dims[1] = nb;
+    return OPF_OK;
+}
+
+/*
+ * W = cap(exp(A)) of the cumulative state, as groups: the explicit capped
+ * weights to w->cw[0..m), the cluster's capped log-weight and weight to
+ * *lc, *wc.  As the dense learner (learner.c, cap_log_at_any_level), the
+ * values are capped relative to the d-th largest when that is beyond
+ * +-512, so that the normalisation does not cancel.
+ */
+static int cumulative_weights(const opf_clustered *s, const cws *w,
+                              ptrdiff_t m, double *lc, double *wc)
+{
+    const ptrdiff_t n = s->n, d = s->d, c = n - m;
+    const double mu_c = s->clus[0];
+    ptrdiff_t g = 0, i;
+    const double vd = c >= d ? mu_c : s->mu[m - 1 - (d - c - 1)];
+    const double sh = fabs(vd) > 512.0 && isfinite(vd) ? vd : 0.0;
+    if (c > 0) {
+        w->dsm[g] = mu_c - sh;
+        w->mult[g++] = (double)c;
+    }
+    for (i = m - 1; i >= 0; i--) {
+        w->dsm[g] = s->mu[i] - sh;
+        w->mult[g++] = 1.0;
+    }
+    if (opf_cap_groups(w->dsm, w->mult, g, d, w->xs) < 0)
+        return OPF_EINVAL; /* not reached: d < n */
+    g = 0;
+    *lc = c > 0 ? w->xs[g++] : 0.0;
+    *wc = c > 0 ? exp(*lc) : 0.0;
+    for (i = m - 1; i >= 0; i--)
+        w->cw[i] = exp(w->xs[g++]);
+    return OPF_OK;
+}
+
+/*
+ * Follow the Leader's loss: the energy of y outside its k leading
+ * directions, the explicit ones first (ascending A), then, if m < k,
+ * k - m directions of the cluster chosen deterministically: the unit
+ * vectors e_0, e_1, ... in turn, each projected out of Q and of the ones
+ * taken (twice), taken when more than half its norm remains (the
+ * learner's components_ uses the same rule).
+ */
+static double leader_loss(const opf_clustered *s, const cws *w, ptrdiff_t m,
+                          ptrdiff_t nb, double beta2, const double *y)
+{
+    const ptrdiff_t n = s->n, k = n - s->d;
+    double r = 0.0;
+    ptrdiff_t i;
+    if (m >= k) {
+        for (i = k; i < m; i++)
+            r += w->z[i] * w->z[i];
+        return r + beta2;
+    }
+    r = beta2;
+    ptrdiff_t got = 0;
+    for (i = 0; i < n && got < k - m; i++) {
+        double *h = w->haar + got * n;
+        memset(h, 0, (size_t)n * sizeof(double));
+        h[i] = 1.0;
+        for (int pass = 0; pass < 2; pass++) {
+            project_out_q(s, w, m, nb, h);
+            for (ptrdiff_t p = 0; p < got; p++) {
+                const double *hp = w->haar + p * n;
+                const double cf = dot(hp, h, n);
+                for (ptrdiff_t j = 0; j < n; j++)
+                    h[j] -= cf * hp[j];
+            }
+        }
+        const double nrm = sqrt(dot(h, h, n));
+        if (!(nrm > 0.5))
+            continue;
+        for (ptrdiff_t j = 0; j < n; j++)
+            h[j] /= nrm;
+        const double cf = dot(h, y, n);
+        r -= cf * cf;
+        got++;
+    }
+    return fmax(0.0, r);
+}
+
+/* WK Alg. 6 and Follow the Leader on the clustered state of A. */
+static int trial_cumulative(const opf_clustered *s, const cws *w,
+                            const double *x, double u, double *el, double *rl)
+{
+    const ptrdiff_t n = s->n, d = s->d, t = *s->t + 1;
+    ptrdiff_t m = s->dims[0], nb = s->dims[1], i;
+    const ptrdiff_t c = n - m;
+    double xx, rr, ss, f = 1.0;
+    int st;
+
+    if ((st = make_room(s, w, m, &nb)) != OPF_OK)
+        return st;
+    for (i = 0; i < n; i++)
+        w->yc[i] = x[i] - s->mean[i];
+    coordinates(s, w, m, nb, w->yc, &xx, &rr, &ss);
+    const double beta2 = ss + rr;
+
+    /* 2. losses and the draw, with W = cap(exp(A)) */
+    if (s->sampler == OPF_SAMPLER_LEADER) {
+        *rl = *el = leader_loss(s, w, m, nb, beta2, w->yc);
+    } else {
+        double lc, wc, e = 0.0;
+        if ((st = cumulative_weights(s, w, m, &lc, &wc)) != OPF_OK)
+            return st;
+        for (i = 0; i < m; i++)
+            e += w->cw[i] * w->z[i] * w->z[i];
+        if (c > 0)
+            e += wc * beta2;
+        if ((st = draw(s, w, u, m, nb, beta2, w->yc, w->cw, lc, wc, rl))
+            != OPF_OK)
+            return st;
+        *el = e * (double)d;
+    }
+
+    /* 3. A <- A - eta f y y^T (eq. 16) */
+    if (s->centered)
+        f = (s->center_lr_inv + (double)(t - 1))
+            / (s->center_lr_inv + (double)t);
+    if (f > 0.0) {
+        if ((st = update(s, w, m, nb, s->eta * f, xx, rr, ss, &m, &nb))
+            != OPF_OK)
+            return st;
+        if (m < n)
+            m = merge_into_cluster(s->mu, m, s->clus[0]);
+    }
+    if (s->centered) {
+        const double g = 1.0 / (s->center_lr_inv + (double)t); /* eq. (15) */
+        for (i = 0; i < n; i++)
+            s->mean[i] -= g * (s->mean[i] - x[i]);
+    }
+
+    /* keep finite: A's level is not normalised (learner.c) */
+    double top = m < n ? s->clus[0] : s->mu[m - 1];
+    if (top < -OPF_LOG_SPAN) {
+        for (i = 0; i < m; i++)
+            s->mu[i] -= top;
+        s->clus[0] -= top;
+        top = 0.0;
+    }
+    floor_span(s->mu, m, top);
+    s->clus[1] = exp(s->clus[0]);
     s->dims[0] = m;
     s->dims[1] = nb;
     return OPF_OK;
@@ -588,14 +793,19 @@ ptrdiff_t opf_clustered_trials(const opf_clustered *s, const double *X,
     if (s->n < 2 || s->d < 1 || s->d >= s->n || s->cap < 1 || s->cap > s->n
         || (s->share != OPF_SHARE_NONE && s->share != OPF_SHARE_FIXED
             && s->share != OPF_SHARE_UNIFORM)
+        || (s->cumulative && (s->share != OPF_SHARE_NONE || !s->mean))
+        || (!s->cumulative && s->sampler == OPF_SAMPLER_LEADER)
         || !opf_lapack_ok(s->fns)) {
         *status = OPF_EINVAL;
         return 0;
     }
     w = split(s);
     for (i = 0; i < T; i++) {
-        int st = trial(s, &w, X + i * s->n, u[i], exp_loss + i,
-                       real_loss + i);
+        int st = s->cumulative
+                     ? trial_cumulative(s, &w, X + i * s->n, u[i],
+                                        exp_loss + i, real_loss + i)
+                     : trial(s, &w, X + i * s->n, u[i], exp_loss + i,
+                             real_loss + i);
         if (st != OPF_OK) {
             *status = st;
             return i;

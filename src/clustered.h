@@ -27,10 +27,23 @@
  * trials) the trial returns OPF_ECAPACITY having changed nothing but B's
  * compression: the caller grows the arrays and calls again.
  */
+/*
+ * cumulative = 1: the learners of WK Algorithm 6 and Follow the Leader
+ * (sampler OPF_SAMPLER_LEADER), whose state is A = log W^0 - eta C^t, on
+ * the same structure: mu_c stays at log W^0's value (C^t is 0 on every
+ * direction no instance has reached), W = cap(exp(A)) is formed per trial
+ * from the m + 1 groups, the update is -eta f y y^T with y = x - m^{t-1}
+ * (f by eq. 16), the center follows eq. 15, and nothing is capped or
+ * mixed in the state.  omega is unused; share must be OPF_SHARE_NONE.
+ */
 typedef struct {
     ptrdiff_t n, d, cap;     /* dimension, corner size n - k, rows of b */
     int sampler, share;      /* OPF_SAMPLER_*, OPF_SHARE_NONE/FIXED/UNIFORM */
+    int cumulative;          /* mu, mu_c are A's (WK Alg. 6, FTL): below */
+    int centered;            /* cumulative: learn the center (eq. 15) */
     double eta, alpha;
+    double center_lr_inv;    /* cumulative: eta~^{-1} >= 0 of WK Alg. 6 */
+    double *mean;            /* cumulative: n, the center m^t */
     double *b;               /* cap x n */
     double *r;               /* cap x cap (nb x m used) */
     double *mu;              /* cap: ascending explicit log-eigenvalues */

@@ -2,7 +2,8 @@
 Lamperski, as scikit-learn estimators.
 
 One module per family: ``_experts`` (Hedge, CappedHedge), ``_pca``
-(OnlinePCA, OnlineAdaptivePCA, CenteredOnlinePCA, FollowTheLeader),
+(OnlinePCA, OnlineAdaptivePCA), ``_cumulative`` (CenteredOnlinePCA,
+FollowTheLeader), ``_clustered`` (the capped-structure state of both),
 ``_variance`` (VarianceMinimizer, SimplexVarianceMinimizer),
 ``_kernel_pca`` (OnlineKernelPCA), over the shared estimator and engine
 glue of ``_base``.  :data:`ALL_LEARNERS` lists every class.
@@ -12,7 +13,8 @@ from .._validation import MAX_STEP
 from ._base import NotFittedError, OnlineLearner
 from ._experts import CappedHedge, Hedge
 from ._kernel_pca import OnlineKernelPCA
-from ._pca import CenteredOnlinePCA, FollowTheLeader, OnlineAdaptivePCA, OnlinePCA
+from ._cumulative import CenteredOnlinePCA, FollowTheLeader
+from ._pca import OnlineAdaptivePCA, OnlinePCA
 from ._variance import SimplexVarianceMinimizer, VarianceMinimizer
 
 #: Every learner class, in the order of the README's table.

@@ -1,10 +1,16 @@
-"""The capped-structure state of :class:`~onlinepca_fast.OnlinePCA`.
+"""The capped-structure state of the online PCA learners.
 
 ``log W = Q diag(mu) Q^T + mu_c (I - Q Q^T)``: m explicit eigenpairs (the
 columns of Q, ``Q = B^T R``) plus one implicit cluster, the orthogonal
 complement of Q, with the single log-eigenvalue ``mu_c`` and multiplicity
 ``n - m``.  ``W^0 = I/n`` is the pure cluster; capped eigenvalues merge back
 into it.  Memory and time per trial follow m, not n (``src/clustered.c``).
+
+The cumulative learners (WK Algorithm 6, Follow the Leader) keep
+``A = log W^0 - eta C^t`` the same way: the directions no instance has
+reached are the cluster (``mu_c = -log n``, or 0 for Follow the Leader), so
+a stream of t rows in n dimensions costs O(n t) per trial, not O(n^2);
+``W = cap(exp(A))`` is formed from the m + 1 groups when needed.
 Nothing n x n is formed unless asked for, and then only up to
 ``max_features`` (default :data:`MAX_DENSE`).
 """
@@ -16,6 +22,7 @@ import math
 import numpy as np
 
 from .. import _kernels
+from .._typing import FloatArray
 from .._validation import as_generator
 from ..kernels import sample_corner
 
@@ -39,7 +46,8 @@ def refuse_dense(n, what, max_features):
 
 
 class ClusteredState:
-    """The clustered state's arrays and operations (a mixin of OnlinePCA).
+    """The clustered state's arrays and operations (a mixin of OnlinePCA and
+    of the cumulative learners).
 
     Arrays (owned by the learner, pickled with it): ``_b`` (cap, n),
     ``_r`` (cap, cap), ``_cmu`` and ``_comega`` (cap,), ``_clus`` =
@@ -52,8 +60,19 @@ class ClusteredState:
         self._r = np.zeros((cap, cap))
         self._cmu = np.zeros(cap)
         self._comega = np.zeros(cap)
-        self._clus = np.array([-math.log(n), 1.0 / n])  # libm's log, as the C code
+        mu_c = self._cluster_init(n)
+        self._clus = np.array([mu_c, math.exp(mu_c)])
         self._dims = np.zeros(2, dtype=np.intp)
+
+    def _cluster_init(self, n):
+        """The cluster's value at reset: log(1/n) (hook)."""
+        return -math.log(n)  # libm's log, as the C code
+
+    #: Whether the state is A of WK Algorithm 6 (set by the cumulative learners).
+    _cumulative = False
+
+    def _cl_cumulative(self):
+        return self._cumulative
 
     def _cl_m(self):
         return int(self._dims[0])
@@ -66,17 +85,17 @@ class ClusteredState:
 
     def _cl_complement(self, count, Q):
         """`count` orthonormal directions of the cluster (orthogonal to Q),
-        chosen deterministically: the unit vectors e_i least represented in
-        Q (smallest |Q row i|, then i), projected out of Q and of each other.
+        chosen deterministically: the unit vectors e_0, e_1, ... in turn,
+        each projected out of Q and of the ones taken (twice), taken when
+        more than half its norm remains (as Follow the Leader's loss in
+        ``src/clustered.c``).  Fewer than 2 count + 2 m vectors are tried.
         Any orthonormal basis of the complement is an eigenbasis of W."""
         n = Q.shape[0]
         if count <= 0:
             return np.zeros((n, 0))
-        weight = np.einsum("ij,ij->i", Q, Q)
-        order = np.lexsort((np.arange(n), weight))
         out = np.zeros((n, count))
         got = 0
-        for i in order:
+        for i in range(n):
             v = np.zeros(n)
             v[i] = 1.0
             for _ in range(2):
@@ -100,9 +119,24 @@ class ClusteredState:
         return np.hstack([Q, self._cl_complement(k - Q.shape[1], Q)])
 
     def _cl_weights(self):
-        """(explicit weights, cluster weight, multiplicity)."""
+        """(explicit weights, cluster weight, multiplicity, cluster's capped
+        log-weight) of W: the state's (OnlinePCA), or cap(exp(A)) formed as
+        ``src/clustered.c`` does (the cumulative learners)."""
         m = self._cl_m()
-        return self._comega[:m].copy(), float(self._clus[1]), self.n_features_in_ - m
+        n = self.n_features_in_
+        c = n - m
+        if not self._cl_cumulative():
+            return self._comega[:m].copy(), float(self._clus[1]), c, float(self._clus[0])
+        d = n - self.n_components
+        mu, mu_c = self._cmu[:m], float(self._clus[0])
+        vd = mu_c if c >= d else float(mu[m - 1 - (d - c - 1)])
+        shift = vd if abs(vd) > 512.0 and math.isfinite(vd) else 0.0
+        values = np.concatenate([[mu_c] * (c > 0), mu[::-1]]) - shift
+        mult = np.concatenate([[float(c)] * (c > 0), np.ones(m)])
+        out = np.empty_like(values)
+        _kernels.cap_groups(values, mult, d, out)
+        lc = float(out[0]) if c > 0 else 0.0
+        return np.exp(out[int(c > 0):][::-1]), math.exp(lc) if c > 0 else 0.0, c, lc
 
     def _cl_sampled_basis(self, random_state):
         """The k directions outside a corner drawn as the trials draw it
@@ -111,10 +145,12 @@ class ClusteredState:
         rng = self._rng if random_state is None else as_generator(random_state)
         n, k = self.n_features_in_, self.n_components
         d = n - k
-        w, wc, c = self._cl_weights()
+        if not self._randomized:
+            return self._cl_kept_basis()  # Follow the Leader
+        w, wc, c, lc = self._cl_weights()
         m = w.shape[0]
         Q = self._cl_basis()
-        if c > 0 and self._clus[0] == -math.log(d):  # exactly the C code's cap
+        if c > 0 and lc == -math.log(d):  # exactly the C code's cap
             dd = d - c  # the cluster is in every corner
             corner = (sample_corner(w, dd, rng, method=self._sampler_name())
                       if dd > 0 else np.zeros(0, dtype=np.intp))
@@ -170,7 +206,10 @@ class ClusteredState:
             n=config.n, d=config.d, eta=config.eta, alpha=config.alpha,
             share=config.share, sampler=config.sampler, b=self._b, r=self._r,
             mu=self._cmu, omega=self._comega, clus=self._clus, dims=self._dims,
-            t=self._t, grow=self._cl_grow)
+            t=self._t, grow=self._cl_grow,
+            cumulative=config.kind == _kernels.KIND_CUMULATIVE,
+            centered=config.centered, center_lr_inv=config.center_lr_inv,
+            mean=self._mean)
 
     def _cl_reorthogonalize(self):
         """B <- R^T B (m rows), R <- I, then one Newton-Schulz step on B's
@@ -222,7 +261,7 @@ class ClusteredState:
                 self.__dict__.pop(key, None)  # a refit may leave the clustered state
             return super()._reset_state(p, n)
         self._lam = self._omega = self._q = None
-        self._mean = np.zeros(n)
+        self._mean = self._initial_mean(p, n)
         self._cl_reset(n)
 
     def _get_engine(self, config):
@@ -259,8 +298,9 @@ class ClusteredState:
 
     @property
     def eigenvalues_(self) -> FloatArray:
-        """Ascending eigenvalues of ``log W``: all n (dense state) or the m
-        explicit ones (clustered state)."""
+        """Ascending eigenvalues of ``log W`` (of ``A`` for the cumulative
+        learners): all n (dense state) or the m explicit ones (clustered
+        state)."""
         self._check_fitted()
         if self._is_clustered():
             return self._cmu[:self._cl_m()].copy()
@@ -276,8 +316,8 @@ class ClusteredState:
 
     @property
     def cluster_value_(self) -> float:
-        """The log-eigenvalue of every direction orthogonal to
-        ``eigenvectors_`` (NaN in the dense state)."""
+        """The eigenvalue (of ``log W``, or ``A``) of every direction
+        orthogonal to ``eigenvectors_`` (NaN in the dense state)."""
         self._check_fitted()
         return float(self._clus[0]) if self._is_clustered() else math.nan
 
@@ -296,12 +336,16 @@ class ClusteredState:
             return (self._q * self._weights()) @ self._q.T
         n = self.n_features_in_
         refuse_dense(n, "density_", MAX_DENSE)
-        w, wc, c = self._cl_weights()
+        if not self._randomized:  # Follow the Leader: uniform off the k leading
+            V = self._cl_kept_basis()
+            return (np.eye(n) - V @ V.T) / (n - self.n_components)
+        w, wc, c, _ = self._cl_weights()
         Q = self._cl_basis()
         return (Q * (w - wc)) @ Q.T + wc * np.eye(n)
 
     def full_eigensystem(self, max_features: int | None = MAX_DENSE) -> tuple[FloatArray, FloatArray]:
-        """All n ascending eigenvalues of ``log W`` and an n x n eigenbasis.
+        """All n ascending eigenvalues of ``log W`` (or ``A``) and an n x n
+        eigenbasis.
 
         Parameters
         ----------

@@ -1,5 +1,6 @@
-"""The online PCA learners: WK Algorithms 5 and 6, YL Algorithm 4, and the
-Follow-the-Leader baseline.
+"""The trial-to-trial online PCA learners: WK Algorithm 5 and YL Algorithm 4
+(the cumulative ones, WK Algorithm 6 and Follow the Leader, are in
+``_cumulative``).
 
 References
 ----------
@@ -19,20 +20,11 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from .. import _kernels
 from .._typing import ArrayLike, FloatArray, Sampler, SeedLike, Share, State
 from .._validation import (
-    ETA,
-    N_COMPONENTS,
-    NONNEGATIVE,
     REORTHOGONALIZE,
-    SAMPLER,
     STATE,
-    Boolean,
-    RandomState,
-    Vector,
     as_real_array,
-    none_or,
 )
-from ..kernels import cap_log
-from ._clustered import CLUSTERED_FROM, MAX_DENSE, ClusteredState, refuse_dense
+from ._clustered import MAX_DENSE, ClusteredState, refuse_dense
 from ._base import (
     CAPPED_MIXING,
     SAMPLERS,
@@ -43,7 +35,7 @@ from ._base import (
     reads_state,
 )
 
-__all__ = ["OnlinePCA", "OnlineAdaptivePCA", "CenteredOnlinePCA", "FollowTheLeader"]
+__all__ = ["OnlinePCA", "OnlineAdaptivePCA"]
 
 
 def row_norms(Y):
@@ -442,258 +434,3 @@ class OnlineAdaptivePCA(OnlinePCA):
 
     def _share(self, p):
         return "fixed"  # YL Algorithm 4 is OnlinePCA with fixed share
-
-
-class _Cumulative(_Projections, TrialLoopLearner):
-    """WK Algorithm 6's state: the eigensystem of A = log W^0 - eta C^t."""
-
-    def _check_steps(self, X, amax, name, matrix, config, mean):
-        """The steps ``eta f |y|^2`` (``y = x - m``, ``f <= 1``) and losses
-        ``|y|^2`` must be at most :data:`MAX_STEP`.  For the learned center,
-        ``m`` stays in the convex hull of the current center and the batch's
-        rows (eq. 15 with ``c >= 0``), so ``|y| <= |x| + max(|m|, max |x_j|)``
-        is checked, with the ``x_j`` before ``x``."""
-        limit = _step_limit(config.eta)
-        root_n = math.sqrt(X.shape[1])
-        am = float(np.abs(mean).max())
-        if config.centered:
-            if root_n * (amax + max(am, amax)) <= limit:
-                return
-            norms = row_norms(X)
-            # |m^{t-1}| <= max(|m|, |x_1|, ..., |x_{t-1}|)
-            reach = np.maximum.accumulate(np.concatenate([row_norms(mean[np.newaxis]),
-                                                          norms[:-1]]))
-            bound, what = norms + reach, "(|x| + |mean|)"
-        else:
-            if root_n * (amax + am) <= limit:
-                return
-            with np.errstate(over="ignore"):
-                bound, what = row_norms(X - mean), "|x - mean|"
-        bad = np.flatnonzero(~(bound <= limit))
-        if bad.size:
-            i = int(bad[0])
-            _reject_step(name, i, bound[i], what, config.eta)
-
-    def _short_path_region(self, config):
-        """The cheap test of :meth:`_check_steps` as a box on max |x_i|.
-
-        Learned center: ``sqrt(n) (amax + max(|m|, amax)) <= limit`` holds
-        for ``amax, max |m_i| <= limit / (2 sqrt(n))``, and stays so: each
-        trial's center is a convex combination of the last one and the row,
-        so ``max |m_i|`` never exceeds the box.  Fixed center: ``amax <=
-        limit / sqrt(n) - max |m_i|``."""
-        box = meg_step_box(config.eta, config.n)
-        am = float(np.abs(self._mean).max())
-        box = box / 2 if config.centered else box - am * (1 + 1e-12)
-        if am > box:
-            box = -1.0  # no row is taken: the validating path decides
-        return -math.inf, math.inf, box, math.inf
-
-    def _reorthogonalize_every(self, p):
-        return p["reorthogonalize_every"] or 0
-
-
-class CenteredOnlinePCA(_Cumulative):
-    """Centered randomized online PCA (WK Algorithm 6).
-
-    Learns a center ``m`` and a density matrix ``W`` together.  With
-    ``y = x - m^{t-1}`` the trial costs ``||y - P y||^2``, then::
-
-        m^t = m^{t-1} - (m^{t-1} - x) / (c + t)                       (15)
-        C^t = C^{t-1} + (c + t - 1)/(c + t) y y^T                     (16)
-        W^t = cap_{n-k}( exp(log W^0 - eta C^t) / tr(...) )           (14)
-
-    with ``c = center_lr_inv``.  The eigensystem of ``log W^0 - eta C^t``
-    is kept by one rank-one update per trial; capping is applied to its
-    eigenvalues each trial (W is never stored).
-
-    Parameters
-    ----------
-    n_components : int
-        Rank k, ``1 <= k < n_features``.
-    eta : float, default=1.0
-        Learning rate (> 0).
-    center_lr_inv : float, default=0.0
-        ``eta~^{-1} >= 0``, the inverse learning rate of the center; 0 makes
-        ``m^t`` the empirical mean of ``x^1..x^t`` (WK Corollary 9).
-    mean_init : array_like of shape (n,) or None, default=None
-        The initial center ``m^0`` (zeros if None).
-    centered : bool, default=True
-        False gives "the uncentered version of Algorithm 6" (WK Sec. 6.2,
-        Fig. 4): step (15) is skipped, the center stays ``mean_init``
-        (zeros by default) and (16) uses factor 1: ``C^t = sum y y^T``.
-    sampler : {"decomposition", "systematic"}, default="decomposition"
-        As for :class:`OnlinePCA`.
-    random_state : None, int or numpy.random.Generator, default=None
-        As for :class:`OnlinePCA`.
-    record_losses : bool, default=True
-        As for :class:`OnlinePCA`.
-    reorthogonalize_every : int or None, default=10000
-        As for :class:`OnlinePCA`.
-
-    Attributes
-    ----------
-    mean_ : ndarray of shape (n,)
-        The center ``m^t``.
-    eigenvalues_, eigenvectors_ : ndarray
-        Eigensystem of ``log W^0 - eta C^t = -log(n) I - eta C^t``
-        (ascending; not capped).  Exactly so unless an eigenvalue falls
-        more than 2**20 below the largest (its weight is then 0 in float64
-        either way): it is kept at that distance, so that one huge step
-        cannot make later updates negligible (see the module doc); and if
-        the largest leaves the float64 range all are shifted by a constant.
-    components_, density_, expected_losses_, realized_losses_, n_trials_
-        As for :class:`OnlinePCA` (W is ``cap(exp(eigenvalues_))``).
-
-    Notes
-    -----
-    There is no ``share`` option: Algorithm 6 recomputes ``W^t`` from
-    ``W^0`` and ``C^t`` every trial, so anything mixed into ``W^t`` would
-    not carry over to the next trial; WK Sec. 8 and YL define mixing for
-    the trial-to-trial update of Algorithm 5 (:class:`OnlinePCA`).
-
-    References
-    ----------
-    WK Algorithm 6, eqs. (14)-(16), Theorem 8, Corollary 9.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from onlinepca_fast import CenteredOnlinePCA
-    >>> rng = np.random.default_rng(0)
-    >>> X = 5.0 + rng.normal(size=(300, 1)) @ rng.normal(size=(1, 6)) / 6
-    >>> pca = CenteredOnlinePCA(n_components=1, random_state=0).fit(X)
-    >>> bool(np.allclose(pca.mean_, X.mean(axis=0)))
-    True
-    """
-
-    _constraints = {
-        "n_components": N_COMPONENTS,
-        "eta": ETA,
-        "center_lr_inv": NONNEGATIVE,
-        "mean_init": none_or(Vector(lambda context: context["n"])),
-        "centered": Boolean(),
-        "sampler": SAMPLER,
-        "random_state": RandomState(),
-        "record_losses": Boolean(),
-        "reorthogonalize_every": REORTHOGONALIZE,
-    }
-
-    def __init__(self, n_components: int, *, eta: float = 1.0, center_lr_inv: float = 0.0,
-                 mean_init: ArrayLike | None = None, centered: bool = True,
-                 sampler: Sampler = "decomposition", random_state: SeedLike = None,
-                 record_losses: bool = True, reorthogonalize_every: int | None = 10_000) -> None:
-        self.n_components = n_components
-        self.eta = eta
-        self.center_lr_inv = center_lr_inv
-        self.mean_init = mean_init
-        self.centered = centered
-        self.sampler = sampler
-        self.random_state = random_state
-        self.record_losses = record_losses
-        self.reorthogonalize_every = reorthogonalize_every
-
-    def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_CUMULATIVE, d=n - p["n_components"], eta=p["eta"],
-                    sampler=SAMPLERS[p["sampler"]], centered=p["centered"],
-                    center_lr_inv=p["center_lr_inv"])
-
-    def _initial_state(self, p, n):
-        m0 = np.zeros(n) if p["mean_init"] is None else p["mean_init"]
-        return np.full(n, -np.log(n)), np.eye(n), m0
-
-    def _weights(self):
-        # cap_log is accurate at any level of lam
-        return np.exp(cap_log(self._lam, self.n_features_in_ - self.n_components))
-
-
-class FollowTheLeader(_Cumulative):
-    """Follow the Leader: the top-k subspace of the covariance so far (WK Sec. 7).
-
-    Deterministic baseline: at trial t it projects onto the k leading
-    eigenvectors of ``C^{t-1}`` (``sum x x^T``, or the scatter around the
-    running mean when ``centered``), ties broken by the order of the
-    maintained eigensystem.  It is the limit ``eta -> inf`` of WK
-    Algorithm 6 and uses the same rank-one machinery.  Expected and
-    realized losses are equal.
-
-    Parameters
-    ----------
-    n_components : int
-        Rank k, ``1 <= k < n_features``.
-    centered : bool, default=False
-        Center by the running mean (``m^0 = 0``; WK eq. 15 with
-        ``center_lr_inv = 0``).
-    record_losses : bool, default=True
-        As for :class:`OnlinePCA`.
-    reorthogonalize_every : int or None, default=10000
-        As for :class:`OnlinePCA`.
-
-    Attributes
-    ----------
-    eigenvalues_, eigenvectors_ : ndarray
-        Eigensystem of ``-C^t`` (ascending, so the leading directions of
-        ``C^t`` come first), shifted and floored as for
-        :class:`CenteredOnlinePCA` should it leave the float64 range.
-    components_, mean_, expected_losses_, realized_losses_, n_trials_
-        As for :class:`OnlinePCA`.
-
-    References
-    ----------
-    WK Section 7 (lower bounds for FL) and Section 8, Fig. 4.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from onlinepca_fast import FollowTheLeader
-    >>> X = np.random.default_rng(0).normal(size=(100, 3)) * [3.0, 1.0, 0.1]
-    >>> ftl = FollowTheLeader(n_components=1).fit(X)
-    >>> np.round(np.abs(ftl.components_), 1)
-    array([[1., 0., 0.]])
-    """
-
-    _randomized = False
-    _constraints = {
-        "n_components": N_COMPONENTS,
-        "centered": Boolean(),
-        "record_losses": Boolean(),
-        "reorthogonalize_every": REORTHOGONALIZE,
-    }
-
-    def __init__(self, n_components: int, *, centered: bool = False, record_losses: bool = True,
-                 reorthogonalize_every: int | None = 10_000) -> None:
-        self.n_components = n_components
-        self.centered = centered
-        self.record_losses = record_losses
-        self.reorthogonalize_every = reorthogonalize_every
-
-    def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_CUMULATIVE, d=n - p["n_components"], eta=1.0,
-                    sampler=_kernels.SAMPLER_LEADER, centered=p["centered"])
-
-    def _initial_state(self, p, n):
-        return np.zeros(n), np.eye(n), np.zeros(n)
-
-    def _weights(self):
-        n, k = self.n_features_in_, self.n_components
-        w = np.zeros(n)
-        w[k:] = 1.0 / (n - k)
-        return w
-
-    @reads_state
-    def sample_projection(self, random_state: SeedLike = None) -> FloatArray:
-        """The projection onto ``components_`` (deterministic).
-
-        Parameters
-        ----------
-        random_state : None, int or Generator, default=None
-            Ignored (Follow the Leader does not randomise).
-
-        Returns
-        -------
-        P : ndarray of shape (n, n)
-            ``components_.T @ components_``.
-        """
-        self._check_fitted()
-        V = self._q[:, :self.n_components]
-        return V @ V.T
