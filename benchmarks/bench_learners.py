@@ -51,6 +51,26 @@ class ClusteredTrial:
         self.learner.partial_fit(self.X)
 
 
+class CumulativeShortStream:
+    """Per-trial time of the cumulative learners on the capped structure: a
+    short stream (t ~ 100) in a high dimension costs O(n t), not O(n^2)
+    (``python benchmarks/ratios_cumulative.py`` prints the ratios against the
+    dense state)."""
+
+    params = ([2000, 20_000], ["CenteredOnlinePCA", "FollowTheLeader"])
+    param_names = ["n", "learner"]
+    timeout = 600
+
+    def setup(self, n, name):
+        stream = ChunkedStream("power", n)
+        self.learner = getattr(opf, name)(10, state="clustered")
+        self.learner.partial_fit(stream.rows(100))
+        self.X = stream.rows(20)
+
+    def time_partial_fit_20(self, n, name):
+        self.learner.partial_fit(self.X)
+
+
 class PCATrialReference:
     params = ([(20, 2), (100, 10)], ["OnlinePCA", "CenteredOnlinePCA"])
     param_names = ["(n, k)", "learner"]

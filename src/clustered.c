@@ -9,7 +9,9 @@
  * 1. z = Q^T x and the part r = x - Q z of x in the complement, beta = |r|.
  *    With Q = B^T R: y = B x, r_B = x - B^T y (again if it lost more than
  *    half of |x|^2: classical Gram-Schmidt twice is enough), z = R^T y, and
- *    r = r_B + B^T s with s = y - R z.
+ *    r = r_B + B^T s with s = y - R z (again if it lost more than half of
+ *    |y|^2; s = 0 when R is square).  Without the second pass s carries
+ *    an error ~ eps |y| / |s| that the new direction inherits.
  * 2. The draw and the losses.  The weights are exp(mu) and, c times,
  *    exp(mu_c).  When the cluster is at the cap (WK Alg. 2: capped entries
  *    belong to every corner) the corner is the whole cluster plus d - c of
@@ -445,7 +447,20 @@ static void coordinates(const opf_clustered *s, const cws *w, ptrdiff_t m,
         }
         gemv_rt(s, (int)nb, (int)m, w->y, w->z);
         memcpy(w->sv, w->y, (size_t)nb * sizeof(double));
-        gemv_r(s, (int)nb, (int)m, -1.0, w->z, w->sv);
+        if (nb == m) {
+            /* R is square: Q spans B's rows, s is rounding only */
+            memset(w->sv, 0, (size_t)nb * sizeof(double));
+        } else {
+            const double yy = dot(w->y, w->y, nb);
+            gemv_r(s, (int)nb, (int)m, -1.0, w->z, w->sv);
+            ss = dot(w->sv, w->sv, nb);
+            if (ss < 0.5 * yy) { /* as r_B: a second pass keeps s _|_ R */
+                gemv_rt(s, (int)nb, (int)m, w->sv, w->tmp);
+                gemv_r(s, (int)nb, (int)m, -1.0, w->tmp, w->sv);
+                for (ptrdiff_t i = 0; i < m; i++)
+                    w->z[i] += w->tmp[i];
+            }
+        }
         ss = dot(w->sv, w->sv, nb);
     }
     if (m == n)

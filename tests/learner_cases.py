@@ -141,6 +141,13 @@ LEARNERS = [
     ("Uncentered6", lambda: opf.CenteredOnlinePCA(
         2, centered=False, mean_init=np.full(N, 0.1), random_state=8), "vector"),
     ("FollowTheLeader", lambda: opf.FollowTheLeader(2, centered=True), "vector"),
+    ("CenteredOnlinePCA-clustered", lambda: opf.CenteredOnlinePCA(
+        2, eta=2.0, center_lr_inv=1.5, state="clustered", random_state=14), "vector"),
+    ("Uncentered6-clustered", lambda: opf.CenteredOnlinePCA(
+        2, centered=False, mean_init=np.full(N, 0.1), sampler="systematic",
+        state="clustered", random_state=15), "vector"),
+    ("FollowTheLeader-clustered", lambda: opf.FollowTheLeader(
+        2, centered=True, state="clustered"), "vector"),
     ("VarianceMinimizer", lambda: opf.VarianceMinimizer(
         share="fixed", alpha=0.01, random_state=9), "unit"),
     ("VarianceMinimizer-matrix", lambda: opf.VarianceMinimizer(random_state=10), "matrix"),
@@ -153,7 +160,8 @@ IDS = [entry[0] for entry in LEARNERS]
 
 PCA_IDS = {"OnlinePCA", "OnlinePCA-past", "OnlinePCA-uniform", "OnlineAdaptivePCA",
            "OnlinePCA-clustered", "OnlineAdaptivePCA-clustered",
-           "CenteredOnlinePCA", "Uncentered6", "FollowTheLeader"}
+           "CenteredOnlinePCA", "Uncentered6", "FollowTheLeader",
+           "CenteredOnlinePCA-clustered", "Uncentered6-clustered", "FollowTheLeader-clustered"}
 
 BASIS_CLASSES = (opf.OnlinePCA, opf.CenteredOnlinePCA, opf.FollowTheLeader,
                  opf.VarianceMinimizer)
