@@ -66,6 +66,11 @@ cdef extern from "systematic.h" nogil:
                                   double *vsum, double *wv,
                                   Py_ssize_t *scratch)
 
+cdef extern from "hodlr.h" nogil:
+    int OPF_HODLR_MIN
+    void opf_set_dense_product(int on)
+    int opf_dense_product()
+
 cdef extern from "rank_one_update.h" nogil:
     double OPF_R1_DEFLATION_FACTOR
     ctypedef struct opf_r1_info:
@@ -75,6 +80,8 @@ cdef extern from "rank_one_update.h" nogil:
         Py_ssize_t n_dlaed4_failures
         Py_ssize_t n_bisection
         Py_ssize_t n_eig
+        Py_ssize_t n_structured
+        Py_ssize_t n_product_fallbacks
     size_t opf_r1_work_len(Py_ssize_t n)
     size_t opf_r1_iwork_len(Py_ssize_t n)
     int opf_rank_one_update(Py_ssize_t n, double *d, double *q,
@@ -92,6 +99,8 @@ cdef extern from "bordered_update.h" nogil:
         Py_ssize_t n_bisection
         Py_ssize_t n_eig
         Py_ssize_t n_fallbacks
+        Py_ssize_t n_structured
+        Py_ssize_t n_product_fallbacks
     size_t opf_bu_work_len(Py_ssize_t capacity)
     size_t opf_bu_iwork_len(Py_ssize_t capacity)
     int opf_bordered_update(Py_ssize_t m, double *d, double *q,

@@ -272,12 +272,16 @@ cdef class RankOneUpdater:
     n_eig_fallbacks : int
         Calls whose non-deflated block was solved by ``dsyevr`` (after a
         bisection failure, or forced).
+    n_product_fallbacks : int
+        Calls whose eigenvector product the hierarchical method declined
+        (a compression missed its tolerance or check): one GEMM instead.
     """
     cdef readonly Py_ssize_t n
     cdef readonly long long n_updates
     cdef readonly long long n_dlaed4_failures
     cdef readonly long long n_bisection_roots
     cdef readonly long long n_eig_fallbacks
+    cdef readonly long long n_product_fallbacks
     cdef object _work_arr
     cdef object _iwork_arr
     cdef double *_work
@@ -348,6 +352,7 @@ cdef class RankOneUpdater:
         self.n_dlaed4_failures += self._last.n_dlaed4_failures
         self.n_bisection_roots += self._last.n_bisection
         self.n_eig_fallbacks += self._last.n_eig
+        self.n_product_fallbacks += self._last.n_product_fallbacks
 
     @property
     def n_fallbacks(self):
@@ -362,22 +367,41 @@ cdef class RankOneUpdater:
                 "n_rotations": self._last.n_rotations,
                 "n_dlaed4_failures": self._last.n_dlaed4_failures,
                 "n_bisection": self._last.n_bisection,
-                "n_eig": self._last.n_eig}
+                "n_eig": self._last.n_eig,
+                "n_structured": self._last.n_structured,
+                "n_product_fallbacks": self._last.n_product_fallbacks}
 
     def __reduce__(self):
         return (_rebuild_updater,
                 (self.n, self.n_updates, self.n_dlaed4_failures,
-                 self.n_bisection_roots, self.n_eig_fallbacks))
+                 self.n_bisection_roots, self.n_eig_fallbacks,
+                 self.n_product_fallbacks))
 
 
 def _rebuild_updater(n, n_updates, n_dlaed4_failures, n_bisection_roots,
-                     n_eig_fallbacks):
+                     n_eig_fallbacks, n_product_fallbacks=0):
     cdef RankOneUpdater u = RankOneUpdater(n)
     u.n_updates = n_updates
     u.n_dlaed4_failures = n_dlaed4_failures
     u.n_bisection_roots = n_bisection_roots
     u.n_eig_fallbacks = n_eig_fallbacks
+    u.n_product_fallbacks = n_product_fallbacks
     return u
+
+
+#: Orders from which the eigenvector product is hierarchical (src/hodlr.h).
+STRUCTURED_PRODUCT_MIN = OPF_HODLR_MIN
+
+
+def set_dense_product(bint on):
+    """Process-wide: force (True) or stop forcing (False) the dense GEMM for
+    the eigenvector product of every rank-one and bordered update."""
+    opf_set_dense_product(on)
+
+
+def dense_product():
+    """Whether the dense eigenvector product is forced (set_dense_product)."""
+    return bool(opf_dense_product())
 
 
 def bordered_update(double[::1] evals not None, double[:, ::1] evecs not None,
@@ -422,7 +446,8 @@ def bordered_update(double[::1] evals not None, double[:, ::1] evecs not None,
             "n_rotations": info.n_rotations,
             "n_dlaed4_failures": info.n_dlaed4_failures,
             "n_bisection": info.n_bisection, "n_eig": info.n_eig,
-            "n_fallbacks": info.n_fallbacks}
+            "n_fallbacks": info.n_fallbacks, "n_structured": info.n_structured,
+            "n_product_fallbacks": info.n_product_fallbacks}
 
 
 # --- the learners' trial loops -------------------------------------------------

@@ -326,6 +326,8 @@ int opf_bordered_update(ptrdiff_t m, double *d, double *q, ptrdiff_t ldq,
     opf_sec_merge(K, ws.lam, df.ndf, 1, d, &ws);
     opf_sec_vectors(mi, k, K, S + 1, K, 1, &df, q, ldqi, &ws,
                     (size_t)K * K, fns);
+    info->n_structured = ws.n_structured;
+    info->n_product_fallbacks = ws.n_product_fallbacks;
     double *last = q + m * ldq;
     for (int c = 0; c < K; c++)
         last[ws.onew[c]] = S[(size_t)c * K];

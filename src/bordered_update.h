@@ -50,6 +50,8 @@ typedef struct {
     ptrdiff_t n_bisection;       /* roots solved by bisection instead */
     ptrdiff_t n_eig;             /* 1 if the block was solved by dsyevr */
     ptrdiff_t n_fallbacks;       /* n_bisection + n_eig */
+    ptrdiff_t n_structured;      /* as opf_r1_info (rank_one_update.h) */
+    ptrdiff_t n_product_fallbacks;
 } opf_bu_info;
 
 /* Workspace for orders up to `capacity` (= the largest m + 1). */

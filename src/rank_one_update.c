@@ -206,5 +206,7 @@ int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
     }
     opf_sec_vectors(ni, m, m, S, m, sg, &df, q, ldqi, &ws, (size_t)m * m,
                     fns);
+    info->n_structured = ws.n_structured;
+    info->n_product_fallbacks = ws.n_product_fallbacks;
     return OPF_OK;
 }

@@ -52,6 +52,9 @@ typedef struct {
     ptrdiff_t n_dlaed4_failures; /* roots where dlaed4 failed its checks */
     ptrdiff_t n_bisection;       /* roots solved by bisection instead */
     ptrdiff_t n_eig;             /* 1 if the block was solved by dsyevr */
+    ptrdiff_t n_structured;      /* 1 if the eigenvectors were formed by the
+                                    hierarchical product (hodlr.h) */
+    ptrdiff_t n_product_fallbacks; /* 1 if it declined: one GEMM instead */
 } opf_r1_info;
 
 /* Workspace lengths for opf_rank_one_update at order n. */

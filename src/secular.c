@@ -32,7 +32,7 @@
 size_t opf_sec_work_len(ptrdiff_t n)
 {
     size_t u = n > 0 ? (size_t)n : 0;
-    return 2 * u * u + 40 * u + 26;
+    return 2 * u * u + 40 * u + 26 + opf_hodlr_work_len(n + 1, n + 1);
 }
 
 size_t opf_sec_iwork_len(ptrdiff_t n)
@@ -60,6 +60,9 @@ void opf_sec_layout(ptrdiff_t n, double *work, int *iwork, opf_sec_ws *s)
     s->syw = s->hbeta + n;
     s->big = s->syw + 26 * n + 1;
     s->nbig = 2 * (size_t)n * (size_t)n;
+    s->hw = s->big + s->nbig;
+    s->n_product_fallbacks = 0;
+    s->n_structured = 0;
     s->nd = iwork;
     s->df = s->nd + n;
     s->rp = s->df + n;
@@ -466,6 +469,28 @@ static void apply_deflation(double *t, const opf_sec_ws *ws, int nh, int nrot)
     }
 }
 
+/* out (nr x K, row-major, ldo) = G (nr x ks, row-major) S: the
+ * hierarchical product (hodlr.c) from OPF_HODLR_MIN on unless the dense
+ * product is forced, one GEMM otherwise or when it declines (counted). */
+static void sec_product(int nr, int ks, int K, const double *S, int lds,
+                        const double *G, double *out, int ldo, opf_sec_ws *ws,
+                        const opf_lapack *fns)
+{
+    if (ks >= OPF_HODLR_MIN && !opf_dense_product()) {
+        if (opf_hodlr_product(nr, ks, K, S, lds, G, ks, out, ldo, ws->hw,
+                              fns)) {
+            ws->n_structured++;
+            return;
+        }
+        ws->n_product_fallbacks++;
+    }
+    char trT = 'T', trN = 'N';
+    double one = 1.0, zero = 0.0;
+    int Ki = K, nri = nr, ksi = ks, ldsi = lds;
+    fns->dgemm(&trT, &trN, &Ki, &nri, &ksi, &one, (double *)S, &ldsi,
+               (double *)G, &ksi, &zero, out, &ldo);
+}
+
 /*
  * In column-major terms the GEMM's output block (K x nr) is S^T G^T, with
  * G (nr x ks, row-major) the gathered non-deflated columns.  Three ways to
@@ -486,16 +511,12 @@ void opf_sec_vectors(int nr, int ks, int K, const double *S, int lds,
     const size_t nks = (size_t)nr * ks, nK = (size_t)nr * K;
     const size_t avail = ws->nbig - big_used;
     double *G = ws->big + big_used;
-    char trT = 'T', trN = 'N';
-    double one = 1.0, zero = 0.0;
-    int Ki = K, nri = nr, ksi = ks, ldsi = lds;
 
     if (ndf == 0) {
         for (int i = 0; i < nr; i++)
             load_row(G + (size_t)i * ks, q + (size_t)i * ldq, NULL, 0, nr,
                      sg);
-        fns->dgemm(&trT, &trN, &Ki, &nri, &ksi, &one, (double *)S, &ldsi, G,
-                   &ksi, &zero, q, &ldq);
+        sec_product(nr, ks, K, S, lds, G, q, ldq, ws, fns);
     } else if (nks + nK <= avail) {
         /* mark: 1 rotated or reflected, 2 non-deflated, 4 deflated and to
          * be written. */
@@ -520,8 +541,7 @@ void opf_sec_vectors(int nr, int ks, int K, const double *S, int lds,
             for (int l = 0; l < ks; l++)
                 g[l] = ws->tmp[ws->nd[l]];
         }
-        fns->dgemm(&trT, &trN, &Ki, &nri, &ksi, &one, (double *)S, &ldsi, G,
-                   &ksi, &zero, R, &Ki);
+        sec_product(nr, ks, K, S, lds, G, R, K, ws, fns);
 
         for (int j = 0; j < ndf; j++) {
             const int k = ws->df[j];
@@ -557,8 +577,7 @@ void opf_sec_vectors(int nr, int ks, int K, const double *S, int lds,
             for (int j = 0; j < ndf; j++)
                 dv[j] = ws->tmp[ws->df[j]];
         }
-        fns->dgemm(&trT, &trN, &Ki, &nri, &ksi, &one, (double *)S, &ldsi, G,
-                   &ksi, &zero, q, &ldq);
+        sec_product(nr, ks, K, S, lds, G, q, ldq, ws, fns);
         for (int i = 0; i < nr; i++) {
             double *row = q + (size_t)i * ldq;
             const double *dv = D + (size_t)i * ndf;

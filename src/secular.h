@@ -24,6 +24,7 @@
 #include <stddef.h>
 
 #include "common.h"
+#include "hodlr.h"
 
 /* Pointers into the caller's workspace (n = the largest order). */
 typedef struct {
@@ -56,9 +57,13 @@ typedef struct {
     int *list;      /* n: working indices a row pass loads */
     int *isuppz;    /* 2 n: dsyevr; later the deflated columns to move */
     int *syiw;      /* 10 n: dsyevr iwork */
+    double *hw;     /* opf_hodlr_work_len(n + 1, n + 1): hodlr.c */
+    ptrdiff_t n_structured;        /* products done by hodlr.c */
+    ptrdiff_t n_product_fallbacks; /* products it declined (then GEMM) */
 } opf_sec_ws;
 
-/* Workspace for orders up to n: doubles 2 n^2 + 40 n + 26, ints 23 n + 10. */
+/* Workspace for orders up to n: doubles 2 n^2 + 40 n + 26 +
+ * opf_hodlr_work_len(n + 1, n + 1), ints 23 n + 10. */
 size_t opf_sec_work_len(ptrdiff_t n);
 size_t opf_sec_iwork_len(ptrdiff_t n);
 void opf_sec_layout(ptrdiff_t n, double *work, int *iwork, opf_sec_ws *s);

@@ -1,0 +1,58 @@
+#ifndef OPF_HODLR_H
+#define OPF_HODLR_H
+
+/*
+ * The eigenvector product of a Gu-Eisenstat update in O(n m r log m)
+ * instead of O(n m^2) (hodlr.c): OUT = G S, where S (ks x K) holds the
+ * secular eigenvectors w_k / (d_k - lambda_c), normalised.  For
+ * interlacing poles and roots each off-diagonal block of S (poles of one
+ * half, roots of the other) has a numerical rank r that grows like
+ * log m (~25 to 1e-16 at m = 1000), so S is applied as a hierarchical
+ * off-diagonal low-rank (HODLR) matrix whose blocks are compressed from
+ * S's entries by adaptive cross approximation: O(m r^2 log m) entries
+ * read, never a dense SVD.
+ *
+ * Not a public API; secular.c calls it for the non-deflated block and
+ * falls back to one GEMM when it declines (the block is small, a
+ * compression misses its tolerance or its check, or the dense product is
+ * forced).
+ */
+
+#include <stddef.h>
+
+#include "common.h"
+
+/* Leaves of the hierarchy (dense blocks) have at most this many rows. */
+#define OPF_HODLR_LEAF 96
+/* The largest rank a block may take; beyond it the product falls back. */
+#define OPF_HODLR_RMAX 96
+/* The structured product is used from this block size on (tuned: below it
+ * one GEMM is faster on the development machine; see
+ * benchmarks/ratios_rank_one.py). */
+#define OPF_HODLR_MIN 512
+
+/* Doubles of workspace for a product with nr rows of G and K columns. */
+size_t opf_hodlr_work_len(ptrdiff_t nr, ptrdiff_t K);
+
+/*
+ * out[i * ldo + c] = sum_l g[i * ldg + l] * s[c * lds + l] for i < nr,
+ * c < K, l < ks (G row-major nr x ks, S column-major ks x K with
+ * K - ks in {0, 1}, out row-major), by the hierarchical product.  Returns
+ * 1 if it was done, 0 if the caller must do the dense product (out is
+ * then garbage in its first K columns): a block's approximation did not
+ * reach the tolerance within OPF_HODLR_RMAX terms or failed its check on
+ * sampled rows.  work: opf_hodlr_work_len(nr, K) doubles.
+ */
+int opf_hodlr_product(int nr, int ks, int K, const double *s, int lds,
+                      const double *g, int ldg, double *out, int ldo,
+                      double *work, const opf_lapack *fns);
+
+/*
+ * Process-wide switch for tests and benchmarks: nonzero forces the dense
+ * GEMM everywhere (opf_hodlr_product is then not called).  Read once per
+ * update; default 0.
+ */
+void opf_set_dense_product(int on);
+int opf_dense_product(void);
+
+#endif
