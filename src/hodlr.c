@@ -13,8 +13,11 @@
  *
  * two thin GEMMs per block, so a level costs ~4 n m r flops and the whole
  * product ~4 n m r log2(m / leaf) + 2 n m leaf, against 2 n m^2 for one
- * GEMM.  Each block is compressed as it is applied (only one block's
- * factors are held) by adaptive cross approximation with partial pivoting
+ * GEMM.  All blocks are compressed first (their factors, O(m r log m)
+ * doubles, are kept), then applied to chunks of CHUNK rows of G, so that
+ * each chunk of OUT stays in cache across all levels (one pass over G and
+ * OUT instead of one per level).  Compression is by adaptive cross
+ * approximation with partial pivoting
  * (Bebendorf 2000): the residual's row i*, its largest entry j*, the
  * residual's column j*, a rank-one term; the next row is the largest
  * entry of that column among the rows not used yet.  It stops when two
@@ -22,10 +25,12 @@
  * approximation (updated exactly from the terms' inner products).  Cost
  * O((p + q) r^2) per p x q block, reading (p + q) r entries of S.
  *
- * The check: ACA's stopping test is a heuristic, so the residual of each
- * block is computed exactly on four rows spread over it and two columns
- * (O((p + q) r)); if any entry exceeds OPF_ACA_CHECK the whole product is
- * declined and the caller does the GEMM.  An approximation error e in S
+ * The check: ACA's stopping test is a heuristic (partial pivoting can
+ * stop while rows it never visited are not represented), so when it holds
+ * the residual is computed exactly on eight rows spread over the block and
+ * four columns (O((p + q) r)); an entry above OPF_ACA_CHECK restarts the
+ * pivoting from that row (at most OPF_ACA_RESTARTS times), after which the
+ * whole product is declined and the caller does the GEMM.  An approximation error e in S
  * perturbs the new eigenvectors by |G| |e|: the tolerances keep that at a
  * few eps, as the GEMM's own rounding.
  */
@@ -55,22 +60,45 @@ void opf_set_dense_product(int on) { dense_flag = on != 0; }
 int opf_dense_product(void) { return dense_flag; }
 #endif
 
+/* Rows of G (and OUT) per chunk of the apply phase: the chunk of OUT
+ * (CHUNK x K) stays in cache while every block is applied to it. */
+#define CHUNK 256
+
+typedef struct {
+    int ra, p, ca, q, r;
+    size_t off; /* X at f + off (p x r), Y right after it (q x r) */
+} blk;
+
+static int levels_of(ptrdiff_t K)
+{
+    int lv = 0;
+    for (ptrdiff_t p = K; p > OPF_HODLR_LEAF; p = (p + 1) / 2)
+        lv++;
+    return lv;
+}
+
+static size_t max_blocks(ptrdiff_t K)
+{
+    return 4 * (size_t)(K / OPF_HODLR_LEAF + 1) + 16;
+}
+
 size_t opf_hodlr_work_len(ptrdiff_t nr, ptrdiff_t K)
 {
-    const size_t n = nr > 0 ? (size_t)nr : 0, k = K > 0 ? (size_t)K : 0;
-    /* T (RMAX x nr), X and Y (k x RMAX each), used flags and a row */
-    return RMAX * n + 2 * RMAX * k + 2 * k + 16;
+    const size_t k = K > 0 ? (size_t)K : 0;
+    (void)nr;
+    /* block descriptors, factors (each level's blocks cover every row
+     * and column once: at most 2 K RMAX per level, + RMAX^2 per block for
+     * rounding of the halves), T (RMAX x CHUNK), used flags and a row */
+    const size_t nb = max_blocks(K);
+    return nb * (sizeof(blk) / sizeof(double) + 1)
+           + (size_t)(levels_of(K) + 1) * 2 * k * RMAX + nb * RMAX
+           + (size_t)RMAX * CHUNK + 2 * k + 16;
 }
 
 typedef struct {
     const double *s;
     int lds;
-    const double *g;
-    int ldg, nr;
-    double *out;
-    int ldo;
-    double *t, *x, *y, *used, *row;
-    const opf_lapack *fns;
+    double *x, *y, *used, *row; /* the current block's factors, scratch */
 } hctx;
 
 static double dot(const double *a, const double *b, int n)
@@ -117,13 +145,50 @@ static void resid_col(const hctx *h, int ra, int ca, int q, int p, int r,
     }
 }
 
+/* The check of an approximation: exact residuals on OPF_ACA_ROWS rows
+ * and OPF_ACA_COLS columns spread over the block.  Returns -1 if all are
+ * within OPF_ACA_CHECK, else a row to continue the approximation from
+ * (the failing row, or the largest entry of a failing column). */
+#define OPF_ACA_ROWS 8
+#define OPF_ACA_COLS 4
+static int check(const hctx *h, int ra, int p, int ca, int q, int r)
+{
+    for (int c = 0; c < OPF_ACA_ROWS; c++) {
+        const int i = (int)(((long long)(p - 1) * c) / (OPF_ACA_ROWS - 1));
+        resid_row(h, ra, ca, q, p, r, i, h->row);
+        for (int j = 0; j < q; j++)
+            if (!(fabs(h->row[j]) <= OPF_ACA_CHECK))
+                return i;
+    }
+    for (int c = 0; c < OPF_ACA_COLS; c++) {
+        const int j = (int)(((long long)(q - 1) * (2 * c + 1)) / (2 * OPF_ACA_COLS));
+        /* h->row has room for max(p, q) doubles */
+        resid_col(h, ra, ca, q, p, r, j, h->row);
+        int worst = -1;
+        double big = OPF_ACA_CHECK;
+        for (int k = 0; k < p; k++)
+            if (!(fabs(h->row[k]) <= big)) {
+                big = fabs(h->row[k]);
+                worst = k;
+                if (isnan(big))
+                    return -2;
+            }
+        if (worst >= 0)
+            return worst;
+    }
+    return -1;
+}
+
 /* ACA of the p x q block at (ra, ca): X (p x r) and Y (q x r), column-major
- * in h->x, h->y.  Returns r, or -1 (no convergence within RMAX terms, or
- * the check failed). */
+ * in h->x, h->y.  When the stopping rule holds the approximation is
+ * checked (see check); a failing row restarts the pivoting there, up to
+ * OPF_ACA_RESTARTS times.  Returns r, or -1 (more than RMAX terms, too
+ * many restarts, or a NaN). */
+#define OPF_ACA_RESTARTS 8
 static int aca(const hctx *h, int ra, int p, int ca, int q, int start)
 {
     double fro2 = 0.0;
-    int r = 0, i = start, small = 0, zero_rows = 0;
+    int r = 0, i = start, small = 0, zero_rows = 0, restarts = 0;
     for (int k = 0; k < p; k++)
         h->used[k] = 0.0;
     for (;;) {
@@ -132,14 +197,14 @@ static int aca(const hctx *h, int ra, int p, int ca, int q, int start)
         double *y = h->y + (size_t)r * q, *x = h->x + (size_t)r * p;
         resid_row(h, ra, ca, q, p, r, i, y);
         h->used[i] = 1.0;
-        int js = 0;
+        int js = 0, stop = 0;
         double big = 0.0;
         for (int j = 0; j < q; j++)
             if (fabs(y[j]) > big) {
                 big = fabs(y[j]);
                 js = j;
             }
-        if (!(big > DBL_MIN) || big * big <= 1e-4 * OPF_ACA_TOL * OPF_ACA_TOL * fro2) {
+        if (!(big > OPF_ACA_CHECK * 1e-3)) {
             /* this row is already represented: try the next unused one */
             int next = -1;
             for (int k = 1; k <= p && next < 0; k++) {
@@ -147,100 +212,143 @@ static int aca(const hctx *h, int ra, int p, int ca, int q, int start)
                 if (h->used[c] == 0.0)
                     next = c;
             }
-            if (next < 0 || ++zero_rows > 2)
-                break;
-            i = next;
-            continue;
-        }
-        zero_rows = 0;
-        resid_col(h, ra, ca, q, p, r, js, x);
-        const double inv = 1.0 / y[js];
-        for (int k = 0; k < p; k++)
-            x[k] *= inv;
-        const double nx2 = dot(x, x, p), ny2 = dot(y, y, q);
-        double cross = 0.0;
-        for (int l = 0; l < r; l++)
-            cross += dot(h->x + (size_t)l * p, x, p)
-                     * dot(h->y + (size_t)l * q, y, q);
-        fro2 += 2.0 * cross + nx2 * ny2;
-        r++;
-        if (nx2 * ny2 <= OPF_ACA_TOL * OPF_ACA_TOL * fro2) {
-            if (++small >= 2)
-                break;
-        } else {
-            small = 0;
-        }
-        int next = -1;
-        double bx = -1.0;
-        for (int k = 0; k < p; k++)
-            if (h->used[k] == 0.0 && fabs(x[k]) > bx) {
-                bx = fabs(x[k]);
-                next = k;
+            if (next < 0 || ++zero_rows > 2) {
+                stop = 1;
+            } else {
+                i = next;
+                continue;
             }
-        if (next < 0)
-            break;
-        i = next;
-    }
-    /* the check: exact residuals on four rows and two columns */
-    const int rows[4] = {0, p / 3, (2 * p) / 3, p - 1};
-    for (int c = 0; c < 4; c++) {
-        resid_row(h, ra, ca, q, p, r, rows[c], h->row);
-        for (int j = 0; j < q; j++)
-            if (!(fabs(h->row[j]) <= OPF_ACA_CHECK))
+        } else {
+            zero_rows = 0;
+            resid_col(h, ra, ca, q, p, r, js, x);
+            /* rook pivoting: move to an entry that is the largest of both
+             * its row and its column, so that |x| <= 1 and the terms
+             * cannot grow and cancel */
+            for (int step = 0; step < 8; step++) {
+                int is = i;
+                double bc = fabs(y[js]);
+                for (int k = 0; k < p; k++)
+                    if (fabs(x[k]) > bc) {
+                        bc = fabs(x[k]);
+                        is = k;
+                    }
+                if (is == i)
+                    break;
+                i = is;
+                h->used[i] = 1.0;
+                resid_row(h, ra, ca, q, p, r, i, y);
+                int jn = js;
+                double br = fabs(y[js]);
+                for (int j = 0; j < q; j++)
+                    if (fabs(y[j]) > br) {
+                        br = fabs(y[j]);
+                        jn = j;
+                    }
+                if (jn == js)
+                    break;
+                js = jn;
+                resid_col(h, ra, ca, q, p, r, js, x);
+            }
+            const double inv = 1.0 / y[js];
+            for (int k = 0; k < p; k++)
+                x[k] *= inv;
+            const double nx2 = dot(x, x, p), ny2 = dot(y, y, q);
+            double cross = 0.0;
+            for (int l = 0; l < r; l++)
+                cross += dot(h->x + (size_t)l * p, x, p)
+                         * dot(h->y + (size_t)l * q, y, q);
+            fro2 += 2.0 * cross + nx2 * ny2;
+            r++;
+            if (nx2 * ny2 <= OPF_ACA_TOL * OPF_ACA_TOL * fro2)
+                stop = ++small >= 2;
+            else
+                small = 0;
+            if (!stop) {
+                int next = -1;
+                double bx = -1.0;
+                for (int k = 0; k < p; k++)
+                    if (h->used[k] == 0.0 && fabs(x[k]) > bx) {
+                        bx = fabs(x[k]);
+                        next = k;
+                    }
+                if (next < 0)
+                    stop = 1;
+                else
+                    i = next;
+            }
+        }
+        if (stop) {
+            const int bad = check(h, ra, p, ca, q, r);
+            if (bad == -1)
+                return r;
+            if (bad < -1 || ++restarts > OPF_ACA_RESTARTS)
                 return -1;
+            i = bad;
+            small = zero_rows = 0;
+        }
     }
-    const int cols[2] = {q / 4, (3 * q) / 4};
-    for (int c = 0; c < 2; c++) {
-        /* h->row has room for max(p, q) doubles */
-        resid_col(h, ra, ca, q, p, r, cols[c], h->row);
-        for (int k = 0; k < p; k++)
-            if (!(fabs(h->row[k]) <= OPF_ACA_CHECK))
-                return -1;
-    }
-    return r;
 }
 
-/* OUT[:, ca..ca+q) += G[:, ra..ra+p) S[ra.., ca..] by ACA: returns 0 if
- * the block declined. */
-static int apply_lowrank(const hctx *h, int ra, int p, int ca, int q,
-                         int start)
+/* Phase 1: compress every off-diagonal block (ACA), recording it in
+ * blocks[*nb] with its factors at f + *used.  Returns 0 if one declined
+ * or the capacity is exhausted. */
+static int compress_all(hctx *h, int ra, int rb, int ca, int cb, blk *blocks,
+                        size_t *nb, size_t nbmax, double *f, size_t *fused,
+                        size_t fcap)
 {
-    const int r = aca(h, ra, p, ca, q, start);
-    if (r < 0)
-        return 0;
-    if (r == 0)
+    const int p = rb - ra, q = cb - ca;
+    if (p <= OPF_HODLR_LEAF || q <= OPF_HODLR_LEAF)
         return 1;
-    char nt = 'N', tr = 'T';
-    double one = 1.0, zero = 0.0;
-    int nr = h->nr, ldg = h->ldg, ldo = h->ldo, rr = r;
-    /* column-major: T (r x nr) = X^T (r x p) G[:, ra..]^T (p x nr) */
-    h->fns->dgemm(&tr, &nt, &rr, &nr, &p, &one, h->x, &p,
-                  (double *)h->g + ra, &ldg, &zero, h->t, &rr);
-    /* OUT[:, ca..]^T (q x nr) += Y (q x r) T (r x nr) */
-    h->fns->dgemm(&nt, &nt, &q, &nr, &rr, &one, h->y, &q, h->t, &rr, &one,
-                  h->out + ca, &ldo);
-    return 1;
+    const int rm = ra + p / 2, cm = ca + p / 2;
+    const int spec[2][5] = {{ra, rm - ra, cm, cb - cm, rm - ra - 1},
+                            {rm, rb - rm, ca, cm - ca, 0}};
+    for (int b = 0; b < 2; b++) {
+        const int bra = spec[b][0], bp = spec[b][1], bca = spec[b][2],
+                  bq = spec[b][3];
+        /* the factors go straight to their place: room for RMAX terms */
+        if (*nb >= nbmax || *fused + (size_t)(bp + bq) * RMAX > fcap)
+            return 0;
+        h->x = f + *fused;
+        h->y = h->x + (size_t)bp * RMAX;
+        const int r = aca(h, bra, bp, bca, bq, spec[b][4]);
+        if (r < 0)
+            return 0;
+        /* compact: Y (bq x r) right after X (bp x r) */
+        memmove(h->x + (size_t)bp * r, h->y, (size_t)bq * r * sizeof(double));
+        blk *d = blocks + (*nb)++;
+        d->ra = bra;
+        d->p = bp;
+        d->ca = bca;
+        d->q = bq;
+        d->r = r;
+        d->off = *fused;
+        *fused += (size_t)(bp + bq) * r;
+    }
+    return compress_all(h, ra, rm, ca, cm, blocks, nb, nbmax, f, fused, fcap)
+           && compress_all(h, rm, rb, cm, cb, blocks, nb, nbmax, f, fused,
+                           fcap);
 }
 
-static int product(const hctx *h, int ra, int rb, int ca, int cb)
+/* Phase 2, leaves: OUT[:, ca..cb) = G[:, ra..rb) S[ra..rb, ca..cb) for
+ * the rows of one chunk (beta = 0: the leaves' columns partition K). */
+static void leaves(const double *s, int lds, int ra, int rb, int ca, int cb,
+                   int nc, const double *g, int ldg, double *out, int ldo,
+                   const opf_lapack *fns)
 {
     const int p = rb - ra, q = cb - ca;
     if (p <= OPF_HODLR_LEAF || q <= OPF_HODLR_LEAF) {
         char nt = 'N', tr = 'T';
-        double one = 1.0;
-        int nr = h->nr, ldg = h->ldg, ldo = h->ldo, lds = h->lds;
-        /* OUT[:, ca..]^T (q x nr) += S[ra.., ca..]^T (q x p) G^T (p x nr) */
-        h->fns->dgemm(&tr, &nt, &q, &nr, &p, &one,
-                      (double *)h->s + (size_t)ca * lds + ra, &lds,
-                      (double *)h->g + ra, &ldg, &one, h->out + ca, &ldo);
-        return 1;
+        double one = 1.0, zero = 0.0;
+        int ncc = nc, ldgg = ldg, ldoo = ldo, ldss = lds, pp = p, qq = q;
+        /* OUT[:, ca..]^T (q x nc) = S[ra.., ca..]^T (q x p) G^T (p x nc) */
+        fns->dgemm(&tr, &nt, &qq, &ncc, &pp, &one,
+                   (double *)s + (size_t)ca * lds + ra, &ldss,
+                   (double *)g + ra, &ldgg, &zero, out + ca, &ldoo);
+        return;
     }
     const int rm = ra + p / 2, cm = ca + p / 2;
-    /* poles of the top half against roots of the right half: the largest
-     * entries sit next to the diagonal, at the top half's last row */
-    return apply_lowrank(h, ra, rm - ra, cm, cb - cm, rm - ra - 1)
-           && apply_lowrank(h, rm, rb - rm, ca, cm - ca, 0)
-           && product(h, ra, rm, ca, cm) && product(h, rm, rb, cm, cb);
+    leaves(s, lds, ra, rm, ca, cm, nc, g, ldg, out, ldo, fns);
+    leaves(s, lds, rm, rb, cm, cb, nc, g, ldg, out, ldo, fns);
 }
 
 int opf_hodlr_product(int nr, int ks, int K, const double *s, int lds,
@@ -249,21 +357,42 @@ int opf_hodlr_product(int nr, int ks, int K, const double *s, int lds,
 {
     if (K - ks < 0 || K - ks > 1 || ks < 2 * OPF_HODLR_LEAF || nr < 1)
         return 0;
+    const size_t nbmax = max_blocks(K);
+    blk *blocks = (blk *)work;
+    double *f = work + nbmax * (sizeof(blk) / sizeof(double) + 1);
+    const size_t fcap = (size_t)(levels_of(K) + 1) * 2 * (size_t)K * RMAX
+                        + nbmax * RMAX;
+    double *t = f + fcap;
     hctx h;
     h.s = s;
     h.lds = lds;
-    h.g = g;
-    h.ldg = ldg;
-    h.nr = nr;
-    h.out = out;
-    h.ldo = ldo;
-    h.fns = fns;
-    h.t = work;
-    h.x = h.t + (size_t)RMAX * nr;
-    h.y = h.x + (size_t)RMAX * K;
-    h.used = h.y + (size_t)RMAX * K;
+    h.used = t + (size_t)RMAX * CHUNK;
     h.row = h.used + K;
-    for (int i = 0; i < nr; i++)
-        memset(out + (size_t)i * ldo, 0, (size_t)K * sizeof *out);
-    return product(&h, 0, ks, 0, K);
+    size_t nb = 0, fused = 0;
+    if (!compress_all(&h, 0, ks, 0, K, blocks, &nb, nbmax, f, &fused, fcap))
+        return 0;
+
+    char nt = 'N', tr = 'T';
+    double one = 1.0, zero = 0.0;
+    int ldgg = ldg, ldoo = ldo;
+    for (int i0 = 0; i0 < nr; i0 += CHUNK) {
+        int nc = nr - i0 < CHUNK ? nr - i0 : CHUNK;
+        const double *gc = g + (size_t)i0 * ldg;
+        double *oc = out + (size_t)i0 * ldo;
+        leaves(s, lds, 0, ks, 0, K, nc, gc, ldg, oc, ldo, fns);
+        for (size_t b = 0; b < nb; b++) {
+            const blk *d = blocks + b;
+            if (d->r == 0)
+                continue;
+            int r = d->r, p = d->p, q = d->q;
+            const double *x = f + d->off, *y = x + (size_t)p * r;
+            /* T (r x nc) = X^T (r x p) G[:, ra..]^T (p x nc) */
+            fns->dgemm(&tr, &nt, &r, &nc, &p, &one, (double *)x, &p,
+                       (double *)gc + d->ra, &ldgg, &zero, t, &r);
+            /* OUT[:, ca..]^T (q x nc) += Y (q x r) T (r x nc) */
+            fns->dgemm(&nt, &nt, &q, &nc, &r, &one, (double *)y, &q, t, &r,
+                       &one, oc + d->ca, &ldoo);
+        }
+    }
+    return 1;
 }

@@ -44,6 +44,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "hodlr.h"
 #include "secular.h"
 
 size_t opf_r1_work_len(ptrdiff_t n) { return opf_sec_work_len(n); }
@@ -194,17 +195,30 @@ int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
     /* 5. Eigenvectors: one GEMM  Q_new[:, new] = Q[:, nd] S.  With nothing
      * deflated the i-th new vector goes to column COL(i): order S's columns
      * that way so that the GEMM writes straight into Q. */
+    int gsign = sg;
     if (df.ndf == 0 && sg < 0) {
-        for (int a = 0, b = m - 1; a < b; a++, b--)
-            for (int k = 0; k < m; k++) {
-                const double t = S[(size_t)a * m + k];
-                S[(size_t)a * m + k] = S[(size_t)b * m + k];
-                S[(size_t)b * m + k] = t;
+        if (m >= OPF_HODLR_MIN && !opf_dense_product()) {
+            /* The hierarchical product needs S's rows and columns in the
+             * same (interlacing) order: reverse both, i.e. the whole array,
+             * and read Q's rows as they are (Q J (J S J) J = Q S J). */
+            for (size_t a = 0, b = (size_t)m * m - 1; a < b; a++, b--) {
+                const double t = S[a];
+                S[a] = S[b];
+                S[b] = t;
             }
+            gsign = 1;
+        } else {
+            for (int a = 0, b = m - 1; a < b; a++, b--)
+                for (int k = 0; k < m; k++) {
+                    const double t = S[(size_t)a * m + k];
+                    S[(size_t)a * m + k] = S[(size_t)b * m + k];
+                    S[(size_t)b * m + k] = t;
+                }
+        }
         for (int c = 0; c < m; c++)
             ws.onew[c] = c;
     }
-    opf_sec_vectors(ni, m, m, S, m, sg, &df, q, ldqi, &ws, (size_t)m * m,
+    opf_sec_vectors(ni, m, m, S, m, gsign, &df, q, ldqi, &ws, (size_t)m * m,
                     fns);
     info->n_structured = ws.n_structured;
     info->n_product_fallbacks = ws.n_product_fallbacks;
