@@ -272,6 +272,9 @@ cdef class RankOneUpdater:
     n_eig_fallbacks : int
         Calls whose non-deflated block was solved by ``dsyevr`` (after a
         bisection failure, or forced).
+    n_structured_products : int
+        Calls whose eigenvector product was hierarchical (from
+        ``STRUCTURED_PRODUCT_MIN`` non-deflated eigenvalues on).
     n_product_fallbacks : int
         Calls whose eigenvector product the hierarchical method declined
         (a compression missed its tolerance or check): one GEMM instead.
@@ -282,6 +285,7 @@ cdef class RankOneUpdater:
     cdef readonly long long n_bisection_roots
     cdef readonly long long n_eig_fallbacks
     cdef readonly long long n_product_fallbacks
+    cdef readonly long long n_structured_products
     cdef object _work_arr
     cdef object _iwork_arr
     cdef double *_work
@@ -353,6 +357,7 @@ cdef class RankOneUpdater:
         self.n_bisection_roots += self._last.n_bisection
         self.n_eig_fallbacks += self._last.n_eig
         self.n_product_fallbacks += self._last.n_product_fallbacks
+        self.n_structured_products += self._last.n_structured
 
     @property
     def n_fallbacks(self):
@@ -389,19 +394,7 @@ def _rebuild_updater(n, n_updates, n_dlaed4_failures, n_bisection_roots,
     return u
 
 
-#: Orders from which the eigenvector product is hierarchical (src/hodlr.h).
-STRUCTURED_PRODUCT_MIN = OPF_HODLR_MIN
-
-
-def set_dense_product(bint on):
-    """Process-wide: force (True) or stop forcing (False) the dense GEMM for
-    the eigenvector product of every rank-one and bordered update."""
-    opf_set_dense_product(on)
-
-
-def dense_product():
-    """Whether the dense eigenvector product is forced (set_dense_product)."""
-    return bool(opf_dense_product())
+include "_product.pxi"
 
 
 def bordered_update(double[::1] evals not None, double[:, ::1] evecs not None,

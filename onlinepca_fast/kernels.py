@@ -15,6 +15,9 @@ the GIL released.
   allocation-free in-place form.
 - :func:`bordered_update` -- eigensystem of ``[[A, y], [y^T, kappa]]`` from
   that of ``A``, as one arrowhead eigenproblem (online kernel PCA).
+- :func:`dense_eigenvector_product` -- force the plain GEMM for the
+  eigenvector product of both updates (otherwise hierarchical from
+  :data:`STRUCTURED_PRODUCT_MIN` non-deflated eigenvalues on).
 
 References
 ----------
@@ -26,7 +29,10 @@ References
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import numpy as np
@@ -46,7 +52,49 @@ from ._validation import (
 
 __all__ = ["cap", "cap_log", "decompose", "sample_corner", "rank_one_update",
            "bordered_update", "RankOneUpdater", "null_space_tol", "CAP_RTOL",
-           "DEFLATION_FACTOR"]
+           "DEFLATION_FACTOR", "dense_eigenvector_product", "STRUCTURED_PRODUCT_MIN"]
+
+#: From this many non-deflated eigenvalues on, the eigenvector product of
+#: :func:`rank_one_update` and :func:`bordered_update` (and of every learner
+#: update) is hierarchical: O(n m r log m) with r ~ 25, instead of one
+#: O(n m^2) GEMM (``src/hodlr.c``).
+STRUCTURED_PRODUCT_MIN: int = _kernels.STRUCTURED_PRODUCT_MIN
+
+_DENSE_LOCK = threading.Lock()
+_dense_depth = 0
+
+
+@contextlib.contextmanager
+def dense_eigenvector_product() -> Iterator[None]:
+    """Force the plain GEMM for every eigenvector product inside the block.
+
+    The secular eigenvector matrix ``S`` of a rank-one (or bordered) update
+    is Cauchy-like: its off-diagonal blocks have numerical rank ~log m, so
+    from :data:`STRUCTURED_PRODUCT_MIN` non-deflated eigenvalues on the
+    product ``Q S`` is applied as a hierarchical (HODLR) matrix whose blocks
+    are compressed by adaptive cross approximation and checked on sampled
+    rows and columns (a block that misses its tolerance makes the update use
+    the GEMM instead; ``RankOneUpdater.n_product_fallbacks`` counts them).
+    The results agree with the GEMM's to a few ulps.  This switch is for
+    comparisons and tests: it is process-wide (every thread's updates,
+    learners included) and nests.
+
+    Examples
+    --------
+    >>> from onlinepca_fast.kernels import dense_eigenvector_product
+    >>> with dense_eigenvector_product():
+    ...     pass  # updates here use one GEMM for the eigenvectors
+    """
+    global _dense_depth
+    with _DENSE_LOCK:
+        _dense_depth += 1
+        _kernels.set_dense_product(True)
+    try:
+        yield
+    finally:
+        with _DENSE_LOCK:
+            _dense_depth -= 1
+            _kernels.set_dense_product(_dense_depth > 0)
 
 #: Relative tolerance with which :func:`decompose` and :func:`sample_corner`
 #: accept a vector as capped: ``max(w) <= (1 + CAP_RTOL) * sum(w) / d``.
@@ -351,7 +399,8 @@ def rank_one_update(
     dlaed4; ``z`` recomputed by the Loewner formula so that the new
     eigenvectors are orthogonal to working precision (dlaed3); one matrix
     product of the non-deflated columns of ``evecs`` with the ``m x m``
-    secular eigenvectors.  ``rho < 0`` is handled by negating the
+    secular eigenvectors (hierarchical from :data:`STRUCTURED_PRODUCT_MIN`
+    on, see :func:`dense_eigenvector_product`).  ``rho < 0`` is handled by negating the
     eigenvalues, solving, and reversing.
 
     Parameters
@@ -397,9 +446,10 @@ def rank_one_update(
 
     Notes
     -----
-    Cost ``O(n^2) + O(n m^2)`` where ``m <= n`` is the number of
-    non-deflated eigenvalues; an exact cluster of ``c`` eigenvalues costs
-    ``O(n c)``.  Deflation tolerance:
+    Cost ``O(n^2) + O(m^2)`` (the roots) plus the eigenvector product,
+    ``O(n m^2)`` below :data:`STRUCTURED_PRODUCT_MIN` and ``O(n m r log m)``
+    (r ~ 25) from it on, where ``m <= n`` is the number of non-deflated
+    eigenvalues; an exact cluster of ``c`` eigenvalues costs ``O(n c)``.  Deflation tolerance:
     ``DEFLATION_FACTOR * eps * max(max|evals|, |rho| |x|^2)``.  For a
     sequence of updates use :class:`RankOneUpdater`, which allocates its
     workspace once and updates in place.

@@ -27,8 +27,8 @@
  *
  * The check: ACA's stopping test is a heuristic (partial pivoting can
  * stop while rows it never visited are not represented), so when it holds
- * the residual is computed exactly on eight rows spread over the block and
- * four columns (O((p + q) r)); an entry above OPF_ACA_CHECK restarts the
+ * the residual is computed exactly on eight rows spread over the block (all
+ * rows of a block of at most 16) and four columns (O((p + q) r)); an entry above OPF_ACA_CHECK restarts the
  * pivoting from that row (at most OPF_ACA_RESTARTS times), after which the
  * whole product is declined and the caller does the GEMM.  An approximation error e in S
  * perturbs the new eigenvectors by |G| |e|: the tolerances keep that at a
@@ -42,7 +42,39 @@
 
 #define RMAX OPF_HODLR_RMAX
 #define OPF_ACA_TOL (2.0 * DBL_EPSILON)
-#define OPF_ACA_CHECK (64.0 * DBL_EPSILON)
+#define OPF_ACA_CHECK (16.0 * DBL_EPSILON)
+
+/* Test and tuning knobs (opf_hodlr_tune); the defaults are the header's. */
+static int hodlr_min = OPF_HODLR_MIN, hodlr_leaf = OPF_HODLR_LEAF;
+static int hodlr_decline;
+
+void opf_hodlr_tune(int min_order, int leaf, int decline)
+{
+    if (min_order >= 0)
+        hodlr_min = min_order;
+    if (leaf >= OPF_HODLR_LEAF_MIN)
+        hodlr_leaf = leaf;
+    if (decline >= 0)
+        hodlr_decline = decline;
+}
+
+static long long hodlr_done; /* structured products, process-wide */
+
+long long opf_hodlr_count(void)
+{
+#if defined(__GNUC__)
+    return __atomic_load_n(&hodlr_done, __ATOMIC_RELAXED);
+#else
+    return hodlr_done;
+#endif
+}
+
+void opf_hodlr_tuning(int *min_order, int *leaf, int *decline)
+{
+    *min_order = hodlr_min;
+    *leaf = hodlr_leaf;
+    *decline = hodlr_decline;
+}
 
 #if defined(__GNUC__)
 static int dense_flag;
@@ -69,17 +101,23 @@ typedef struct {
     size_t off; /* X at f + off (p x r), Y right after it (q x r) */
 } blk;
 
+int opf_structured_product(ptrdiff_t ks)
+{
+    return ks >= hodlr_min && !opf_dense_product();
+}
+
+/* Sized for the smallest leaf a tuning may set. */
 static int levels_of(ptrdiff_t K)
 {
     int lv = 0;
-    for (ptrdiff_t p = K; p > OPF_HODLR_LEAF; p = (p + 1) / 2)
+    for (ptrdiff_t p = K; p > OPF_HODLR_LEAF_MIN; p = (p + 1) / 2)
         lv++;
     return lv;
 }
 
 static size_t max_blocks(ptrdiff_t K)
 {
-    return 4 * (size_t)(K / OPF_HODLR_LEAF + 1) + 16;
+    return 4 * (size_t)(K / OPF_HODLR_LEAF_MIN + 1) + 16;
 }
 
 size_t opf_hodlr_work_len(ptrdiff_t nr, ptrdiff_t K)
@@ -153,8 +191,11 @@ static void resid_col(const hctx *h, int ra, int ca, int q, int p, int r,
 #define OPF_ACA_COLS 4
 static int check(const hctx *h, int ra, int p, int ca, int q, int r)
 {
-    for (int c = 0; c < OPF_ACA_ROWS; c++) {
-        const int i = (int)(((long long)(p - 1) * c) / (OPF_ACA_ROWS - 1));
+    /* small blocks: every row */
+    const int nrows = p <= 2 * OPF_ACA_ROWS ? p : OPF_ACA_ROWS;
+    for (int c = 0; c < nrows; c++) {
+        const int i = nrows == p ? c
+                                 : (int)(((long long)(p - 1) * c) / (OPF_ACA_ROWS - 1));
         resid_row(h, ra, ca, q, p, r, i, h->row);
         for (int j = 0; j < q; j++)
             if (!(fabs(h->row[j]) <= OPF_ACA_CHECK))
@@ -196,7 +237,6 @@ static int aca(const hctx *h, int ra, int p, int ca, int q, int start)
             return -1;
         double *y = h->y + (size_t)r * q, *x = h->x + (size_t)r * p;
         resid_row(h, ra, ca, q, p, r, i, y);
-        h->used[i] = 1.0;
         int js = 0, stop = 0;
         double big = 0.0;
         for (int j = 0; j < q; j++)
@@ -206,6 +246,7 @@ static int aca(const hctx *h, int ra, int p, int ca, int q, int start)
             }
         if (!(big > OPF_ACA_CHECK * 1e-3)) {
             /* this row is already represented: try the next unused one */
+            h->used[i] = 1.0;
             int next = -1;
             for (int k = 1; k <= p && next < 0; k++) {
                 const int c = (i + k) % p;
@@ -235,7 +276,6 @@ static int aca(const hctx *h, int ra, int p, int ca, int q, int start)
                 if (is == i)
                     break;
                 i = is;
-                h->used[i] = 1.0;
                 resid_row(h, ra, ca, q, p, r, i, y);
                 int jn = js;
                 double br = fabs(y[js]);
@@ -249,6 +289,7 @@ static int aca(const hctx *h, int ra, int p, int ca, int q, int start)
                 js = jn;
                 resid_col(h, ra, ca, q, p, r, js, x);
             }
+            h->used[i] = 1.0; /* the pivot row: its residual is now 0 */
             const double inv = 1.0 / y[js];
             for (int k = 0; k < p; k++)
                 x[k] *= inv;
@@ -297,7 +338,7 @@ static int compress_all(hctx *h, int ra, int rb, int ca, int cb, blk *blocks,
                         size_t fcap)
 {
     const int p = rb - ra, q = cb - ca;
-    if (p <= OPF_HODLR_LEAF || q <= OPF_HODLR_LEAF)
+    if (p <= hodlr_leaf || q <= hodlr_leaf)
         return 1;
     const int rm = ra + p / 2, cm = ca + p / 2;
     const int spec[2][5] = {{ra, rm - ra, cm, cb - cm, rm - ra - 1},
@@ -336,7 +377,7 @@ static void leaves(const double *s, int lds, int ra, int rb, int ca, int cb,
                    const opf_lapack *fns)
 {
     const int p = rb - ra, q = cb - ca;
-    if (p <= OPF_HODLR_LEAF || q <= OPF_HODLR_LEAF) {
+    if (p <= hodlr_leaf || q <= hodlr_leaf) {
         char nt = 'N', tr = 'T';
         double one = 1.0, zero = 0.0;
         int ncc = nc, ldgg = ldg, ldoo = ldo, ldss = lds, pp = p, qq = q;
@@ -355,7 +396,8 @@ int opf_hodlr_product(int nr, int ks, int K, const double *s, int lds,
                       const double *g, int ldg, double *out, int ldo,
                       double *work, const opf_lapack *fns)
 {
-    if (K - ks < 0 || K - ks > 1 || ks < 2 * OPF_HODLR_LEAF || nr < 1)
+    if (K - ks < 0 || K - ks > 1 || ks < 2 * hodlr_leaf || nr < 1
+        || hodlr_decline)
         return 0;
     const size_t nbmax = max_blocks(K);
     blk *blocks = (blk *)work;
@@ -394,5 +436,10 @@ int opf_hodlr_product(int nr, int ks, int K, const double *s, int lds,
                        &one, oc + d->ca, &ldoo);
         }
     }
+#if defined(__GNUC__)
+    __atomic_add_fetch(&hodlr_done, 1, __ATOMIC_RELAXED);
+#else
+    hodlr_done++;
+#endif
     return 1;
 }

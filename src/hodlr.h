@@ -22,8 +22,11 @@
 
 #include "common.h"
 
-/* Leaves of the hierarchy (dense blocks) have at most this many rows. */
+/* Leaves of the hierarchy (dense blocks) have at most this many rows
+ * (a tuning may lower it to OPF_HODLR_LEAF_MIN, which sizes the
+ * workspace). */
 #define OPF_HODLR_LEAF 96
+#define OPF_HODLR_LEAF_MIN 16
 /* The largest rank a block may take; beyond it the product falls back. */
 #define OPF_HODLR_RMAX 96
 /* The structured product is used from this block size on (tuned: below it
@@ -46,6 +49,21 @@ size_t opf_hodlr_work_len(ptrdiff_t nr, ptrdiff_t K);
 int opf_hodlr_product(int nr, int ks, int K, const double *s, int lds,
                       const double *g, int ldg, double *out, int ldo,
                       double *work, const opf_lapack *fns);
+
+/* Whether a product with ks rows of S takes the hierarchical path: ks at
+ * least the crossover and the dense product not forced. */
+int opf_structured_product(ptrdiff_t ks);
+
+/*
+ * Tests: set the crossover order, the leaf size (>= OPF_HODLR_LEAF_MIN) and
+ * a switch that makes every product decline (to exercise the GEMM
+ * fallback); a negative argument keeps the current value.  Process-wide,
+ * not synchronised: call it with no update running.
+ */
+void opf_hodlr_tune(int min_order, int leaf, int decline);
+void opf_hodlr_tuning(int *min_order, int *leaf, int *decline);
+/* Structured products done so far in this process (tests). */
+long long opf_hodlr_count(void);
 
 /*
  * Process-wide switch for tests and benchmarks: nonzero forces the dense

@@ -197,7 +197,7 @@ int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
      * that way so that the GEMM writes straight into Q. */
     int gsign = sg;
     if (df.ndf == 0 && sg < 0) {
-        if (m >= OPF_HODLR_MIN && !opf_dense_product()) {
+        if (opf_structured_product(m)) {
             /* The hierarchical product needs S's rows and columns in the
              * same (interlacing) order: reverse both, i.e. the whole array,
              * and read Q's rows as they are (Q J (J S J) J = Q S J). */

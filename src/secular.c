@@ -476,7 +476,7 @@ static void sec_product(int nr, int ks, int K, const double *S, int lds,
                         const double *G, double *out, int ldo, opf_sec_ws *ws,
                         const opf_lapack *fns)
 {
-    if (ks >= OPF_HODLR_MIN && !opf_dense_product()) {
+    if (opf_structured_product(ks)) {
         if (opf_hodlr_product(nr, ks, K, S, lds, G, ks, out, ldo, ws->hw,
                               fns)) {
             ws->n_structured++;

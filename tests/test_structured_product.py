@@ -1,0 +1,227 @@
+"""The hierarchical eigenvector product of the rank-one and bordered updates
+(issue 15, ``src/hodlr.c``).
+
+Oracles: numpy.linalg.eigh of the formed matrix (eigenvalues, residual
+||A Q - Q L|| and orthogonality, as tests/test_rank_one_update.py), and the
+same update with the dense GEMM forced (the eigenvectors must agree to a
+few ulps: both multiply by the same secular eigenvector matrix).  Every
+test asserts that the structured path was taken (or, for the fallback,
+declined), so that a silent GEMM cannot pass for it.
+
+Small orders reach the structured path through the test hook
+``_structured_product_tuning`` (crossover 64, leaves of 16): the same code
+with more levels, cheap enough for chains of 10^4 updates.
+"""
+
+import zlib
+
+import numpy as np
+import pytest
+from test_rank_one_update import check_eigensystem, formed, random_orthogonal
+
+import onlinepca_fast as opf
+from onlinepca_fast import _kernels, reference
+from onlinepca_fast.kernels import (
+    STRUCTURED_PRODUCT_MIN,
+    RankOneUpdater,
+    bordered_update,
+    dense_eigenvector_product,
+    rank_one_update,
+)
+
+SAME_TOL = 1e-12  # |Q_structured - Q_dense| entrywise
+
+
+@pytest.fixture(autouse=True, scope="module")
+def single_threaded_blas():
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+@pytest.fixture
+def small_crossover():
+    """The structured path from 64 non-deflated eigenvalues, leaves of 16."""
+    previous = _kernels._structured_product_tuning(64, 16, 0)
+    yield
+    _kernels._structured_product_tuning(*previous)
+
+
+def spectrum(kind, n, rng):
+    if kind == "random":
+        return np.sort(rng.standard_normal(n))
+    if kind == "learner":  # as A = -log n - eta C: wide spread, a tight top
+        return np.sort(-np.log(n) - 200.0 * rng.random(n) ** 6)
+    if kind == "clusters":  # exact pairs: reflectors, then a block of n / 2
+        return np.sort(np.repeat(rng.standard_normal(n // 2), 2))
+    if kind == "geometric":  # gaps from 1e-7 to 1
+        return np.cumsum(np.logspace(-7, 0, n))
+    raise ValueError(kind)
+
+
+def both(evals, evecs, rho, x):
+    """The update structured (asserted) and with the dense product forced."""
+    new, vec, info = rank_one_update(evals, evecs, rho, x, _return_info=True)
+    with dense_eigenvector_product():
+        new_d, vec_d, info_d = rank_one_update(evals, evecs, rho, x, _return_info=True)
+    assert info["n_structured"] == 1 and info["n_product_fallbacks"] == 0, info
+    assert info_d["n_structured"] == 0
+    np.testing.assert_array_equal(new, new_d)  # the product does not touch them
+    return new, vec, vec_d, info
+
+
+#: orders at which every case keeps at least STRUCTURED_PRODUCT_MIN
+#: eigenvalues out of deflation (huge rho deflates more)
+ORDERS = {"random": 640, "learner": 760, "clusters": 1100, "geometric": 1200}
+
+
+@pytest.mark.parametrize("kind", list(ORDERS))
+@pytest.mark.parametrize("rho", [0.7, -0.7, 1e4, -1e8, -3e-3])
+def test_rank_one_update_against_eigh(kind, rho):
+    n = ORDERS[kind]
+    rng = np.random.default_rng(zlib.crc32(repr((kind, rho)).encode()))
+    evals, evecs = spectrum(kind, n, rng), random_orthogonal(n, rng)
+    x = rng.standard_normal(n)
+    new, vec, vec_d, info = both(evals, evecs, rho, x)
+    assert info["m"] >= STRUCTURED_PRODUCT_MIN
+    check_eigensystem(evals, evecs, rho, x, new, vec)
+    assert np.abs(vec - vec_d).max() <= SAME_TOL
+
+
+def test_tiny_z_components_deflate_and_the_rest_is_structured():
+    n = 2 * STRUCTURED_PRODUCT_MIN
+    rng = np.random.default_rng(7)
+    evals, evecs = spectrum("random", n, rng), random_orthogonal(n, rng)
+    z = rng.standard_normal(n)
+    z[rng.permutation(n)[:n // 4]] *= 1e-20  # a quarter below the tolerance
+    x = evecs @ z
+    new, vec, vec_d, info = both(evals, evecs, -2.0, x)
+    assert STRUCTURED_PRODUCT_MIN <= info["m"] < n
+    check_eigensystem(evals, evecs, -2.0, x, new, vec)
+    assert np.abs(vec - vec_d).max() <= SAME_TOL
+
+
+def test_order_4000():
+    """The largest order of the issue: eigenvectors as the dense product's
+    (which tests/test_rank_one_update.py checks against eigh), orthonormal,
+    and the eigenvalues satisfy the trace identity."""
+    n = 4000
+    rng = np.random.default_rng(4000)
+    evals = np.sort(rng.standard_normal(n))
+    evecs = random_orthogonal(n, rng)
+    x = rng.standard_normal(n)
+    new, vec, vec_d, info = both(evals, evecs, -0.5, x)
+    assert info["m"] == n
+    assert np.abs(vec - vec_d).max() <= SAME_TOL
+    assert np.abs(vec.T @ vec - np.eye(n)).max() <= 1e-12
+    np.testing.assert_allclose(new.sum(), evals.sum() - 0.5 * x @ x, rtol=1e-12)
+
+
+def test_bordered_update_against_eigh():
+    m = STRUCTURED_PRODUCT_MIN + 100
+    rng = np.random.default_rng(11)
+    evals = np.sort(rng.random(m) * 5)
+    evecs = random_orthogonal(m, rng)
+    y, kappa = rng.standard_normal(m), 3.0
+    A = formed(evals, evecs, 0.0, np.zeros(m))
+    B = np.block([[A, y[:, None]], [y[None, :], np.array([[kappa]])]])
+    new, vec, info = bordered_update(evals, evecs, y, kappa, _return_info=True)
+    with dense_eigenvector_product():
+        new_d, vec_d, info_d = bordered_update(evals, evecs, y, kappa, _return_info=True)
+    assert info["n_structured"] == 1 and info_d["n_structured"] == 0
+    ref = np.linalg.eigvalsh(B)
+    norm = np.abs(ref).max()
+    np.testing.assert_allclose(new, ref, rtol=0, atol=1e-13 * norm)
+    assert np.linalg.norm(B @ vec - vec * new) <= 1e-12 * norm
+    assert np.linalg.norm(vec.T @ vec - np.eye(m + 1)) <= 1e-13 * (m + 1)
+    assert np.abs(vec - vec_d).max() <= SAME_TOL
+
+
+def test_a_declined_product_falls_back_to_the_gemm_and_is_counted(small_crossover):
+    n = 300
+    rng = np.random.default_rng(3)
+    evals, evecs = spectrum("random", n, rng), random_orthogonal(n, rng)
+    x = rng.standard_normal(n)
+    updater = RankOneUpdater(n)
+    d1, q1 = evals.copy(), evecs.copy()
+    updater.update(d1, q1, 0.9, x)
+    assert updater.n_structured_products == 1 and updater.n_product_fallbacks == 0
+    _kernels._structured_product_tuning(-1, -1, 1)  # every compression declines
+    d2, q2 = evals.copy(), evecs.copy()
+    updater.update(d2, q2, 0.9, x)
+    assert updater.n_structured_products == 1 and updater.n_product_fallbacks == 1
+    assert updater.last_info["n_product_fallbacks"] == 1
+    check_eigensystem(evals, evecs, 0.9, x, d2, q2)
+    np.testing.assert_array_equal(d1, d2)
+    assert np.abs(q1 - q2).max() <= SAME_TOL
+
+
+def test_dense_switch_nests_and_restores():
+    assert not _kernels.dense_product()
+    with dense_eigenvector_product():
+        with dense_eigenvector_product():
+            assert _kernels.dense_product()
+        assert _kernels.dense_product()
+    assert not _kernels.dense_product()
+    with pytest.raises(RuntimeError), dense_eigenvector_product():
+        raise RuntimeError("inside")
+    assert not _kernels.dense_product()
+
+
+def test_chain_of_10000_updates(small_crossover):
+    """10^4 structured updates in a row (random signs, an occasional
+    near-tie): eigenvalues, residual and orthogonality as the dense
+    product's after the same chain."""
+    n, steps = 160, 10_000
+    rng = np.random.default_rng(10)
+    evals = np.sort(rng.standard_normal(n))
+    evecs = random_orthogonal(n, rng)
+    A = formed(evals, evecs, 0.0, np.zeros(n))
+    updater = RankOneUpdater(n)
+    d, q = evals.copy(), evecs.copy()
+    X = rng.standard_normal((steps, n)) / np.sqrt(n)
+    rhos = rng.choice([-1.0, 1.0], steps) * rng.uniform(0.01, 0.3, steps)
+    for x, rho in zip(X, rhos):
+        updater.update(d, q, rho, x)
+        A += rho * np.outer(x, x)
+    assert updater.n_structured_products >= 0.9 * steps
+    assert updater.n_product_fallbacks == 0
+    ref = np.linalg.eigvalsh(0.5 * (A + A.T))
+    norm = np.abs(ref).max()
+    np.testing.assert_allclose(d, ref, rtol=0, atol=1e-12 * norm)
+    assert np.linalg.norm(A @ q - q * d) <= 1e-12 * norm * np.sqrt(n)
+    assert np.abs(q.T @ q - np.eye(n)).max() <= 1e-12
+
+
+def test_learners_with_the_structured_product_match_the_reference(small_crossover):
+    """CenteredOnlinePCA in its dense steady state (every update structured
+    from the 64th trial) and OnlineKernelPCA (bordered updates): the same
+    losses as with the dense product and as the NumPy reference."""
+    n, T = 80, 200
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((T, n)) * np.linspace(1.0, 0.05, n)
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    before = _kernels._structured_product_count()
+    fast = opf.CenteredOnlinePCA(4, eta=2.0, random_state=0, state="dense").fit(X)
+    assert _kernels._structured_product_count() - before >= T - n  # the steady state
+    with dense_eigenvector_product():
+        dense = opf.CenteredOnlinePCA(4, eta=2.0, random_state=0, state="dense").fit(X)
+    ref = reference.CenteredOnlinePCA(4, eta=2.0, random_state=0).fit(X)
+    for other in (dense, ref):
+        np.testing.assert_allclose(fast.expected_losses_, other.expected_losses_,
+                                   rtol=0, atol=1e-9)
+    Xk = X[:120, :6]
+    before = _kernels._structured_product_count()
+    kfast = opf.OnlineKernelPCA(3, kernel="rbf", gamma=0.5, eta=2.0, random_state=0).fit(Xk)
+    assert _kernels._structured_product_count() - before >= 20  # bordered, order >= 64
+    with dense_eigenvector_product():
+        kdense = opf.OnlineKernelPCA(3, kernel="rbf", gamma=0.5, eta=2.0,
+                                     random_state=0).fit(Xk)
+    kref = reference.OnlineKernelPCA(3, kernel="rbf", gamma=0.5, eta=2.0, random_state=0).fit(Xk)
+    for other in (kdense, kref):
+        np.testing.assert_allclose(kfast.expected_losses_, other.expected_losses_,
+                                   rtol=0, atol=1e-9)
