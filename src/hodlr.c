@@ -101,6 +101,8 @@ typedef struct {
     size_t off; /* X at f + off (p x r), Y right after it (q x r) */
 } blk;
 
+int opf_hodlr_min(void) { return hodlr_min; }
+
 int opf_structured_product(ptrdiff_t ks)
 {
     return ks >= hodlr_min && !opf_dense_product();

@@ -19,7 +19,9 @@
  *      reflector, O(n c) with no dependency chain, where c - 1 chained
  *      rotations would be latency bound.  Both are applied row by row.
  *   3. The m non-deflated roots of 1 + rho sum w_j^2 / (d_j - lambda) by
- *      LAPACK dlaed4, which also returns d_j - lambda accurately.  A root
+ *      LAPACK dlaed4, which also returns d_j - lambda accurately (from
+ *      m = 512 on the interior roots by the same fixed weight iteration
+ *      with vectorised sums, secular.c, dlaed4 if it does not converge).  A root
  *      dlaed4 fails on is found by bisection on its interlacing interval;
  *      if that fails too the m x m block is solved by dsyevr (MRRR, a
  *      method that does not go through dlaed4).
@@ -27,8 +29,9 @@
  *      dlaed3/dlaed9), so the secular eigenvectors w_j / (d_j - lambda_i)
  *      are orthogonal to working precision.
  *   5. One GEMM of Q's non-deflated columns (gathered into a contiguous
- *      block) by the m x m secular eigenvectors, and a merge that puts
- *      deflated and new eigenpairs in ascending order.
+ *      block) by the m x m secular eigenvectors -- from m = 512 on a
+ *      hierarchical product, O(n m r log m) (hodlr.c) -- and a merge that
+ *      puts deflated and new eigenpairs in ascending order.
  * Cost: O(n^2) (GEMV, deflation, gathers, merge; O(n c) for a cluster of
  * c) + O(m^2) (roots: a few O(m) sweeps each; Loewner) + O(n m^2) (the
  * GEMM).  At n = 1000 with nothing deflated: GEMM ~60%, roots ~35%.
