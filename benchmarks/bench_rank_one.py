@@ -6,10 +6,12 @@ validation, copies and workspace allocation; ``time_eigh`` is the
 baseline, numpy.linalg.eigh of the updated matrix.
 """
 
+from contextlib import nullcontext
+
 import numpy as np
 
 from onlinepca_fast.bench import rank_one_problem
-from onlinepca_fast.kernels import RankOneUpdater, rank_one_update
+from onlinepca_fast.kernels import RankOneUpdater, dense_eigenvector_product, rank_one_update
 
 
 def _problem(n, structured, seed=0):
@@ -110,3 +112,36 @@ if __name__ == "__main__":
         epilog="asv benchmarks: run them with `asv run` (or `asv run --python=same "
                "--quick` for the installed build) from the checkout's root.").parse_args()
     print(__doc__)
+
+
+class StructuredProduct:
+    """The update with a dense z with the hierarchical eigenvector product
+    (the default from ``STRUCTURED_PRODUCT_MIN`` on) and with the dense GEMM
+    forced; ``python benchmarks/ratios_structured.py`` prints the ratios
+    against one dgemm."""
+
+    params = ([1000, 2000], ["structured", "dense"])
+    param_names = ["n", "product"]
+    timeout = 300
+
+    def setup(self, n, product):
+        self.evals, self.evecs, self.x = _problem(n, False)
+        self.updater = RankOneUpdater(n)
+        self.work_evals = self.evals.copy()
+        self.work_evecs = self.evecs.copy()
+        self.sign = 1.0
+
+    def time_update(self, n, product):
+        context = dense_eigenvector_product() if product == "dense" else nullcontext()
+        with context:
+            self.updater.update(self.work_evals, self.work_evecs, self.sign * 0.7, self.x)
+        self.sign = -self.sign
+
+    def track_orthogonality(self, n, product):
+        """max |Q^T Q - I| after one update."""
+        context = dense_eigenvector_product() if product == "dense" else nullcontext()
+        with context:
+            _, q = rank_one_update(self.evals, self.evecs, 0.7, self.x)
+        return float(np.abs(q.T @ q - np.eye(n)).max())
+
+    track_orthogonality.unit = "absolute"

@@ -265,6 +265,25 @@ static void project_out_q(const opf_clustered *s, const cws *w, ptrdiff_t m,
     gemv_bt(s, (int)nb, -1.0, w->y2, v);
 }
 
+/* Project h out of Q and of the `count` orthonormal directions before it
+ * in w->haar (classical Gram-Schmidt, twice); returns its norm. */
+static double project_out_all(const opf_clustered *s, const cws *w,
+                              ptrdiff_t m, ptrdiff_t nb, ptrdiff_t count,
+                              double *h)
+{
+    const ptrdiff_t n = s->n;
+    for (int pass = 0; pass < 2; pass++) {
+        project_out_q(s, w, m, nb, h);
+        for (ptrdiff_t p = 0; p < count; p++) {
+            const double *hp = w->haar + p * n;
+            const double c = dot(hp, h, n);
+            for (ptrdiff_t i = 0; i < n; i++)
+                h[i] -= c * hp[i];
+        }
+    }
+    return sqrt(dot(h, h, n));
+}
+
 /*
  * Sum of (h_l^T x)^2 over e orthonormal directions h_l drawn uniformly in
  * the complement of Q (Gaussian vectors projected out of Q and of each
@@ -283,16 +302,7 @@ static double haar_energy(const opf_clustered *s, const cws *w, ptrdiff_t e,
         double nrm;
         do {
             gaussians(h, n, &st);
-            for (int pass = 0; pass < 2; pass++) {
-                project_out_q(s, w, m, nb, h);
-                for (ptrdiff_t p = 0; p < l; p++) {
-                    const double *hp = w->haar + p * n;
-                    const double c = dot(hp, h, n);
-                    for (ptrdiff_t i = 0; i < n; i++)
-                        h[i] -= c * hp[i];
-                }
-            }
-            nrm = sqrt(dot(h, h, n));
+            nrm = project_out_all(s, w, m, nb, l, h);
         } while (!(nrm > 1e-8 * sqrt((double)n)));
         const double c = dot(h, x, n) / nrm;
         for (ptrdiff_t i = 0; i < n; i++)
@@ -710,16 +720,7 @@ static double leader_loss(const opf_clustered *s, const cws *w, ptrdiff_t m,
         double *h = w->haar + got * n;
         memset(h, 0, (size_t)n * sizeof(double));
         h[i] = 1.0;
-        for (int pass = 0; pass < 2; pass++) {
-            project_out_q(s, w, m, nb, h);
-            for (ptrdiff_t p = 0; p < got; p++) {
-                const double *hp = w->haar + p * n;
-                const double cf = dot(hp, h, n);
-                for (ptrdiff_t j = 0; j < n; j++)
-                    h[j] -= cf * hp[j];
-            }
-        }
-        const double nrm = sqrt(dot(h, h, n));
+        const double nrm = project_out_all(s, w, m, nb, got, h);
         if (!(nrm > 0.5))
             continue;
         for (ptrdiff_t j = 0; j < n; j++)

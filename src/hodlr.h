@@ -29,10 +29,11 @@
 #define OPF_HODLR_LEAF_MIN 16
 /* The largest rank a block may take; beyond it the product falls back. */
 #define OPF_HODLR_RMAX 96
-/* The structured product is used from this block size on (tuned: below it
- * one GEMM is faster on the development machine; see
- * benchmarks/ratios_rank_one.py). */
-#define OPF_HODLR_MIN 512
+/* The structured product is used from this block size on.  Tuned on the
+ * development machine (one thread, dense z, structured / GEMM time of the
+ * whole update): 1.21 at 200, 1.05 at 256, 0.90 at 320, 0.82 at 384, 0.73
+ * at 512, 0.59 at 640 (benchmarks/ratios_rank_one.py --crossover). */
+#define OPF_HODLR_MIN 320
 
 /* Doubles of workspace for a product with nr rows of G and K columns. */
 size_t opf_hodlr_work_len(ptrdiff_t nr, ptrdiff_t K);

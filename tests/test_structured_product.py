@@ -17,7 +17,12 @@ import zlib
 
 import numpy as np
 import pytest
-from test_rank_one_update import check_eigensystem, formed, random_orthogonal
+from test_rank_one_update import (  # noqa: F401 (an autouse fixture)
+    check_eigensystem,
+    formed,
+    random_orthogonal,
+    single_threaded_blas,
+)
 
 import onlinepca_fast as opf
 from onlinepca_fast import _kernels, reference
@@ -30,17 +35,6 @@ from onlinepca_fast.kernels import (
 )
 
 SAME_TOL = 1e-12  # |Q_structured - Q_dense| entrywise
-
-
-@pytest.fixture(autouse=True, scope="module")
-def single_threaded_blas():
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        yield
-        return
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
 
 
 @pytest.fixture
