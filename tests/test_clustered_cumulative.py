@@ -180,3 +180,35 @@ def test_the_state_cannot_change_mid_stream():
     with pytest.raises(ValueError, match="mid-stream"):
         learner.partial_fit(X[5:])
     assert learner.n_trials_ == 5
+
+
+@pytest.mark.parametrize("make", [
+    lambda state: opf.CenteredOnlinePCA(K, eta=1.5, random_state=3, state=state),
+    lambda state: opf.OnlinePCA(K, eta=0.005, random_state=3, state=state),
+], ids=["centered", "onlinepca"])
+def test_auto_turns_dense_once_enough_directions_are_explicit(make):
+    """state="auto" from 512 features: clustered, then (at DENSIFY_AT n
+    explicit directions) the dense state, with the trajectory of a learner
+    dense from the start (expected losses to 1e-9)."""
+    from onlinepca_fast.learners._clustered import CLUSTERED_FROM, DENSIFY_AT
+    n = CLUSTERED_FROM + 8
+    rng = np.random.default_rng(6)
+    X = unit_ball(rng.standard_normal((int(DENSIFY_AT * n) + 60, n)))
+    auto = make("auto").fit(X[:20])
+    assert auto._is_clustered()
+    auto.partial_fit(X[20:])
+    assert not auto._is_clustered() and auto.cluster_multiplicity_ == 0
+    assert auto.eigenvalues_.shape == (n,)
+    dense = make("dense").fit(X)
+    np.testing.assert_allclose(auto.expected_losses_, dense.expected_losses_, rtol=0, atol=1e-9)
+    # it stays dense: more rows, a pickle round trip, the same answers
+    copy = pickle.loads(pickle.dumps(auto))
+    for learner in (auto, copy, dense):
+        learner.partial_fit(X[:10])
+    np.testing.assert_array_equal(copy.expected_losses_, auto.expected_losses_)
+    np.testing.assert_allclose(auto.expected_losses_, dense.expected_losses_, rtol=0, atol=1e-9)
+    # a forced clustered state never turns dense
+    forced = make("clustered").fit(X)
+    assert forced._is_clustered()
+    # a refit starts clustered again
+    assert auto.fit(X[:5])._is_clustered()

@@ -557,6 +557,7 @@ class TrialLoopLearner(OnlineLearner):
                 pacer.done(stop - done)
                 done = stop
                 self._reorthogonalize_at(every, fixed)
+                engine = self._next_engine(engine, config, p)
             # inside the try: an interrupt landing in here settles again
             self._settle(t0, n0, saved, losses, every, fixed, T)
         except ValueError as exc:
@@ -571,6 +572,11 @@ class TrialLoopLearner(OnlineLearner):
             raise
         self._row_path = self._build_row_path(engine, config, every, p)
         return self
+
+    def _next_engine(self, engine, config, p):
+        """Hook, between chunks of a batch: the engine for the next chunk
+        (the same one, unless the learner changed how it keeps its state)."""
+        return engine
 
     def _basis_snapshot(self):
         """Hook: what re-orthogonalisation changes (to tell whether an

@@ -277,7 +277,10 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
         dense state to rounding, draws too while the cluster is at the cap
         (before, a corner's left-out cluster directions are drawn uniformly
         in the complement).  ``"auto"``: clustered from 512 features on,
-        unless ``share="past"`` (which needs the dense state).
+        unless ``share="past"`` (which needs the dense state), turning
+        dense for good (between chunks of a batch) once 40% of the
+        directions are explicit and n <= 10,000, where a dense trial is
+        the cheaper.
 
     Attributes
     ----------
