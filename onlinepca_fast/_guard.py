@@ -28,7 +28,7 @@ import contextlib
 import threading
 import time
 
-__all__ = ["Guard", "Pacer", "CHUNK_SECONDS", "guard_of", "reporting"]
+__all__ = ["Guard", "Pacer", "CHUNK_SECONDS", "guard_of", "reporting", "settled"]
 
 #: Target duration of one compiled chunk of a batch: Ctrl-C is seen within
 #: about this long (the issue's bound is 50 ms).
@@ -59,19 +59,27 @@ class Guard:
             "learner per thread or serialize the calls (nothing was changed)")
 
     def enter_write(self, owner, what):
+        """Take the guard for writing (or nest); returns the nesting level
+        to hand to :meth:`exit_write`."""
         me = threading.get_ident()
         if not self._lock.acquire(False):
             if self._writer == me:  # nested call of the same thread
                 self._depth += 1
-                return
+                return self._depth
             raise self._busy(owner, what)
         if self._readers:
             self._lock.release()
             raise self._busy(owner, what)
         self._writer = me
         self._depth = 1
+        return 1
 
-    def exit_write(self):
+    def exit_write(self, level=None):
+        """Leave the write entered at nesting `level`.  With the level the
+        call is idempotent: repeating it (a Ctrl-C landed in the first
+        attempt, see :func:`settled`) releases nothing twice."""
+        if level is not None and self._depth != level:
+            return  # already left
         self._depth -= 1
         if self._depth == 0:
             self._writer = None
@@ -95,6 +103,29 @@ class Guard:
         writer = self._writer
         if writer is not None and writer != threading.get_ident():
             raise self._busy(owner, what)
+
+
+def settled(step, *args):
+    """Run ``step(*args)`` to completion even if Ctrl-C lands in it.
+
+    `step` must be idempotent (the settling of an interrupted batch, the
+    release of a guard): a ``KeyboardInterrupt`` raised inside it -- a
+    second Ctrl-C arriving while the first is being handled -- restarts it,
+    and is raised again once the step has completed, so that the object is
+    consistent whatever the timing of the interrupts.  Returns what the
+    step returns.
+    """
+    pending = None
+    while True:
+        try:
+            result = step(*args)
+            break
+        except KeyboardInterrupt as exc:
+            exc.__traceback__ = None
+            pending = exc
+    if pending is not None:
+        raise pending
+    return result
 
 
 def guard_of(obj):
@@ -128,7 +159,7 @@ class Pacer:
 
     __slots__ = ("size", "_t0", "_report")
 
-    def __init__(self, first=8):
+    def __init__(self, first=1):
         self.size = first
         self._t0 = 0.0
         self._report = getattr(_local, "callback", None)

@@ -53,8 +53,26 @@ class Constraint:
     ``context`` holds what data-dependent bounds need (e.g. ``n``, the
     number of features)."""
 
-    def check(self, value, name, context=None):  # pragma: no cover - abstract
-        raise NotImplementedError
+    def check(self, value, name, context=None):
+        value, error = self.examine(value, name, context)
+        if error is not None:
+            raise error
+        return value
+
+    def examine(self, value, name, context=None):
+        """``(converted value, None)``, or ``(None, error)`` with the
+        exception :meth:`check` would raise, *not* raised.
+
+        Constraints implement this (or only :meth:`check`): no exception is
+        raised, hence no traceback kept and no reference cycle made, when a
+        value passes -- :class:`OneOf` tries its alternatives this way on
+        every call of a learner.
+        """
+        try:
+            return self.check(value, name, context), None
+        except (TypeError, ValueError) as exc:
+            exc.__traceback__ = None  # keeps no frame (no reference cycle)
+            return None, exc
 
     def describe(self):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -106,33 +124,35 @@ class Interval(Constraint):
         what = "an integer" if self.kind == "int" else "a finite number"
         return f"{what} in {left}{fmt(lo)}, {fmt(hi)}{right}"
 
-    def check(self, value, name, context=None):
+    def examine(self, value, name, context=None):
         context = context or {}
         if isinstance(value, np.ndarray) and value.ndim == 0:
             value = value[()]  # a 0-d array is a scalar
         if self.kind == "int":
             if _is_bool(value) or not isinstance(value, numbers.Integral):
-                raise TypeError(f"{name} must be an integer, got "
-                                f"{_type_name(value)} {value!r}")
+                return None, TypeError(f"{name} must be an integer, got "
+                                       f"{_type_name(value)} {value!r}")
             value = operator.index(value)
         else:
             if _is_bool(value) or not isinstance(value, numbers.Real):
-                raise TypeError(f"{name} must be a real number, got "
-                                f"{_type_name(value)} {value!r}")
+                return None, TypeError(f"{name} must be a real number, got "
+                                       f"{_type_name(value)} {value!r}")
             try:
                 value = float(value)
-            except OverflowError:  # an int beyond the float range
-                raise ValueError(f"{name} must be a finite number, got an int of "
-                                 f"{int(value).bit_length()} bits") from None
+            except OverflowError:  # an int beyond the float range (an error path)
+                return None, ValueError(f"{name} must be a finite number, got an int of "
+                                        f"{int(value).bit_length()} bits")
             if not math.isfinite(value):
-                raise ValueError(f"{name} must {self._phrase(name, context)}, got {value!r}")
+                return None, ValueError(f"{name} must {self._phrase(name, context)}, "
+                                        f"got {value!r}")
         lo, hi = _bound(self.low, context), _bound(self.high, context)
         closed_lo = self.closed in ("both", "left")
         closed_hi = self.closed in ("both", "right")
         if ((lo is not None and (value < lo or (value == lo and not closed_lo)))
                 or (hi is not None and (value > hi or (value == hi and not closed_hi)))):
-            raise ValueError(f"{name} must {self._phrase(name, context)}, got {value!r}")
-        return value
+            return None, ValueError(f"{name} must {self._phrase(name, context)}, "
+                                    f"got {value!r}")
+        return value, None
 
 
 class Options(Constraint):
@@ -148,23 +168,24 @@ class Options(Constraint):
             return "None"
         return f"one of {list(self.choices)}"
 
-    def check(self, value, name, context=None):
+    def examine(self, value, name, context=None):
         for c in self.choices:
             if value is c or (c is not None and type(value) is type(c) and value == c):
-                return c
+                return c, None
         types = {type(c) for c in self.choices}
         exc = ValueError if type(value) in types else TypeError
-        raise exc(f"{name} must be {self.describe()}, got {value!r}")
+        return None, exc(f"{name} must be {self.describe()}, got {value!r}")
 
 
 class Boolean(Constraint):
     def describe(self, context=None):
         return "a bool"
 
-    def check(self, value, name, context=None):
+    def examine(self, value, name, context=None):
         if not _is_bool(value):
-            raise TypeError(f"{name} must be a bool, got {_type_name(value)} {value!r}")
-        return bool(value)
+            return None, TypeError(f"{name} must be a bool, got {_type_name(value)} "
+                                   f"{value!r}")
+        return bool(value), None
 
 
 class RandomState(Constraint):
@@ -173,19 +194,19 @@ class RandomState(Constraint):
     def describe(self, context=None):
         return "None, an int seed or a numpy.random.Generator"
 
-    def check(self, value, name, context=None):
-        as_generator(value, name)  # raises on anything else
-        return value
+    def examine(self, value, name, context=None):
+        error = _seed_error(value, name)
+        return (value, None) if error is None else (None, error)
 
 
 class IsCallable(Constraint):
     def describe(self, context=None):
         return "a callable"
 
-    def check(self, value, name, context=None):
+    def examine(self, value, name, context=None):
         if not callable(value):
-            raise TypeError(f"{name} must be callable, got {_type_name(value)}")
-        return value
+            return None, TypeError(f"{name} must be callable, got {_type_name(value)}")
+        return value, None
 
 
 class OneOf(Constraint):
@@ -199,20 +220,24 @@ class OneOf(Constraint):
     def describe(self, context=None):
         return " or ".join(c.describe(context) for c in self.constraints)
 
-    def check(self, value, name, context=None):
+    def examine(self, value, name, context=None):
+        # no exception raised unless the value fails every alternative:
+        # this runs on every call of a learner, and a caught exception's
+        # traceback would keep the caller's frames (its batch) alive in a
+        # reference cycle until the cyclic garbage collector ran
         errors = []
         for c in self.constraints:
-            try:
-                return c.check(value, name, context)
-            except (TypeError, ValueError) as exc:
-                errors.append(exc)
+            converted, error = c.examine(value, name, context)
+            if error is None:
+                return converted, None
+            errors.append(error)
         specific = [e for c, e in zip(self.constraints, errors)
                     if not (isinstance(c, Options) and c.choices == (None,))]
         if len(specific) == 1:  # none_or(rule): what the rule says is clearest
-            raise specific[0]
+            return None, specific[0]
         kind = ValueError if any(isinstance(e, ValueError) for e in errors) else TypeError
-        raise kind(f"{name} must be {self.describe(context)}, got "
-                  f"{_type_name(value)} {value!r}") from None
+        return None, kind(f"{name} must be {self.describe(context)}, got "
+                          f"{_type_name(value)} {value!r}")
 
 
 def none_or(constraint):
@@ -335,13 +360,22 @@ def as_real_array(X: Any, name: str) -> FloatArray:
     """`X` as a float64 ndarray (not necessarily a copy), or raise.
 
     TypeError for sparse matrices, strings, bools and other non-numeric
-    data; ValueError for complex data and ragged sequences.  Object arrays
+    data; ValueError for complex data, ragged sequences and masked arrays
+    with masked entries (their data would be used as values).  Object arrays
     of real numbers and pandas frames (nullable numeric columns without
     missing values included) are converted as scikit-learn converts them.
     Finiteness is not checked here.
     """
     if X is None:
         raise TypeError(f"{name} must be an array of real numbers, got None")
+    if isinstance(X, np.ma.MaskedArray):
+        masked = int(np.ma.count_masked(X))
+        if masked:
+            raise ValueError(f"{name} is a masked array with {masked} masked "
+                             "entr" + ("y" if masked == 1 else "ies") + "; a masked "
+                             f"entry has no value here: fill it ({name}.filled(value)) "
+                             "or drop its row first")
+        X = X.data  # no entry masked: the values are the data
     if hasattr(X, "toarray") or hasattr(X, "tocsr"):
         raise TypeError(f"{name} is a sparse matrix; dense data is required "
                         "(use X.toarray())")
@@ -409,14 +443,24 @@ def as_int(value: Any, name: str, low: int | None, high: int | None) -> int:
     return Interval("int", low, high).check(value, name)
 
 
+def _seed_error(random_state, name):
+    """The error (not raised) if `random_state` is not None, a non-negative
+    int or a Generator; None if it is."""
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return None
+    if isinstance(random_state, numbers.Integral) and not _is_bool(random_state):
+        if random_state < 0:
+            return ValueError(f"{name} must be a non-negative seed, got {random_state}")
+        return None
+    return TypeError(f"{name} must be None, an int or a numpy.random.Generator, "
+                     f"got {_type_name(random_state)}")
+
+
 def as_generator(random_state: Any, name: str = "random_state") -> np.random.Generator:
     """Return a numpy Generator from None, an int seed or a Generator."""
+    error = _seed_error(random_state, name)
+    if error is not None:
+        raise error
     if isinstance(random_state, np.random.Generator):
         return random_state
-    if random_state is None or (isinstance(random_state, numbers.Integral)
-                                and not _is_bool(random_state)):
-        if random_state is not None and random_state < 0:
-            raise ValueError(f"{name} must be a non-negative seed, got {random_state}")
-        return np.random.default_rng(None if random_state is None else int(random_state))
-    raise TypeError(f"{name} must be None, an int or a numpy.random.Generator, "
-                    f"got {_type_name(random_state)}")
+    return np.random.default_rng(None if random_state is None else int(random_state))

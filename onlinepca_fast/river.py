@@ -28,9 +28,10 @@ Contract of every transformer here
   to tolerate appearing and disappearing features; a PCA cannot: a missing
   coordinate has no value, and filling in 0 would silently change the
   numbers.  Put ``compose.Select(...)`` in front to pin the features.)
-- Values must be real numbers (int, float, NumPy scalars); anything else,
-  NaN or infinity is rejected with a ``ValueError``/``TypeError`` naming
-  the key, and the learner is left as it was.
+- Values must be real numbers (int, float, NumPy scalars); anything else
+  (bools and masked values included), NaN or infinity is rejected with a
+  ``ValueError``/``TypeError`` naming the key, and the learner is left as
+  it was.
 - ``transform_one(x)`` returns ``{"<name>0": z_0, ..., "<name>{k-1}":
   z_{k-1}}``, the coordinates of ``x`` on ``components_`` (after
   subtracting ``mean_``), named as scikit-learn's
@@ -105,6 +106,12 @@ from . import learners as _learners
 from ._validation import as_int
 
 __all__ = ["OnlinePCA", "OnlineAdaptivePCA", "CenteredOnlinePCA", "FollowTheLeader"]
+
+#: Value types that struct would convert but that are not numbers here:
+#: bools (the array learners reject them), masked values and arrays (looked
+#: at one by one by _check_kinds).
+_SUSPECT = frozenset({bool, np.bool_, np.ndarray, np.ma.MaskedArray,
+                      np.ma.core.MaskedConstant})
 
 
 class _DictTransformer(_river_base.Transformer):
@@ -206,11 +213,31 @@ class _DictTransformer(_river_base.Transformer):
             raise
         if len(x) != len(self._keys):
             raise self._key_error(x)
+        if not _SUSPECT.isdisjoint(map(type, values)):
+            self._check_kinds(x)
         try:
             self._pack(self._row, 0, *values)
         except (struct.error, TypeError, OverflowError):
             raise self._value_error(x) from None
         return self._row
+
+    def _check_kinds(self, x):
+        """TypeError naming the first key whose value is a bool (the array
+        learners reject bools) or masked (it has no value), as numbers would
+        otherwise convert them (True -> 1.0, a masked value -> its data)."""
+        for key in self._keys:
+            v = x[key]
+            if isinstance(v, np.ndarray):
+                if isinstance(v, np.ma.MaskedArray) and np.ma.count_masked(v):
+                    raise ValueError(f"x[{key!r}] is masked: a masked value has no value")
+                if v.dtype.kind == "b":
+                    raise TypeError(f"x[{key!r}] must be a real number, got a bool array")
+                continue
+            if isinstance(v, np.ma.core.MaskedConstant):
+                raise ValueError(f"x[{key!r}] is masked: a masked value has no value")
+            if isinstance(v, (bool, np.bool_)):
+                raise TypeError(f"x[{key!r}] must be a real number, got "
+                                f"{type(v).__name__} {v!r}")
 
     def _key_error(self, x):
         if not isinstance(x, Mapping):

@@ -61,7 +61,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import validate_data
 
 from .. import _kernels
-from .._guard import Pacer, guard_of
+from .._guard import Pacer, guard_of, settled
 from .._typing import ArrayLike, FloatArray
 from .._validation import (
     ALPHA,
@@ -124,11 +124,44 @@ class OnlineLearner(BaseEstimator):
     _randomized = True
 
     def __setattr__(self, name, value):
-        # a hyper-parameter set (set_params, or directly): learn_one's short
-        # path, built from the checked values, is stale
+        # a hyper-parameter set (set_params, or directly) is a write: it
+        # fails while another thread runs a batch (which would rebuild
+        # learn_one's short path from the old values when it ends); and the
+        # short path, built from the checked values, is stale
         if name in type(self)._constraints:
-            self.__dict__.pop("_row_path", None)
+            guard = guard_of(self)
+            level = guard.enter_write(self, f"set {name}")
+            try:
+                self.__dict__.pop("_row_path", None)
+                object.__setattr__(self, name, value)
+            finally:
+                settled(guard.exit_write, level)
+            return
         object.__setattr__(self, name, value)
+
+    def set_params(self: _Self, **params) -> _Self:
+        """Set hyper-parameters (scikit-learn's ``set_params``).
+
+        A write, as ``partial_fit``: while another thread uses the learner
+        it raises ``RuntimeError`` and changes nothing.  The new values take
+        effect at the next trial (``partial_fit`` or ``learn_one``).
+
+        Parameters
+        ----------
+        **params : dict
+            Hyper-parameter name -> value.
+
+        Returns
+        -------
+        self : object
+            The learner.
+        """
+        guard = guard_of(self)
+        level = guard.enter_write(self, "set_params")
+        try:
+            return super().set_params(**params)
+        finally:
+            settled(guard.exit_write, level)
 
     # -- scikit-learn protocol ---------------------------------------------
     def __sklearn_tags__(self):
@@ -143,13 +176,41 @@ class OnlineLearner(BaseEstimator):
         return check_params(self._constraints, self.get_params(deep=False), {"n": n})
 
     # -- pickling: the engine holds raw pointers and is rebuilt ----------------
-    def __getstate__(self):
-        from .._version import __version__
+    def _state_dict(self):
+        """Hook: the attributes a pickle holds (not copied; the caller copies
+        them under the guard)."""
         state = self.__dict__.copy()
         for key in self._transient():
             state.pop(key, None)
+        return state
+
+    def _snapshot(self, memo, what):
+        """A deep copy of :meth:`_state_dict`, taken as a reader: never torn.
+
+        While another thread runs a batch the copy raises ``RuntimeError``
+        (as ``transform`` does) instead of returning a state in the middle
+        of a trial; a batch started meanwhile by another thread fails the
+        same way.  The copy is complete when this returns, so the pickler,
+        which serialises the state afterwards, sees no later change.
+        """
+        from .._version import __version__
+        guard = guard_of(self)
+        guard.enter_read(self, what)
+        try:
+            state = copy.deepcopy(self._state_dict(), memo)
+        finally:
+            guard.exit_read()
         state["_onlinepca_fast_version"] = __version__
         return state
+
+    def __getstate__(self):
+        return self._snapshot({}, "pickle")
+
+    def __deepcopy__(self, memo):
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__setstate__(self._snapshot(memo, "deepcopy"))
+        return new
 
     def __setstate__(self, state):
         from .._version import __version__
@@ -164,17 +225,22 @@ class OnlineLearner(BaseEstimator):
     @staticmethod
     def _transient():
         """Attributes that are rebuilt, never pickled."""
-        return ("_engine", "_engine_key", "_row_path", "_guard")
+        return ("_engine", "_engine_key", "_row_path", "_guard", "_pace")
 
     def __copy__(self):
         """An independent learner: the fitted state (arrays, generator) is
         copied deeply, the hyper-parameters are shared as by a shallow copy."""
         new = type(self).__new__(type(self))
-        params = self.get_params(deep=False)
-        skip = self._transient()
-        for key, value in self.__dict__.items():
-            if key not in skip:
-                new.__dict__[key] = value if key in params else copy.deepcopy(value)
+        guard = guard_of(self)
+        guard.enter_read(self, "copy")  # never a torn state (see _snapshot)
+        try:
+            params = self.get_params(deep=False)
+            skip = self._transient()
+            for key, value in self.__dict__.items():
+                if key not in skip:
+                    new.__dict__[key] = value if key in params else copy.deepcopy(value)
+        finally:
+            guard.exit_read()
         return new
 
     # -- validation ----------------------------------------------------------
@@ -262,17 +328,43 @@ class OnlineLearner(BaseEstimator):
         """Validate, plan, reset if asked, run: nothing changes before every
         check (the input's, the hyper-parameters', the family's) passed."""
         guard = guard_of(self)
-        guard.enter_write(self, "fit" if reset else "partial_fit")
+        level = guard.enter_write(self, "fit" if reset else "partial_fit")
         try:
             rows, matrix, amax = self._validated(X, name, single, reset)
             plan = self._plan(rows, matrix, amax, name, reset)
             if reset:
-                self._reset(rows.shape[1], plan)
-                self._commit_features(X, matrix, single, rows.shape[1])
-            self._run(rows, plan)
+                self._refit(X, rows, matrix, single, plan)
+            else:
+                self._run(rows, plan)
         finally:
-            guard.exit_write()
+            settled(guard.exit_write, level)  # even if a Ctrl-C lands in here
         return self
+
+    def _refit(self, X, rows, matrix, single, plan):
+        """Reset and run the batch; if that fails before a trial completes
+        (a MemoryError building the state of a much wider batch, Ctrl-C at
+        once ...) the learner is left exactly as before the call.
+
+        The resets replace the state's attributes (never write into the old
+        arrays), so the previous attribute dict is the previous learner.
+        """
+        before = self.__dict__.copy()
+        try:
+            self._reset(rows.shape[1], plan)
+            self._commit_features(X, matrix, single, rows.shape[1])
+            self._run(rows, plan)
+        except BaseException:
+            t = self.__dict__.get("_t")
+            if t is None or t is before.get("_t") or int(t[0]) == 0:
+                settled(self._restore, before)
+            raise
+
+    def _restore(self, before):
+        """Make the attribute dict `before` again (idempotent)."""
+        state = self.__dict__
+        for key in [key for key in state if key not in before]:
+            del state[key]
+        state.update(before)
 
     def _plan(self, X, matrix, amax, name, reset):  # pragma: no cover - abstract
         """Check everything else about the batch; return what _run needs."""
@@ -512,6 +604,7 @@ class TrialLoopLearner(OnlineLearner):
         self._engine = None
         self._engine_key = None
         self.__dict__.pop("_row_path", None)
+        self.__dict__.pop("_pace", None)
 
     def _reset_state(self, p, n):
         """The parameter at reset (hook): W^0 = I/n from :meth:`_initial_state`."""
@@ -541,8 +634,10 @@ class TrialLoopLearner(OnlineLearner):
         # The batch runs in chunks of ~20 ms (Ctrl-C is seen between them)
         # that also end where the trial count reaches a multiple of `every`,
         # so that re-orthogonalisation happens after the same trials however
-        # the stream is split into batches.
-        pacer = Pacer()
+        # the stream is split into batches.  The first chunk of a learner is
+        # one trial (a trial may cost a second: share="past" at large n);
+        # later batches start at the size the last one reached.
+        pacer = Pacer(self.__dict__.get("_pace", 1))
         fixed = [t0, None]  # last trial count re-orthogonalised; Q before it
         try:
             u = self._rng.random(T) if self._randomized else np.zeros(T)
@@ -560,16 +655,17 @@ class TrialLoopLearner(OnlineLearner):
                 engine = self._next_engine(engine, config, p)
             # inside the try: an interrupt landing in here settles again
             self._settle(t0, n0, saved, losses, every, fixed, T)
-        except ValueError as exc:
-            if getattr(exc, "trials_done", None) is None:
-                raise
-            done = self._settle(t0, n0, saved, losses, every, fixed, T)
-            raise RuntimeError(f"trial {done} of the batch failed in the compiled "
-                               f"kernel ({exc}); the {done} rows before it "
-                               f"were processed") from exc
-        except BaseException:  # KeyboardInterrupt (or anything) between chunks
-            self._settle(t0, n0, saved, losses, every, fixed, T)
+        except BaseException as exc:  # KeyboardInterrupt (or anything) between chunks
+            # settled: a second Ctrl-C landing while this one is handled
+            # restarts the (idempotent) settling instead of cutting it short
+            done = settled(self._settle, t0, n0, saved, losses, every, fixed, T)
+            self._pace = pacer.size
+            if isinstance(exc, ValueError) and getattr(exc, "trials_done", None) is not None:
+                raise RuntimeError(f"trial {done} of the batch failed in the compiled "
+                                   f"kernel ({exc}); the {done} rows before it "
+                                   f"were processed") from exc
             raise
+        self._pace = pacer.size
         self._row_path = self._build_row_path(engine, config, every, p)
         return self
 

@@ -22,7 +22,7 @@ import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from .. import _kernels
-from .._guard import Pacer
+from .._guard import Pacer, settled
 from .._typing import ArrayLike, FloatArray, KernelLike, Sampler, SeedLike
 from .._validation import (
     ETA,
@@ -347,6 +347,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         self.n_eigh_fallbacks_ = 0
         self._engine = None
         self._engine_key = None
+        self.__dict__.pop("_pace", None)
 
     def _check_kernel_unchanged(self, p):
         if self._kernel_key(p) != self._kernel_params:
@@ -403,13 +404,13 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         self._m[0] = m
         self._engine = None
 
-    def __getstate__(self):
-        state = super().__getstate__()
-        if "_m" in state:  # only the used part of the grown buffers
+    def _state_dict(self):
+        state = super()._state_dict()
+        if "_m" in state:  # only the used part of the grown buffers (copied by the caller)
             m = int(self._m[0])
-            state["_X"] = self._X[:m].copy()
-            state["_evals"] = self._evals[:m].copy()
-            state["_q"] = self._q[:m, :m].copy()
+            state["_X"] = self._X[:m]
+            state["_evals"] = self._evals[:m]
+            state["_q"] = self._q[:m, :m]
         return state
 
     def _run(self, X, plan):
@@ -422,7 +423,9 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         saved = self._rng.bit_generator.state
         n0 = self._n_recorded
         losses = np.empty((2, T))
-        pacer = Pacer()  # chunks of ~20 ms: Ctrl-C is seen between them
+        # chunks of ~20 ms (Ctrl-C is seen between them), the first of a
+        # learner one trial (a trial may cost a second at large m)
+        pacer = Pacer(self.__dict__.get("_pace", 1))
         error = None
         try:
             u = self._rng.random(T)
@@ -450,8 +453,11 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
             # inside the try: an interrupt landing in here settles again
             done = self._settle(m0, n0, saved, losses, T)
         except BaseException:  # KeyboardInterrupt (or anything) between chunks
-            self._settle(m0, n0, saved, losses, T)
+            # settled: a second Ctrl-C in here restarts the settling
+            settled(self._settle, m0, n0, saved, losses, T)
+            self._pace = pacer.size
             raise
+        self._pace = pacer.size
         if error is not None:
             raise RuntimeError(f"trial {done} of the batch failed in the compiled "
                                f"kernel ({error}); the {done} rows before it "
