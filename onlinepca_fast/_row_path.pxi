@@ -12,8 +12,8 @@
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_STRIDES, PyBuffer_Release, PyObject_GetBuffer
 from cpython.dict cimport PyDict_Size
 from cpython.exc cimport PyErr_Clear, PyErr_Occurred
+from cpython.bool cimport PyBool_Check
 from cpython.float cimport PyFloat_Check
-from cpython.long cimport PyLong_CheckExact
 from cpython.object cimport PyObject
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport isfinite
@@ -41,6 +41,7 @@ ctypedef struct _np_bitgen:
 
 
 cdef object _NDARRAY = np.ndarray
+cdef object _NP_BOOL = np.bool_
 
 
 cdef class RowPath:
@@ -113,9 +114,9 @@ cdef class RowPath:
     cdef bint _take_values(self, x, tuple keys) except -1:
         """Fill the private row with x[key] for the n keys, each converted as
         float(v) does, if x is a dict holding exactly these keys and every
-        value is a float (or subclass: numpy.float64) or an int (not a bool);
-        False otherwise (the caller's validating path converts other numbers
-        and names what is wrong: bools, masked values ...)."""
+        value converts and is neither a bool (Python's or NumPy's) nor an
+        array (a masked value is one); False otherwise (the caller's
+        validating path names what is wrong)."""
         cdef double *dst = &self.row[0]
         cdef PyObject *v
         cdef Py_ssize_t i
@@ -128,8 +129,10 @@ cdef class RowPath:
                 if PyErr_Occurred():
                     PyErr_Clear()
                 return False
-            if not (PyFloat_Check(<object>v) or PyLong_CheckExact(<object>v)):
-                return False  # bool, numpy scalars, ...: the validating path decides
+            if not PyFloat_Check(<object>v) and (
+                    PyBool_Check(<object>v) or type(<object>v) is _NP_BOOL
+                    or isinstance(<object>v, _NDARRAY)):
+                return False  # the array learners reject bools; masked values
             value = _as_double(<object>v)
             if value == -1.0 and PyErr_Occurred():
                 PyErr_Clear()

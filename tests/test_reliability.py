@@ -448,3 +448,66 @@ def test_river_rejects_bools_and_masked_values(bad):
     with pytest.raises((TypeError, ValueError), match=r"x\['a'\]"):
         fresh.learn_one({"a": bad, "b": 0.5, "c": 0.1})
     assert fresh.feature_names_in_ is None
+
+
+# --- item 6: validating a big batch is interruptible ------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.longdouble])
+@pytest.mark.parametrize("layout", ["C", "F", "strided", "matrices"])
+def test_private_copy_is_the_converted_array_and_its_range(dtype, layout, monkeypatch):
+    """Against numpy: the copy equals ``astype(float64)``, lo/hi its min/max,
+    in steps of a few rows (the step size changes nothing)."""
+    from onlinepca_fast import _validation
+    monkeypatch.setattr(_validation, "COPY_STEP_BYTES", 3 * 5 * 8)
+    rng = np.random.default_rng(0)
+    base = rng.integers(-50, 50, size=(23, 10, 5)) if layout == "matrices" else \
+        rng.integers(-50, 50, size=(23, 10))
+    arr = base.astype(dtype)
+    if layout == "F":
+        arr = np.asfortranarray(arr)
+    elif layout == "strided":
+        arr = arr[::2, ::3]
+    out, lo, hi = _validation.private_copy(arr)
+    expected = np.asarray(arr, dtype=np.float64)
+    assert out.flags.c_contiguous and out.dtype == np.float64
+    assert not np.shares_memory(out, arr)
+    np.testing.assert_array_equal(out, expected)
+    assert (lo, hi) == (expected.min(), expected.max())
+
+
+@pytest.mark.parametrize("bad, lo, hi", [(np.nan, np.nan, np.nan), (np.inf, None, np.inf),
+                                         (-np.inf, -np.inf, None)])
+def test_private_copy_reports_non_finite_values(bad, lo, hi, monkeypatch):
+    from onlinepca_fast import _validation
+    monkeypatch.setattr(_validation, "COPY_STEP_BYTES", 4 * 8 * 3)
+    arr = np.arange(60.0).reshape(20, 3)
+    arr[13, 1] = bad
+    _, got_lo, got_hi = _validation.private_copy(arr)
+    for got, want in ((got_lo, lo), (got_hi, hi)):
+        if want is not None:
+            assert got == want or (np.isnan(want) and np.isnan(got))
+
+
+def test_ctrl_c_while_a_big_batch_is_validated_changes_nothing(learner_case, monkeypatch):
+    """The batch is copied and checked in steps (of COPY_STEP_BYTES; an
+    800 MB batch: ~100 steps of ~10 ms): an interrupt between two steps
+    propagates and the learner is as before."""
+    from onlinepca_fast import _kernels, _validation
+    X = make_data(learner_case[2], 64, 8)
+    learner = fitted(learner_case)
+    before = pickle.dumps(learner)
+    monkeypatch.setattr(_validation, "COPY_STEP_BYTES", X[:4].nbytes)
+    real, calls = _kernels.value_range, []
+
+    def value_range(block):
+        calls.append(len(block))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(block)
+
+    monkeypatch.setattr(_kernels, "value_range", value_range)
+    with pytest.raises(KeyboardInterrupt):
+        learner.partial_fit(X)
+    assert calls == [4, 4, 4]
+    monkeypatch.undo()
+    assert pickle.dumps(learner) == before

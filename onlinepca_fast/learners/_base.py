@@ -75,6 +75,7 @@ from .._validation import (
     as_generator,
     as_real_array,
     check_params,
+    private_copy,
 )
 from ..kernels import sample_corner
 from ._eigensystem import EigensystemMixin
@@ -250,7 +251,7 @@ class OnlineLearner(BaseEstimator):
     def _validated(self, X, name, single, reset):
         """(rows as C-contiguous float64, matrices?, max |entry|), or
         ValueError/TypeError naming `name`; changes nothing."""
-        arr = as_real_array(X, name)
+        arr = as_real_array(X, name, convert=False)  # converted in steps below
         ok = tuple(d - 1 for d in self._batch_ndims) if single else self._batch_ndims
         if arr.ndim not in ok:
             hint = (" Reshape your data, e.g. with X.reshape(1, -1) for a single "
@@ -275,12 +276,10 @@ class OnlineLearner(BaseEstimator):
         if not reset and not single and not matrix:
             # feature names (scikit-learn's rules); raises, changes nothing
             validate_data(self, X, reset=False, skip_check_array=True)
-        arr = np.ascontiguousarray(arr)
-        if arr is X or not arr.flags.owndata:
-            # a private copy: the caller's memory may change while the batch
-            # runs (another thread); what is checked is what is processed
-            arr = arr.copy()
-        lo, hi = _kernels.value_range(arr)  # one pass; NaN and inf propagate
+        # a private copy: the caller's memory may change while the batch runs
+        # (another thread); what is checked is what is processed.  Copied,
+        # converted and range-checked in steps (Ctrl-C is seen between them).
+        arr, lo, hi = private_copy(arr, owned=arr is not X and arr.flags.owndata)
         amax = max(hi, -lo)
         if not math.isfinite(amax):
             raise ValueError(f"{name} contains NaN or infinity")
