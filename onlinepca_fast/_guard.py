@@ -5,11 +5,12 @@ thread-safe: its compiled loop updates the state arrays in place with the
 GIL released.  Instead of documenting "must not" and corrupting the state
 when a program does it anyway, every learner holds a :class:`Guard`:
 
-- a *writer* (``fit``, ``partial_fit``, ``learn_one``) takes it without
+- a *writer* (``fit``, ``partial_fit``, ``learn_one``, ``set_params``) takes it without
   waiting; if another thread holds it (writing or reading) the call raises
   ``RuntimeError`` at once and changes nothing, and the first call finishes
   normally;
-- a *reader* (``transform``, ``inverse_transform``, ``sample_projection``)
+- a *reader* (``transform``, ``inverse_transform``, ``sample_projection``,
+  ``copy.copy``, ``copy.deepcopy``, pickling)
   registers for its duration and fails the same way while another thread
   writes; readers do not exclude each other;
 - attribute reads (``components_``, ``eigenvalues_`` ...) fail while another
@@ -17,6 +18,8 @@ when a program does it anyway, every learner holds a :class:`Guard`:
 
 The same thread may nest (``fit_transform``).  The guard is a plain
 ``threading.Lock`` plus counters, so it also holds on free-threaded Python.
+:func:`settled` runs the idempotent steps that must complete (settling an
+interrupted batch, leaving the guard) even if a second Ctrl-C lands in them.
 
 :class:`Pacer` sizes the chunks in which a batch runs so that the
 interpreter regains control (and sees Ctrl-C) every ~:data:`CHUNK_SECONDS`;
@@ -154,8 +157,10 @@ def reporting(callback):
 
 class Pacer:
     """Chunk sizes for a batch so that each compiled call lasts about
-    :data:`CHUNK_SECONDS`: starts small, then follows the measured time per
-    trial (which grows with the state, e.g. kernel PCA's instances)."""
+    :data:`CHUNK_SECONDS`: starts at `first` (one trial for a learner's
+    first batch: a trial may cost a second), then follows the measured time
+    per trial (which grows with the state, e.g. kernel PCA's instances),
+    at most doubling from chunk to chunk."""
 
     __slots__ = ("size", "_t0", "_report")
 

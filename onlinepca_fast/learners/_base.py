@@ -32,26 +32,34 @@ Conventions shared by all learners
   bit for bit as if never interrupted.  The pickle holds the package
   version and its layout is tied to it: loading a pickle from another
   version warns.  ``copy.copy`` gives an independent learner too (its
-  state arrays and generator copied; hyper-parameters shared).
+  state arrays and generator copied; hyper-parameters shared).  A copy or
+  pickle is taken as a reader of the guard: while another thread runs a
+  batch it raises ``RuntimeError``, never returns a state torn mid-trial.
+- A ``fit`` that fails before its first trial completes (a ``MemoryError``
+  building the state of a much wider batch, Ctrl-C at once) leaves the
+  learner exactly as before the call.
 - A batch runs on a private copy of the validated rows (another thread
   writing into the caller's array meanwhile changes nothing), in compiled
-  chunks of about 20 ms: Ctrl-C (``KeyboardInterrupt``) is honoured at the
-  next trial boundary and leaves the learner exactly as after the rows it
-  processed -- as if the batch had been those rows: losses, counters and
-  generator consistent -- then propagates.
+  chunks of about 20 ms (the first of a learner is one trial, whatever a
+  trial costs), after a validation that copies and checks the batch in
+  steps of 8 MB: Ctrl-C (``KeyboardInterrupt``) is honoured at the next
+  step or trial boundary and leaves the learner exactly as after the rows
+  it processed -- as if the batch had been those rows: losses, counters and
+  generator consistent, also if a second Ctrl-C lands while the first is
+  being handled -- then propagates.
 - One learner must not be used from two threads at once; if it is, the
   second call raises ``RuntimeError`` at once and changes nothing (see
-  :mod:`onlinepca_fast._guard`).  Independent learners run in parallel
+  :mod:`onlinepca_fast._guard`); ``set_params`` (or setting a
+  hyper-parameter) is such a call.  ``learn_one`` and ``partial_fit`` use
+  the hyper-parameters set last.  Independent learners run in parallel
   threads (the compiled loop releases the GIL).
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 import math
-import warnings
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
@@ -79,6 +87,7 @@ from .._validation import (
 )
 from ..kernels import sample_corner
 from ._eigensystem import EigensystemMixin
+from ._guarded import GuardedState
 
 _Self = TypeVar("_Self", bound="OnlineLearner")
 _P = ParamSpec("_P")
@@ -108,8 +117,9 @@ CAPPED_MIXING: dict[str, Constraint] = {
 }
 
 
-class OnlineLearner(BaseEstimator):
-    """Shared machinery: parameters, validation, loss records, pickling.
+class OnlineLearner(GuardedState, BaseEstimator):
+    """Shared machinery: parameters, validation, loss records (pickling,
+    copies and hyper-parameter writes: :class:`GuardedState`).
 
     Subclasses declare ``_constraints`` (argument -> constraint, see
     :mod:`onlinepca_fast._validation`) and implement the hooks
@@ -124,46 +134,6 @@ class OnlineLearner(BaseEstimator):
     #: whether trials draw from the generator
     _randomized = True
 
-    def __setattr__(self, name, value):
-        # a hyper-parameter set (set_params, or directly) is a write: it
-        # fails while another thread runs a batch (which would rebuild
-        # learn_one's short path from the old values when it ends); and the
-        # short path, built from the checked values, is stale
-        if name in type(self)._constraints:
-            guard = guard_of(self)
-            level = guard.enter_write(self, f"set {name}")
-            try:
-                self.__dict__.pop("_row_path", None)
-                object.__setattr__(self, name, value)
-            finally:
-                settled(guard.exit_write, level)
-            return
-        object.__setattr__(self, name, value)
-
-    def set_params(self: _Self, **params) -> _Self:
-        """Set hyper-parameters (scikit-learn's ``set_params``).
-
-        A write, as ``partial_fit``: while another thread uses the learner
-        it raises ``RuntimeError`` and changes nothing.  The new values take
-        effect at the next trial (``partial_fit`` or ``learn_one``).
-
-        Parameters
-        ----------
-        **params : dict
-            Hyper-parameter name -> value.
-
-        Returns
-        -------
-        self : object
-            The learner.
-        """
-        guard = guard_of(self)
-        level = guard.enter_write(self, "set_params")
-        try:
-            return super().set_params(**params)
-        finally:
-            settled(guard.exit_write, level)
-
     # -- scikit-learn protocol ---------------------------------------------
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -175,74 +145,6 @@ class OnlineLearner(BaseEstimator):
     def _params(self, n):
         """The hyper-parameters, checked and converted (one table, one pass)."""
         return check_params(self._constraints, self.get_params(deep=False), {"n": n})
-
-    # -- pickling: the engine holds raw pointers and is rebuilt ----------------
-    def _state_dict(self):
-        """Hook: the attributes a pickle holds (not copied; the caller copies
-        them under the guard)."""
-        state = self.__dict__.copy()
-        for key in self._transient():
-            state.pop(key, None)
-        return state
-
-    def _snapshot(self, memo, what):
-        """A deep copy of :meth:`_state_dict`, taken as a reader: never torn.
-
-        While another thread runs a batch the copy raises ``RuntimeError``
-        (as ``transform`` does) instead of returning a state in the middle
-        of a trial; a batch started meanwhile by another thread fails the
-        same way.  The copy is complete when this returns, so the pickler,
-        which serialises the state afterwards, sees no later change.
-        """
-        from .._version import __version__
-        guard = guard_of(self)
-        guard.enter_read(self, what)
-        try:
-            state = copy.deepcopy(self._state_dict(), memo)
-        finally:
-            guard.exit_read()
-        state["_onlinepca_fast_version"] = __version__
-        return state
-
-    def __getstate__(self):
-        return self._snapshot({}, "pickle")
-
-    def __deepcopy__(self, memo):
-        new = type(self).__new__(type(self))
-        memo[id(self)] = new
-        new.__setstate__(self._snapshot(memo, "deepcopy"))
-        return new
-
-    def __setstate__(self, state):
-        from .._version import __version__
-        state = dict(state)
-        saved = state.pop("_onlinepca_fast_version", None)
-        if saved != __version__:
-            warnings.warn(f"unpickling a {type(self).__name__} saved by onlinepca_fast "
-                          f"{saved}, this is {__version__}: the state may not be valid",
-                          UserWarning, stacklevel=2)
-        self.__dict__.update(state)
-
-    @staticmethod
-    def _transient():
-        """Attributes that are rebuilt, never pickled."""
-        return ("_engine", "_engine_key", "_row_path", "_guard", "_pace")
-
-    def __copy__(self):
-        """An independent learner: the fitted state (arrays, generator) is
-        copied deeply, the hyper-parameters are shared as by a shallow copy."""
-        new = type(self).__new__(type(self))
-        guard = guard_of(self)
-        guard.enter_read(self, "copy")  # never a torn state (see _snapshot)
-        try:
-            params = self.get_params(deep=False)
-            skip = self._transient()
-            for key, value in self.__dict__.items():
-                if key not in skip:
-                    new.__dict__[key] = value if key in params else copy.deepcopy(value)
-        finally:
-            guard.exit_read()
-        return new
 
     # -- validation ----------------------------------------------------------
     def _fitted(self):
@@ -357,13 +259,6 @@ class OnlineLearner(BaseEstimator):
             if t is None or t is before.get("_t") or int(t[0]) == 0:
                 settled(self._restore, before)
             raise
-
-    def _restore(self, before):
-        """Make the attribute dict `before` again (idempotent)."""
-        state = self.__dict__
-        for key in [key for key in state if key not in before]:
-            del state[key]
-        state.update(before)
 
     def _plan(self, X, matrix, amax, name, reset):  # pragma: no cover - abstract
         """Check everything else about the batch; return what _run needs."""
