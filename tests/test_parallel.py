@@ -240,3 +240,62 @@ def test_docstring_examples():
 
     result = doctest.testmod(parallel, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 5 and result.failed == 0
+
+
+# --- Ctrl-C (issue 22, item 6) -------------------------------------------------------
+
+class _Looping(opf.OnlinePCA):
+    """An OnlinePCA whose one partial_fit runs `repeats` batches (a long stream
+    in little memory); each copy being fitted records itself."""
+
+    copies: list = []
+    repeats = 400
+
+    def partial_fit(self, X, y=None):
+        _Looping.copies.append(self)
+        self.batches_done = 0
+        for _ in range(self.repeats):
+            super().partial_fit(X)
+            self.batches_done += 1
+        return self
+
+
+def test_ctrl_c_stops_the_running_fits_on_threads():
+    """Issue 22, item 6: run_many(n_jobs=2) raised KeyboardInterrupt only once
+    the running fits had finished their streams (40 s).  Now they stop at
+    their next compiled chunk: the interrupt arrives while both are in their
+    first batches, and neither has run more than a few more of its 400."""
+    import signal
+
+    X, _ = shifting_subspaces(20, 2, (1000, 1000), random_state=0)
+    _Looping.copies = []
+    estimators = [_Looping(2, eta=1.0, random_state=s) for s in range(3)]
+
+    def interrupt():
+        while len(_Looping.copies) < 2:
+            threading.Event().wait(0.005)
+        threading.Event().wait(0.1)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    killer = threading.Thread(target=interrupt)
+    killer.start()
+    with pytest.raises(KeyboardInterrupt):
+        run_many(estimators, [X, X, X], n_jobs=2)
+    killer.join()
+    # the pool has stopped (run_many waited for its threads) ...
+    assert not [t for t in threading.enumerate() if t.name.startswith("run_many")]
+    # ... the third fit never started, the two running ones stopped early ...
+    assert len(_Looping.copies) == 2
+    for fit in _Looping.copies:
+        assert fit.batches_done < _Looping.repeats // 2
+        # ... and consistently: as after exactly the rows processed
+        t = fit.n_trials_
+        assert 0 < t < _Looping.repeats * len(X)
+        assert len(fit.expected_losses_) == len(fit.realized_losses_) == t
+        oracle = opf.OnlinePCA(2, eta=1.0, random_state=fit.random_state)
+        for _ in range(t // len(X)):
+            oracle.partial_fit(X)
+        oracle.partial_fit(X[:t % len(X)]) if t % len(X) else None
+        assert_array_equal(oracle.expected_losses_, fit.expected_losses_)
+        assert_array_equal(oracle.realized_losses_, fit.realized_losses_)
+    assert all(not hasattr(e, "n_trials_") for e in estimators)
