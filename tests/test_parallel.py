@@ -299,3 +299,66 @@ def test_ctrl_c_stops_the_running_fits_on_threads():
         assert_array_equal(oracle.expected_losses_, fit.expected_losses_)
         assert_array_equal(oracle.realized_losses_, fit.realized_losses_)
     assert all(not hasattr(e, "n_trials_") for e in estimators)
+
+
+# --- a Dask worker lost (issue 22, item 8) ---------------------------------------------
+
+class _Slow(opf.OnlinePCA):
+    """An OnlinePCA that waits a little before each batch (so that a worker can
+    be killed while the fits run)."""
+
+    def partial_fit(self, X, y=None):
+        threading.Event().wait(0.4)
+        return super().partial_fit(X)
+
+
+def test_a_dask_worker_killed_with_the_scattered_streams_loses_nothing():
+    """Issue 22, item 8: the array streams are scattered to one worker; killing
+    it lost every result (FutureCancelledError).  Now the lost stream is sent
+    again and the fits rerun: the results equal the plain loop's."""
+    import signal
+
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=None)
+    dask_client = distributed.Client(cluster)
+    try:
+        X, _ = shifting_subspaces(6, 2, (100, 100), random_state=3)
+        Y = X[::-1].copy()
+        estimators = [_Slow(2, eta=1.0, random_state=s) for s in range(6)]
+        streams = [X, Y, X, Y, X, Y]
+        out = {}
+
+        def run():
+            try:
+                out["fitted"] = run_many(estimators, streams, client=dask_client)
+            except BaseException as exc:  # reported below
+                out["error"] = exc
+
+        runner = threading.Thread(target=run)
+        runner.start()
+        holders = set()
+        while not holders and runner.is_alive():  # wait for the scattered arrays
+            holders = {w for key, ws in dask_client.who_has().items()
+                       if key.startswith("ndarray") for w in ws}
+            threading.Event().wait(0.01)
+        assert holders
+        victim = sorted(holders)[0]
+        pid = dask_client.run(os.getpid, workers=[victim])[victim]
+        os.kill(pid, signal.SIGKILL)
+        runner.join(300)
+        assert not runner.is_alive()
+        assert "error" not in out, repr(out.get("error"))
+        fitted = out["fitted"]
+    finally:
+        dask_client.close()
+        cluster.close()
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    for est, X_i, f in zip(estimators, streams, fitted):
+        oracle = opf.OnlinePCA(2, eta=1.0, random_state=est.random_state).partial_fit(X_i)
+        assert f.n_trials_ == len(X_i)
+        assert_array_equal(f.expected_losses_, oracle.expected_losses_)
+        assert_array_equal(f.realized_losses_, oracle.realized_losses_)
+        assert_array_equal(f.eigenvectors_, oracle.eigenvectors_)
