@@ -154,7 +154,10 @@ def _check(estimators, streams, n_jobs, client):
                 or not hasattr(value, "__getitem__"):
             raise TypeError(f"{name} must be a sequence (list or tuple), got "
                             f"{type(value).__name__}")
-    estimators, streams = list(estimators), list(streams)
+    # a Sequence is kept as it is (a sweep passes one that makes its learners
+    # when read); anything else with len and [] becomes a list
+    estimators = estimators if isinstance(estimators, Sequence) else list(estimators)
+    streams = streams if isinstance(streams, Sequence) else list(streams)
     if len(estimators) != len(streams):
         raise ValueError(f"estimators and streams must have the same length, got "
                          f"{len(estimators)} estimators and {len(streams)} streams")
