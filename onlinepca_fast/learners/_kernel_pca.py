@@ -622,30 +622,24 @@ def _check_kernel_values(G, name, eta):
             "gamma or coef0 (nothing was changed)")
 
 
-#: A kernel matrix whose smallest eigenvalue is below ``-PSD_TOLERANCE``
-#: times its scale (its largest entry or eigenvalue) is not positive
-#: semi-definite beyond rounding: a callable kernel giving one is refused.
+#: A callable kernel is refused if its kernel matrix has an eigenvalue below
+#: ``-PSD_TOLERANCE`` times its scale (largest entry or eigenvalue).
 PSD_TOLERANCE = 1e-6
 
 
 def _check_psd(G, evals, q, name):
     """Reject a batch whose rows make the kernel matrix not positive semi-definite.
 
-    `G` holds the new rows' kernel values against the ``m`` past instances
-    and themselves (the entries the trials use: ``G[j, :m + j + 1]``); the
-    past kernel matrix is ``K = q diag(evals) q^T``.  With ``tau =
-    PSD_TOLERANCE * scale``, the bordered matrix ``[[K, B], [B^T, C]]`` has
-    no eigenvalue ``<= -tau`` if and only if ``K + tau I`` is positive
-    definite (the learner's eigenvalues are ``> -tau``) and so is the Schur
-    complement ``C + tau I - B^T (K + tau I)^{-1} B``, tested by a Cholesky
-    factorisation, whose failing order names the row.  Regularised by
-    ``tau``, its rounding errors are about ``eps scale / tau = 2e-10 scale``,
-    far below ``tau``: kernels PSD up to rounding (rbf on repeated points)
-    pass.  Cost ``O(m^2 T + m T^2 + T^3)`` for ``T`` new rows, run for
-    callable kernels only.
+    `G`: the new rows' kernel values against the ``m`` past instances and
+    themselves (the trials use ``G[j, :m + j + 1]``); ``K = q diag(evals)
+    q^T`` the past kernel matrix.  With ``tau = PSD_TOLERANCE * scale``,
+    ``[[K, B], [B^T, C]]`` has no eigenvalue ``<= -tau`` iff the Schur
+    complement ``C + tau I - B^T (K + tau I)^{-1} B`` is positive definite
+    (Cholesky; its failing order names the row).  Its rounding errors, about
+    ``eps scale / tau``, are far below ``tau``: kernels PSD up to rounding
+    pass.  Cost ``O(m^2 T + m T^2 + T^3)``, callable kernels only.
     """
     from scipy.linalg import lapack
-
     T, m = G.shape[0], evals.shape[0]
     diag = G[np.arange(T), m + np.arange(T)]
     bad = np.flatnonzero(diag < 0)
@@ -656,12 +650,11 @@ def _check_psd(G, evals, q, name):
             f"row {i} (a kernel must give a symmetric positive semi-definite Gram matrix; "
             "nothing was changed)")
     scale = max(float(np.abs(G).max()), float(evals.max()) if m else 0.0)
-    if scale == 0.0:
+    if scale == 0.0:  # all zeros: PSD
         return
     tau = PSD_TOLERANCE * scale
     C = np.tril(G[:, m:])  # the entries the trials use (dpotrf reads the lower triangle)
-    S = C + C.T - np.diag(diag)
-    S[np.diag_indices(T)] += tau
+    S = C + C.T + np.diag(tau - diag)
     if m:
         W = q.T @ G[:, :m].T  # (m, T): the new rows in the eigenbasis of K
         W /= np.sqrt(np.maximum(evals + tau, tau))[:, np.newaxis]
