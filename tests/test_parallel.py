@@ -32,7 +32,7 @@ def client():
     # the workers cannot import this test module: ship its functions by value
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=None)
+                                       host="127.0.0.1", dashboard_address=":0")
     dask_client = distributed.Client(cluster)
     try:
         yield dask_client
@@ -299,6 +299,7 @@ def test_ctrl_c_stops_the_running_fits_on_threads():
         assert_array_equal(oracle.expected_losses_, fit.expected_losses_)
         assert_array_equal(oracle.realized_losses_, fit.realized_losses_)
     assert all(not hasattr(e, "n_trials_") for e in estimators)
+    _Looping.copies = []
 
 
 # --- a Dask worker lost (issue 22, item 8) ---------------------------------------------
@@ -320,9 +321,11 @@ def test_a_dask_worker_killed_with_the_scattered_streams_loses_nothing():
 
     import cloudpickle
 
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    module = sys.modules[__name__]
+    registered = module.__name__ in cloudpickle.list_registry_pickle_by_value()
+    cloudpickle.register_pickle_by_value(module)
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=None)
+                                       host="127.0.0.1", dashboard_address=":0")
     dask_client = distributed.Client(cluster)
     try:
         X, _ = shifting_subspaces(6, 2, (100, 100), random_state=3)
@@ -355,7 +358,8 @@ def test_a_dask_worker_killed_with_the_scattered_streams_loses_nothing():
     finally:
         dask_client.close()
         cluster.close()
-        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+        if not registered:  # (the module's client fixture registered it too)
+            cloudpickle.unregister_pickle_by_value(module)
     for est, X_i, f in zip(estimators, streams, fitted):
         oracle = opf.OnlinePCA(2, eta=1.0, random_state=est.random_state).partial_fit(X_i)
         assert f.n_trials_ == len(X_i)
