@@ -182,7 +182,10 @@ def _run_experiment(name, args, subparser, files_prefix, write_data):
     # checked before computing: the output directory and the memory the
     # dimension needs (one-line errors, exit status 2)
     output = args.output if args.output is not None else files_prefix
-    problem = _check_output(output) or _check_memory(kwargs.get("n_features"))
+    files = [files_prefix + ext for ext in ((".csv", ".png", ".json") if write_data
+                                            else (".png",))]
+    problem = _check_output(output, files) or _check_memory(kwargs.get("n_features"),
+                                                            kwargs.get("n_samples"))
     if problem:
         print(f"{_PROG} {subparser.prog.split()[-1]}: error: {problem}", file=sys.stderr)
         return 2
@@ -228,12 +231,14 @@ def _run_experiment(name, args, subparser, files_prefix, write_data):
 _MATRICES_PER_RUN = 12
 
 
-def _check_output(directory):
-    """None if files can be written into `directory`, else why not.
+def _check_output(directory, files=()):
+    """None if `files` can be written into `directory`, else why not.
 
     Nothing is created: the directory, or the nearest of its parents that
     exists, must take a file (a probe file is written and removed), so that
-    a run that ends up writing nothing leaves nothing behind.
+    a run that ends up writing nothing leaves nothing behind; each of the
+    `files` that already exists there must be a writable regular file (not
+    a directory), so that writing cannot fail after the computation.
     """
     where = os.path.abspath(directory)
     while not os.path.lexists(where):
@@ -248,22 +253,41 @@ def _check_output(directory):
     except OSError as exc:
         return (f"--output {directory!r} is not a writable directory "
                 f"({exc.strerror or exc})")
+    for name in files:
+        path = os.path.join(directory, name)
+        if not os.path.lexists(path):
+            continue
+        if not os.path.isfile(path):
+            return (f"--output {directory!r} holds {name!r}, which is not a file: it "
+                    f"cannot be replaced by the output file of that name")
+        if not os.access(path, os.W_OK):
+            return f"--output {directory!r}: the existing file {name!r} is not writable"
     return None
 
 
-def _check_memory(n_features):
-    """None if ~12 n^2 doubles fit in the physical memory, else why not."""
-    if n_features is None:
+#: kw-cone's offline comparator (KW Alg. 2) holds a few T x T doubles (the
+#: kernel matrix, its eigenvectors and their products).
+_MATRICES_PER_SAMPLE_PAIR = 4
+
+
+def _check_memory(n_features, n_samples=None):
+    """None if the experiment's matrices fit in the physical memory, else why
+    not: about 12 n^2 doubles, and 4 T^2 for kw-cone's T samples."""
+    if n_features is None and n_samples is None:
         return None
-    need = 8.0 * _MATRICES_PER_RUN * float(n_features) ** 2
     try:
         have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):  # not POSIX: no check
         return None
-    if need > have:
-        return (f"--n-features {n_features} needs about {need / 2 ** 30:.3g} GiB "
-                f"({_MATRICES_PER_RUN} matrices of n x n doubles), more than this "
-                f"machine's {have / 2 ** 30:.3g} GiB")
+    for option, size, count in (("--n-features", n_features, _MATRICES_PER_RUN),
+                                ("--n-samples", n_samples, _MATRICES_PER_SAMPLE_PAIR)):
+        if size is None:
+            continue
+        need = 8.0 * count * float(size) ** 2
+        if need > have:
+            return (f"{option} {size} needs about {need / 2 ** 30:.3g} GiB "
+                    f"({count} matrices of {size} x {size} doubles), more than this "
+                    f"machine's {have / 2 ** 30:.3g} GiB")
     return None
 
 

@@ -13,7 +13,49 @@ import numpy as np
 
 from ._typing import Result
 
-__all__ = ["format_table", "save_csv", "save_json"]
+__all__ = ["format_table", "save_csv", "save_json", "environment"]
+
+
+def environment() -> dict[str, Any]:
+    """The software that computed a result: versions and the BLAS in use.
+
+    Returns
+    -------
+    env : dict
+        ``onlinepca_fast``, ``numpy``, ``scipy`` and ``python`` versions, and
+        ``blas``: the BLAS libraries loaded in this process as threadpoolctl
+        reports them (``internal_api``, ``version``, ``num_threads``,
+        ``threading_layer``) if threadpoolctl is installed, else the BLAS
+        NumPy was built with (its ``show_config``), else None.
+    """
+    import platform
+
+    import scipy
+
+    from ._version import __version__
+
+    return {"onlinepca_fast": __version__, "numpy": np.__version__, "scipy": scipy.__version__,
+            "python": platform.python_version(), "blas": _blas()}
+
+
+def _blas():
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        pass
+    else:
+        keep = ("internal_api", "version", "num_threads", "threading_layer", "prefix")
+        found = [{k: info.get(k) for k in keep} for info in threadpool_info()
+                 if info.get("user_api") == "blas"]
+        if found:
+            return found
+    try:  # NumPy >= 1.26: the build's configuration as a dict
+        config = np.show_config(mode="dicts")
+        blas = config["Build Dependencies"]["blas"]
+        return [{"internal_api": blas.get("name"), "version": blas.get("version"),
+                 "source": "numpy build configuration"}]
+    except Exception:  # older NumPy, or another layout: unknown
+        return None
 
 
 def format_table(result: Result) -> str:
@@ -73,11 +115,17 @@ def save_json(result: Result, path: str | os.PathLike[str], **extra: Any) -> Non
         File to write.
     **extra
         More top-level entries (e.g. the names of the other files written).
+
+    Notes
+    -----
+    The file also records the ``environment`` (:func:`environment`): package,
+    NumPy, SciPy and Python versions and the BLAS in use.
     """
     doc = {key: result[key] for key in ("experiment", "title", "reference", "params", "seeds",
                                         "n_trials", "boundaries", "segment_labels",
                                         "quantity", "totals", "notes", "summary")}
     doc["labels"] = {key: c["label"] for key, c in result["curves"].items()}
+    doc["environment"] = environment()
     doc.update(extra)
     with open(path, "w", encoding="utf-8") as f:
         json.dump(_jsonable(doc), f, indent=2)

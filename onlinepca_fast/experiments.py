@@ -57,7 +57,7 @@ import numpy as np
 
 from . import datasets, metrics
 from ._guard import reporting
-from ._results import format_table, save_csv, save_json
+from ._results import environment, format_table, save_csv, save_json
 from ._typing import Result
 from ._validation import ALPHA, N_COMPONENTS, POSITIVE, as_int, check_scalar
 from .learners import (
@@ -78,6 +78,7 @@ __all__ = [
     "format_table",
     "save_csv",
     "save_json",
+    "environment",
 ]
 
 

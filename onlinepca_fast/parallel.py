@@ -26,14 +26,18 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import numbers
+import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any
 
 import numpy as np
+
+from ._guard import reporting
 
 __all__ = ["run_many"]
 
@@ -100,7 +104,16 @@ def run_many(estimators: Sequence[Any], streams: Sequence[Any], *, n_jobs: int |
 
     Errors: the first failing stream's exception is raised (with a note on
     Python >= 3.11 saying which estimator and chunk); the other streams are
-    cancelled where possible.
+    cancelled where possible.  Ctrl-C (``KeyboardInterrupt``) propagates
+    within about 20 ms on threads too: the running fits stop at their next
+    compiled chunk rather than finishing their streams.  On Dask,
+    a stream scattered to a worker that dies is sent again and its fits
+    rerun (a lost task of a callable stream is rerun by the scheduler);
+    tasks already running on the workers when Ctrl-C cancels them may run
+    to their end there.
+
+    Memory: only the running fits' learners are alive, besides the fitted
+    ones returned (copies are made as the fits start).
 
     Examples
     --------
@@ -141,7 +154,10 @@ def _check(estimators, streams, n_jobs, client):
                 or not hasattr(value, "__getitem__"):
             raise TypeError(f"{name} must be a sequence (list or tuple), got "
                             f"{type(value).__name__}")
-    estimators, streams = list(estimators), list(streams)
+    # a Sequence is kept as it is (a sweep passes one that makes its learners
+    # when read); anything else with len and [] becomes a list
+    estimators = estimators if isinstance(estimators, Sequence) else list(estimators)
+    streams = streams if isinstance(streams, Sequence) else list(streams)
     if len(estimators) != len(streams):
         raise ValueError(f"estimators and streams must have the same length, got "
                          f"{len(estimators)} estimators and {len(streams)} streams")
@@ -200,17 +216,38 @@ def _fit_pickled(estimator, stream, kind, index):
 
 # --- execution ------------------------------------------------------------------
 
-def _fit_stream(estimator, stream, kind, index):
+class _Stopped(Exception):
+    """Raised inside a fit running on a pool thread once :func:`run_many` stops
+    (Ctrl-C or another stream's error in the calling thread)."""
+
+
+def _fit_stream(estimator, stream, kind, index, stop=None):
     """Fit `estimator` in place on `stream`; (estimator, seconds).  Runs on the
-    thread or Dask worker that owns the estimator."""
+    thread or Dask worker that owns the estimator.
+
+    With `stop` (a ``threading.Event``, on the pool threads) the fit gives up
+    with :class:`_Stopped` at the next chunk of the stream or compiled chunk
+    of a batch (about every 20 ms, :mod:`onlinepca_fast._guard`) once it is
+    set, the learner left consistent (as after an interrupt)."""
     start = time.perf_counter()
     chunk_index = 0
+    watch = contextlib.nullcontext()
+    if stop is not None:
+        def check(trials):
+            if stop.is_set():
+                raise _Stopped
+        watch = reporting(check)
     try:
-        if kind == _ARRAY:
-            estimator.partial_fit(stream)
-        else:
-            for chunk_index, chunk in enumerate(stream() if kind == _CALLABLE else stream):
-                estimator.partial_fit(chunk)
+        with watch:
+            if kind == _ARRAY:
+                estimator.partial_fit(stream)
+            else:
+                for chunk_index, chunk in enumerate(stream() if kind == _CALLABLE else stream):
+                    if stop is not None and stop.is_set():
+                        raise _Stopped
+                    estimator.partial_fit(chunk)
+    except _Stopped:
+        raise
     except Exception as exc:
         if hasattr(exc, "add_note"):  # Python >= 3.11
             where = "" if kind == _ARRAY else f", chunk {chunk_index}"
@@ -219,62 +256,139 @@ def _fit_stream(estimator, stream, kind, index):
     return estimator, time.perf_counter() - start
 
 
-def _execute(estimators, streams, *, n_jobs=None, client=None, progress=None):
-    """:func:`run_many` returning ``(fitted estimator, seconds)`` pairs, the seconds
-    measured around the fit where it ran (for the sweep's time per trial).
-    ``progress()`` (if given) is called in this thread as each fit finishes."""
+def _execute(estimators, streams, *, n_jobs=None, client=None, progress=None, consume=None):
+    """:func:`run_many` returning ``consume(i, fitted estimator, seconds)`` for
+    every i (default: the pair), the seconds measured around the fit where it
+    ran (for the sweep's time per trial).
+
+    ``consume`` and ``progress()`` (if given) are called in this thread as each
+    fit finishes, and nothing here keeps a fitted estimator after its
+    ``consume`` returned: a sweep keeps its table rows only, not thousands of
+    learners.  Each estimator is copied only when its fit starts, so at most
+    one learner per thread or Dask task is alive at a time.
+    """
     estimators, streams, kinds = _check(estimators, streams, n_jobs, client)
     report = progress if progress is not None else (lambda: None)
+    if consume is None:
+        def consume(i, estimator, seconds):
+            return estimator, seconds
     if client is not None:
-        return _on_dask(client, estimators, streams, kinds, report)
-    jobs = [(copy.deepcopy(est), stream, kind, i)
-            for i, (est, stream, kind) in enumerate(zip(estimators, streams, kinds))]
-    if n_jobs is None or n_jobs == 1 or len(jobs) <= 1:
-        fitted = []
-        for job in jobs:
-            fitted.append(_fit_stream(*job))
+        return _on_dask(client, estimators, streams, kinds, report, consume)
+    count = len(estimators)
+    if n_jobs is None or n_jobs == 1 or count <= 1:
+        results = []
+        for i in range(count):
+            fitted = _fit_stream(copy.deepcopy(estimators[i]), streams[i], kinds[i], i)
+            results.append(consume(i, *fitted))
+            del fitted
             report()
-        return fitted
-    with ThreadPoolExecutor(max_workers=min(n_jobs, len(jobs)),
-                            thread_name_prefix="run_many") as pool:
-        futures = [pool.submit(_fit_stream, *job) for job in jobs]
-        try:
-            for f in as_completed(futures):
-                if f.exception() is not None:
-                    break  # raised below, in the order of the estimators
+        return results
+    return _on_threads(min(n_jobs, count), estimators, streams, kinds, report, consume)
+
+
+def _on_threads(workers, estimators, streams, kinds, report, consume):
+    """The fits on a pool of `workers` threads, at most `workers` at a time.
+
+    On any exception here -- Ctrl-C (``KeyboardInterrupt`` is delivered to
+    this thread, waiting below) or a stream's error -- the running fits are
+    told to stop and give up at their next chunk boundary (~20 ms), so the
+    exception propagates at once rather than after their streams.
+    """
+    count = len(estimators)
+    results = [None] * count
+    stop = threading.Event()
+    running = {}
+    started = 0
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="run_many")
+    try:
+        while running or started < count:
+            while started < count and len(running) < workers:
+                job = (copy.deepcopy(estimators[started]), streams[started], kinds[started],
+                       started, stop)
+                running[pool.submit(_fit_stream, *job)] = started
+                del job
+                started += 1
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=running.__getitem__):
+                i = running.pop(future)
+                results[i] = consume(i, *future.result())  # raises the stream's error
+                del future
                 report()
-            return [f.result() for f in futures]
-        except BaseException:
-            for f in futures:
-                f.cancel()  # those not started yet; running ones finish their stream
-            raise
+            del done
+        return results
+    except BaseException:
+        stop.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _on_dask(client, estimators, streams, kinds, report):
+def _on_dask(client, estimators, streams, kinds, report, consume):
+    """The fits as Dask tasks, gathered one by one as they finish.
+
+    Array streams are scattered once per distinct object (a data set shared
+    by many estimators, as in a sweep, travels once).  Scattered data have no
+    recipe: if the worker holding them dies, the scheduler forgets them and
+    cancels the tasks that need them.  They are then scattered again from
+    here and those tasks resubmitted (at most :data:`_MAX_RESCATTERS` times
+    per stream), else a ``RuntimeError`` names the lost stream.
+    """
+    from distributed import as_completed as completed
+
     # everything is pickled (and so checked) before anything is sent
     payload = [_pickled(est, f"estimators[{i}]") for i, est in enumerate(estimators)]
-    shipped = [s if kind == _ARRAY else _pickled(s, f"streams[{i}]")
+    shipped = [None if kind == _ARRAY else _pickled(s, f"streams[{i}]")
                for i, (s, kind) in enumerate(zip(streams, kinds))]
-    # Array streams are scattered once each -- once per distinct object, so
-    # that a data set shared by many estimators (a sweep) travels once --
-    # rather than embedded in the tasks.
     unique = {}
     for stream, kind in zip(streams, kinds):
         if kind == _ARRAY:
             unique.setdefault(id(stream), stream)
-    if unique:
-        futures = dict(zip(unique, client.scatter(list(unique.values()), hash=False)))
-        shipped = [futures[id(s)] if kind == _ARRAY else p
-                   for s, p, kind in zip(streams, shipped, kinds)]
-    tasks = [client.submit(_fit_pickled, est, stream, kind, i, pure=False)
-             for i, (est, stream, kind) in enumerate(zip(payload, shipped, kinds))]
+    scattered = {}
+
+    def scatter(keys):
+        for key, future in zip(keys, client.scatter([unique[k] for k in keys], hash=False)):
+            scattered[key] = future
+
+    def submit(i):
+        arg = scattered[id(streams[i])] if kinds[i] == _ARRAY else shipped[i]
+        return client.submit(_fit_pickled, payload[i], arg, kinds[i], i, pure=False)
+
+    scatter(list(unique))
+    results = [None] * len(estimators)
+    retries = [0] * len(estimators)
+    tasks = {}
     try:
-        from distributed import as_completed as completed
-        for f in completed(tasks):
-            if f.status != "finished":
-                break  # raised by gather
-            report()
-        return client.gather(tasks)
+        for i in range(len(estimators)):
+            tasks[submit(i)] = i
+        queue = completed(list(tasks))
+        for future in queue:
+            i = tasks.pop(future)
+            if future.status == "finished":
+                results[i] = consume(i, *future.result())
+                future.release()
+                report()
+                continue
+            if future.status == "error" or kinds[i] != _ARRAY:
+                future.result()  # raises the task's error
+            # cancelled by the scheduler: its scattered stream was lost with a worker
+            key = id(streams[i])
+            retries[i] += 1
+            if retries[i] > _MAX_RESCATTERS:
+                raise RuntimeError(
+                    f"run_many: the Dask workers lost streams[{i}] (an array scattered to "
+                    f"them) {retries[i]} times with the workers holding it; "
+                    f"estimators[{i}] was not fitted")
+            if scattered[key].status != "finished":
+                scatter([key])
+            new = submit(i)
+            tasks[new] = i
+            queue.add(new)
+        return results
     except BaseException:
-        client.cancel(tasks)
+        client.cancel(list(tasks))
         raise
+
+
+#: How many times a stream scattered to the Dask workers is sent again after
+#: the worker holding it died.
+_MAX_RESCATTERS = 3

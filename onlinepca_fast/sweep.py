@@ -127,23 +127,28 @@ def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
         try:
             with open(path, "rb") as f:
                 return tomllib.load(f)
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path} is not valid TOML (UTF-8 text): {exc}") from None
     if ext == ".json":
         try:
             with open(path, encoding="utf-8") as f:
                 return json.load(f)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path} is not valid JSON: {exc}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path} is not valid JSON (UTF-8 text): {exc}") from None
     raise ConfigError(f"the configuration must be a .toml or .json file, got {path!r}")
+
+
+#: At most this many fits in one sweep (checked before anything is made).
+MAX_FITS = 10**6
 
 
 def _seeds(value):
     if isinstance(value, int) and not isinstance(value, bool):
-        if value < 1:
-            raise ConfigError(f"seeds must be a count >= 1 or a list of seeds, got {value}")
-        return list(range(value))
-    if isinstance(value, list) and value and all(
+        if value < 1 or value > MAX_FITS:
+            raise ConfigError(f"seeds must be a count >= 1 (at most {MAX_FITS}) or a list "
+                              f"of seeds, got {value}")
+        return range(value)
+    if isinstance(value, list) and value and len(value) <= MAX_FITS and all(
             isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value):
         return list(value)
     raise ConfigError(f"seeds must be a count >= 1 or a non-empty list of non-negative "
@@ -245,6 +250,12 @@ def expand(config: Mapping[str, Any]) -> tuple[list[str], dict[str, Any], list[d
     if not isinstance(entries, list) or not entries:
         raise ConfigError("learners must be a non-empty list of tables ([[learners]])")
     grids = [_grid(entry, i) for i, entry in enumerate(entries)]
+    fits = sum(len(points) * (len(seeds) if "random_state" in
+                              inspect.signature(LEARNERS[name]).parameters else 1)
+               for name, points in grids) * len(specs)
+    if fits > MAX_FITS:
+        raise ConfigError(f"the sweep has {fits} fits (learner entries x their grids x "
+                          f"seeds x data sets), more than {MAX_FITS}")
     data = {name: _load_dataset(name, spec) for name, spec in specs.items()}
 
     param_names = []
@@ -315,15 +326,16 @@ def run_sweep(
 
 
 def _run(expanded, n_jobs, client, progress=None):
+    """The table of the expanded runs.  Each fit's row is made as soon as it
+    finishes and the fitted learner dropped: memory holds the rows and the
+    running fits' learners, not every fitted learner (issue 22, item 10)."""
     from .parallel import _execute
 
     param_names, data, runs = expanded
-    estimators = [_make(run) for run in runs]
-    fitted = _execute(estimators, [data[run["dataset"]] for run in runs],
-                      n_jobs=n_jobs, client=client, progress=progress)
     comparators = {}
-    rows = []
-    for run, (est, seconds) in zip(runs, fitted):
+
+    def row_of(i, est, seconds):
+        run = runs[i]
         X = data[run["dataset"]]
         k, centered = est.n_components, _centered(est)
         key = (run["dataset"], k, centered)
@@ -342,8 +354,27 @@ def _run(expanded, n_jobs, client, progress=None):
                    comparator_loss=best,
                    regret=expected - best, realized_regret=realized - best,
                    us_per_trial=1e6 * seconds / max(est.n_trials_, 1))
-        rows.append(row)
+        return row
+
+    rows = _execute(_Lazy(runs, _make), [data[run["dataset"]] for run in runs],
+                    n_jobs=n_jobs, client=client, progress=progress, consume=row_of)
     return ["learner"] + param_names + _RESULT_COLUMNS, rows
+
+
+class _Lazy(Sequence):
+    """``[make(run) for run in runs]`` made item by item when read, so that the
+    sweep never holds all its learners at once."""
+
+    def __init__(self, runs, make):
+        self._runs, self._make = runs, make
+
+    def __len__(self):
+        return len(self._runs)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._make(run) for run in self._runs[i]]
+        return self._make(self._runs[i])
 
 
 # --- output ----------------------------------------------------------------------------
@@ -362,6 +393,10 @@ def write_table(
         columns: Sequence[str], rows: Sequence[Mapping[str, Any]], path_base: str,
 ) -> list[str]:
     """Write ``path_base.csv`` (always) and ``path_base.parquet`` (if pyarrow is installed).
+
+    The Parquet file's schema metadata ``onlinepca_fast.environment`` holds
+    the package, NumPy, SciPy and Python versions and the BLAS in use, as JSON
+    (:func:`onlinepca_fast.experiments.environment`).
 
     Parameters
     ----------
@@ -398,7 +433,9 @@ def write_table(
             # is fine, but 1 / "auto" is not): written as text
             arrays[c] = pa.array([None if v is None else _cell(v) for v in values])
     paths.append(path_base + ".parquet")
-    pq.write_table(pa.table(arrays), paths[1])
+    from ._results import environment
+    meta = {"onlinepca_fast.environment": json.dumps(environment())}
+    pq.write_table(pa.table(arrays).replace_schema_metadata(meta), paths[1])
     return paths
 
 
@@ -508,25 +545,28 @@ def main(args, parser, prog="onlinepca-fast"):
 
     from . import plotting
 
+    def fail(message):  # one line on stderr, exit status 2, nothing computed or written
+        print(f"{prog} sweep: error: {message}", file=sys.stderr)
+        return 2
+
     stem = os.path.splitext(os.path.basename(args.config))[0]
     try:
         config = load_config(args.config)
     except OSError as exc:
-        parser.error(f"cannot read {args.config}: {exc.strerror or exc}")
+        return fail(f"cannot read {args.config}: {exc.strerror or exc}")
     except ConfigError as exc:
-        parser.error(str(exc))
+        return fail(str(exc))
     try:  # the data sets are made and every learner tried on them before anything runs
         param_names, data, runs = expand(config)
     except ConfigError as exc:
-        parser.error(f"{args.config}: {exc}")
+        return fail(f"{args.config}: {exc}")
     out = args.output if args.output is not None else stem
-    try:  # checked before computing
-        os.makedirs(out, exist_ok=True)
-        if not os.access(out, os.W_OK):
-            raise PermissionError("not writable")
-    except OSError as exc:
-        print(f"{prog}: cannot write to the output directory {out!r}: {exc}", file=sys.stderr)
-        return 1
+    # checked before computing, and nothing made yet: an interrupted or
+    # failed run leaves nothing behind (the folder is made when writing)
+    from .__main__ import _check_output
+    problem = _check_output(out, [stem + ext for ext in (".csv", ".parquet", ".png")])
+    if problem:
+        return fail(problem)
 
     client = None
     if args.scheduler is not None:
@@ -561,6 +601,7 @@ def main(args, parser, prog="onlinepca-fast"):
     print(format_summary(columns, rows))
 
     base = os.path.join(out, stem)
+    os.makedirs(out, exist_ok=True)
     written = write_table(columns, rows, base)
     if not args.no_plot:
         if plotting.matplotlib_available():

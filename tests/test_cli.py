@@ -360,6 +360,9 @@ def test_plots_are_written(tmp_path, fig4):
     (["experiment", "wk-fig6", "--n-features", "100000"], "--n-features 100000 needs about"),
     (["demo", "--output", "a-file"], "--output 'a-file' is not a writable directory"),
     (["experiment", "wk-fig4", "--output", "a-file/sub"], "is not a writable directory"),
+    # issue 22, item 11: the pre-check looked at --n-features only (numpy's
+    # MemoryError for kw-cone's 100,000 x 100,000 kernel matrix, 74.5 GiB)
+    (["experiment", "kw-cone", "--n-samples", "100000"], "--n-samples 100000 needs about"),
 ])
 def test_impossible_outputs_and_sizes_are_one_line_errors_before_computing(
         tmp_path, args, message):
@@ -371,6 +374,41 @@ def test_impossible_outputs_and_sizes_are_one_line_errors_before_computing(
     assert proc.stderr.count("\n") == 1 and message in proc.stderr
     assert proc.stdout == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
+@pytest.mark.parametrize("command, taken", [
+    (["experiment", "yl-fig1"], "yl-fig1.csv"),
+    (["experiment", "yl-fig1"], "yl-fig1.json"),
+    (["experiment", "yl-fig1"], "yl-fig1.png"),
+    (["demo"], "demo.png"),
+])
+def test_an_output_name_taken_by_a_directory_is_refused_before_computing(
+        tmp_path, command, taken):
+    """Issue 22, item 11: a directory named like an output file gave
+    IsADirectoryError after the whole computation."""
+    (tmp_path / "out" / taken).mkdir(parents=True)
+    proc = run_cli(command + ["--segment-length", "20", "--seeds", "1", "--output", "out"],
+                   tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1
+    assert f"--output 'out' holds '{taken}', which is not a file" in proc.stderr
+    assert proc.stdout == ""
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [taken]
+
+
+def test_json_records_the_environment(tmp_path):
+    """Issue 26, item 4: the results record the package, NumPy and SciPy
+    versions and the BLAS in use."""
+    import scipy
+
+    proc = run_cli(["experiment", "yl-fig1", "--segment-length", "20", "--seeds", "1",
+                    "--no-plot", "--output", "out"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    env = json.loads((tmp_path / "out" / "yl-fig1.json").read_text())["environment"]
+    assert env["onlinepca_fast"] == opf.__version__
+    assert env["numpy"] == np.__version__ and env["scipy"] == scipy.__version__
+    assert env["python"] == "{}.{}.{}".format(*sys.version_info[:3])
+    assert env["blas"] and all(b["internal_api"] for b in env["blas"])
 
 
 def test_ctrl_c_is_one_line_exit_130_and_writes_nothing(tmp_path, monkeypatch, capsys):

@@ -17,6 +17,7 @@ LINEAR_RTOL = 1e-9: the kernel and the feature-space learner agree exactly
 in exact arithmetic when the cap binds (see test_linear_kernel_*).
 """
 
+import functools
 import math
 import pickle
 
@@ -575,3 +576,75 @@ def test_update_stats_count_the_bordered_updates():
     # the secular order is at most the instances so far + 1, at least 0
     assert 0 <= after["secular_sum"] <= sum(range(12, 42))
     assert after["n_fallbacks"] == 0
+
+
+# --- kernels that are not positive semi-definite (issue 22, item 12) --------------------
+
+def _sigmoid(A, B):  # scikit-learn's sigmoid kernel: not PSD
+    from sklearn.metrics.pairwise import sigmoid_kernel
+
+    return sigmoid_kernel(A, B)
+
+
+def _negated_rbf(A, B):
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    return -rbf_kernel(A, B)
+
+
+def test_a_kernel_that_is_not_psd_is_refused_where_its_matrix_becomes_indefinite():
+    """The sigmoid kernel was accepted (expected losses down to -25.8).  Row by
+    row, the learner accepts each prefix whose kernel matrix numpy's eigvalsh
+    finds PSD and refuses the first one where it is clearly not, naming
+    ``kernel`` and changing nothing; a fit on all rows is refused too."""
+    X = np.random.default_rng(0).standard_normal((60, 5))
+    K = _sigmoid(X, X)
+    smallest = [np.linalg.eigvalsh(K[:t, :t])[0] for t in range(1, len(X) + 1)]
+    first_bad = next(t for t, lam in enumerate(smallest, 1) if lam < 0)
+    assert min(smallest[:first_bad - 1]) > 1e-3 and smallest[first_bad - 1] < -1e-2
+    kpca = opf.OnlineKernelPCA(2, kernel=_sigmoid, random_state=0)
+    for x in X[:first_bad - 1]:
+        kpca.partial_fit(x[np.newaxis])
+    before, pickled = _snapshot(kpca), pickle.dumps(kpca)
+    with pytest.raises(ValueError, match=r"^kernel is not positive semi-definite: with X "
+                                         r"row 0 the kernel matrix has an eigenvalue below"):
+        kpca.partial_fit(X[first_bad - 1:first_bad])
+    _assert_same(before, _snapshot(kpca))
+    assert pickle.dumps(kpca) == pickled
+    with pytest.raises(ValueError, match=f"with X row {first_bad - 1} the kernel matrix"):
+        opf.OnlineKernelPCA(2, kernel=_sigmoid).fit(X)
+    with pytest.raises(ValueError, match="kernel is not positive semi-definite"):
+        kpca.fit(X)  # fit validates before resetting
+    _assert_same(before, _snapshot(kpca))
+
+
+def test_a_negative_kernel_diagonal_is_refused():
+    """A negated rbf made transform return NaN."""
+    X = _data(20, n=4)
+    with pytest.raises(ValueError, match=r"^kernel is not positive semi-definite: "
+                                         r"k\(x, x\) = -1 < 0 for X row 0"):
+        opf.OnlineKernelPCA(2, kernel=_negated_rbf).fit(X)
+    kpca = opf.OnlineKernelPCA(2, kernel=_negated_rbf)
+    with pytest.raises(ValueError, match=r"k\(x, x\) = -1 < 0"):
+        kpca.learn_one(X[0])
+    assert not hasattr(kpca, "n_features_in_")
+
+
+def test_psd_kernels_up_to_rounding_pass_the_check():
+    """A callable rbf on repeated points (a singular kernel matrix whose
+    eigenvalues numpy finds slightly negative) is accepted, in one batch and
+    in batches of 7, with the same losses as the built-in rbf."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    X = np.repeat(_data(40, n=4, seed=3), 3, axis=0)
+    K = rbf_kernel(X, gamma=0.05)
+    assert np.linalg.eigvalsh(K)[0] < 0  # rounding: negative in floating point
+    gram = functools.partial(rbf_kernel, gamma=0.05)
+    one = opf.OnlineKernelPCA(3, kernel=gram, random_state=1).fit(X)
+    split = opf.OnlineKernelPCA(3, kernel=gram, random_state=1)
+    for i in range(0, len(X), 7):
+        split.partial_fit(X[i:i + 7])
+    assert one.n_trials_ == split.n_trials_ == len(X)
+    builtin = opf.OnlineKernelPCA(3, kernel="rbf", gamma=0.05, random_state=1).fit(X)
+    np.testing.assert_allclose(one.expected_losses_, builtin.expected_losses_,
+                               rtol=1e-9, atol=1e-12)

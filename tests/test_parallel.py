@@ -32,7 +32,7 @@ def client():
     # the workers cannot import this test module: ship its functions by value
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=None)
+                                       host="127.0.0.1", dashboard_address=":0")
     dask_client = distributed.Client(cluster)
     try:
         yield dask_client
@@ -240,3 +240,129 @@ def test_docstring_examples():
 
     result = doctest.testmod(parallel, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 5 and result.failed == 0
+
+
+# --- Ctrl-C (issue 22, item 6) -------------------------------------------------------
+
+class _Looping(opf.OnlinePCA):
+    """An OnlinePCA whose one partial_fit runs `repeats` batches (a long stream
+    in little memory); each copy being fitted records itself."""
+
+    copies: list = []
+    repeats = 400
+
+    def partial_fit(self, X, y=None):
+        _Looping.copies.append(self)
+        self.batches_done = 0
+        for _ in range(self.repeats):
+            super().partial_fit(X)
+            self.batches_done += 1
+        return self
+
+
+def test_ctrl_c_stops_the_running_fits_on_threads():
+    """Issue 22, item 6: run_many(n_jobs=2) raised KeyboardInterrupt only once
+    the running fits had finished their streams (40 s).  Now they stop at
+    their next compiled chunk: the interrupt arrives while both are in their
+    first batches, and neither has run more than a few more of its 400."""
+    import signal
+
+    X, _ = shifting_subspaces(20, 2, (1000, 1000), random_state=0)
+    _Looping.copies = []
+    estimators = [_Looping(2, eta=1.0, random_state=s) for s in range(3)]
+
+    def interrupt():
+        while len(_Looping.copies) < 2:
+            threading.Event().wait(0.005)
+        threading.Event().wait(0.1)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    killer = threading.Thread(target=interrupt)
+    killer.start()
+    with pytest.raises(KeyboardInterrupt):
+        run_many(estimators, [X, X, X], n_jobs=2)
+    killer.join()
+    # the pool has stopped (run_many waited for its threads) ...
+    assert not [t for t in threading.enumerate() if t.name.startswith("run_many")]
+    # ... the third fit never started, the two running ones stopped early ...
+    assert len(_Looping.copies) == 2
+    for fit in _Looping.copies:
+        assert fit.batches_done < _Looping.repeats // 2
+        # ... and consistently: as after exactly the rows processed
+        t = fit.n_trials_
+        assert 0 < t < _Looping.repeats * len(X)
+        assert len(fit.expected_losses_) == len(fit.realized_losses_) == t
+        oracle = opf.OnlinePCA(2, eta=1.0, random_state=fit.random_state)
+        for _ in range(t // len(X)):
+            oracle.partial_fit(X)
+        oracle.partial_fit(X[:t % len(X)]) if t % len(X) else None
+        assert_array_equal(oracle.expected_losses_, fit.expected_losses_)
+        assert_array_equal(oracle.realized_losses_, fit.realized_losses_)
+    assert all(not hasattr(e, "n_trials_") for e in estimators)
+    _Looping.copies = []
+
+
+# --- a Dask worker lost (issue 22, item 8) ---------------------------------------------
+
+class _Slow(opf.OnlinePCA):
+    """An OnlinePCA that waits a little before each batch (so that a worker can
+    be killed while the fits run)."""
+
+    def partial_fit(self, X, y=None):
+        threading.Event().wait(0.4)
+        return super().partial_fit(X)
+
+
+def test_a_dask_worker_killed_with_the_scattered_streams_loses_nothing():
+    """Issue 22, item 8: the array streams are scattered to one worker; killing
+    it lost every result (FutureCancelledError).  Now the lost stream is sent
+    again and the fits rerun: the results equal the plain loop's."""
+    import signal
+
+    import cloudpickle
+
+    module = sys.modules[__name__]
+    registered = module.__name__ in cloudpickle.list_registry_pickle_by_value()
+    cloudpickle.register_pickle_by_value(module)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=":0")
+    dask_client = distributed.Client(cluster)
+    try:
+        X, _ = shifting_subspaces(6, 2, (100, 100), random_state=3)
+        Y = X[::-1].copy()
+        estimators = [_Slow(2, eta=1.0, random_state=s) for s in range(6)]
+        streams = [X, Y, X, Y, X, Y]
+        out = {}
+
+        def run():
+            try:
+                out["fitted"] = run_many(estimators, streams, client=dask_client)
+            except BaseException as exc:  # reported below
+                out["error"] = exc
+
+        runner = threading.Thread(target=run)
+        runner.start()
+        holders = set()
+        while not holders and runner.is_alive():  # wait for the scattered arrays
+            holders = {w for key, ws in dask_client.who_has().items()
+                       if key.startswith("ndarray") for w in ws}
+            threading.Event().wait(0.01)
+        assert holders
+        victim = sorted(holders)[0]
+        pid = dask_client.run(os.getpid, workers=[victim])[victim]
+        os.kill(pid, signal.SIGKILL)
+        runner.join(300)
+        assert not runner.is_alive()
+        assert "error" not in out, repr(out.get("error"))
+        fitted = out["fitted"]
+    finally:
+        dask_client.close()
+        cluster.close()
+        if not registered:  # (the module's client fixture registered it too)
+            cloudpickle.unregister_pickle_by_value(module)
+    for est, X_i, f in zip(estimators, streams, fitted):
+        oracle = opf.OnlinePCA(2, eta=1.0, random_state=est.random_state).partial_fit(X_i)
+        assert f.n_trials_ == len(X_i)
+        assert_array_equal(f.expected_losses_, oracle.expected_losses_)
+        assert_array_equal(f.realized_losses_, oracle.realized_losses_)
+        assert_array_equal(f.eigenvectors_, oracle.eigenvectors_)

@@ -87,7 +87,7 @@ TIMING = "us_per_trial"
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=None)
+                                       host="127.0.0.1", dashboard_address=":0")
     dask_client = distributed.Client(cluster)
     try:
         yield dask_client
@@ -364,14 +364,160 @@ def test_cli_errors(tmp_path, monkeypatch, capsys):
     (tmp_path / "taken").write_text("a file")
     (tmp_path / "good.json").write_text(json.dumps(CONFIG))
     status, out, err = _main(["sweep", "good.json", "--output", "taken"], capsys)
-    assert status == 1
-    assert "cannot write to the output directory 'taken'" in err
+    assert status == 2  # issue 22, item 11: one-line errors with status 2, as experiments
+    assert err.count("\n") == 1 and "--output 'taken' is not a writable directory" in err
     assert "fits" not in out
     # sweep --help lists the sweep's options
     status, out, err = _main(["sweep", "--help"], capsys)
     assert status == 0
     for option in ("--jobs", "--scheduler", "--output", "--no-plot", "CONFIG"):
         assert option in out
+
+
+# --- issue 22, items 10 and 11: memory, bad input, leaving nothing behind ----------------
+
+def _fitted_learners_alive():
+    import gc
+
+    gc.collect()  # (garbage in reference cycles is not held: issue 22, item 9)
+    return sum(1 for o in gc.get_objects()
+               if isinstance(o, opf.OnlinePCA) and "n_features_in_" in o.__dict__)
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_the_sweep_keeps_rows_not_fitted_learners(n_jobs):
+    """Item 10: every fitted learner was kept until the table was built (memory
+    grew with the number of fits).  Now each row is made as its fit finishes
+    and the learner dropped: at most the running fits' learners are alive."""
+    config = _with(seeds=4, learners=[CONFIG["learners"][0]])
+    expanded = sweep.expand(config)
+    alive = []
+    before = _fitted_learners_alive()  # (other tests' learners)
+    columns, rows = sweep._run(expanded, n_jobs=n_jobs, client=None,
+                               progress=lambda: alive.append(_fitted_learners_alive()))
+    assert len(rows) == len(alive) == 2 * 4 * 2
+    assert max(alive) - before <= (n_jobs or 1)
+    assert _without_timing(rows) == _without_timing(sweep.run_sweep(config)[1])
+
+
+def test_huge_seed_counts_and_sweeps_are_refused_before_anything_is_made():
+    """Item 11: seeds = 1000000000 was a MemoryError traceback."""
+    with pytest.raises(sweep.ConfigError, match="seeds must be a count >= 1 \\(at most"):
+        sweep.expand(_with(seeds=10**9))
+    # (2 etas + 1 + 1 randomised grid points) x 2 data sets x 300,000 seeds + FTL's 2 x 2
+    with pytest.raises(sweep.ConfigError, match="the sweep has 2400004 fits .* more than"):
+        sweep.expand(_with(seeds=300_000))
+
+
+@pytest.mark.parametrize("ext", ["toml", "json"])
+def test_cli_config_that_is_not_utf8_is_a_one_line_error(tmp_path, monkeypatch, capsys, ext):
+    """Item 11: a non-UTF-8 configuration was a UnicodeDecodeError traceback."""
+    monkeypatch.chdir(tmp_path)
+    text = TOML if ext == "toml" else json.dumps(CONFIG)
+    (tmp_path / f"cfg.{ext}").write_bytes(text.replace("shift", "\xe9t\xe9").encode("latin-1"))
+    status, out, err = _main(["sweep", f"cfg.{ext}"], capsys)
+    assert status == 2
+    assert err.count("\n") == 1 and f"cfg.{ext} is not valid {ext.upper()} (UTF-8" in err
+    assert out == "" and sorted(os.listdir(tmp_path)) == [f"cfg.{ext}"]
+
+
+def test_cli_huge_seed_count_is_a_one_line_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cfg.toml").write_text(TOML.replace("seeds = 2", "seeds = 1000000000"))
+    status, out, err = _main(["sweep", "cfg.toml"], capsys)
+    assert status == 2 and err.count("\n") == 1 and "seeds must be a count >= 1" in err
+    assert sorted(os.listdir(tmp_path)) == ["cfg.toml"]
+
+
+def test_cli_output_file_name_taken_by_a_directory_is_refused_before_computing(
+        tmp_path, monkeypatch, capsys):
+    """Item 11: an output folder holding a directory named like an output file
+    gave IsADirectoryError after the whole computation."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cfg.toml").write_text(TOML)
+    for name in ("cfg.csv", "cfg.parquet", "cfg.png"):
+        (tmp_path / "out" / name).mkdir(parents=True)
+        status, out, err = _main(["sweep", "cfg.toml", "--output", "out"], capsys)
+        assert status == 2 and err.count("\n") == 1
+        assert f"--output 'out' holds '{name}', which is not a file" in err
+        assert "fits" not in out  # before anything ran
+        assert sorted(os.listdir(tmp_path / "out")) == [name]
+        (tmp_path / "out" / name).rmdir()
+
+
+def test_cli_ctrl_c_leaves_nothing_behind(tmp_path, monkeypatch, capsys):
+    """Item 11: Ctrl-C during a sweep left an empty output folder although the
+    message said nothing was written."""
+    from onlinepca_fast import parallel
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cfg.toml").write_text(TOML)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(parallel, "_execute", interrupted)
+    status, out, err = _main(["sweep", "cfg.toml", "--jobs", "2", "--output", "a/b"], capsys)
+    assert status == 130 and "interrupted; no files were written" in err
+    assert sorted(os.listdir(tmp_path)) == ["cfg.toml"]   # neither a/ nor a/b/
+    status, out, err = _main(["sweep", "cfg.toml"], capsys)
+    assert status == 130 and sorted(os.listdir(tmp_path)) == ["cfg.toml"]
+
+
+def test_cli_sweep_ctrl_c_on_threads_stops_the_fits(tmp_path, monkeypatch, capsys):
+    """Item 6: ``sweep --jobs 2`` went on for the running fits' whole streams
+    after Ctrl-C.  The fits now stop at their next chunk: the interrupt comes
+    during the first two fits (of 400,000-row streams), and no fit finishes."""
+    import signal
+    import threading
+
+    from onlinepca_fast import parallel
+
+    monkeypatch.chdir(tmp_path)
+    config = _with(seeds=4, learners=[{"class": "OnlinePCA", "n_components": 2}],
+                   datasets={"long": {"kind": "shifting_subspaces", "n_features": 20,
+                                      "segment_lengths": [200_000, 200_000]}})
+    (tmp_path / "cfg.json").write_text(json.dumps(config))
+    started, finished = [], []
+    fit_stream = parallel._fit_stream
+
+    def watched(estimator, *args, **kwargs):
+        started.append(estimator)
+        out = fit_stream(estimator, *args, **kwargs)
+        finished.append(estimator)
+        return out
+
+    def interrupt():
+        while len(started) < 2:
+            threading.Event().wait(0.005)
+        threading.Event().wait(0.2)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    monkeypatch.setattr(parallel, "_fit_stream", watched)
+    killer = threading.Thread(target=interrupt)
+    killer.start()
+    status, out, err = _main(["sweep", "cfg.json", "--jobs", "2", "-q"], capsys)
+    killer.join()
+    assert status == 130 and "interrupted" in err
+    assert len(started) == 2 and finished == []
+    assert not [t for t in threading.enumerate() if t.name.startswith("run_many")]
+    for est in started:  # stopped consistently, early in the stream
+        assert 0 < est.n_trials_ < 200_000
+        assert len(est.realized_losses_) == est.n_trials_
+    assert sorted(os.listdir(tmp_path)) == ["cfg.json"]
+
+
+def test_parquet_records_the_environment(sequential, tmp_path):
+    """Issue 26, item 4: results record the versions and the BLAS in use."""
+    import scipy
+
+    columns, rows = sequential
+    sweep.write_table(columns, rows, str(tmp_path / "t"))
+    meta = pq.read_schema(tmp_path / "t.parquet").metadata
+    env = json.loads(meta[b"onlinepca_fast.environment"])
+    assert env["onlinepca_fast"] == opf.__version__
+    assert env["numpy"] == np.__version__ and env["scipy"] == scipy.__version__
+    assert env["blas"] and all("internal_api" in b for b in env["blas"])
 
 
 def test_docstring_examples():

@@ -84,6 +84,9 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         ``(len(X), len(Y))`` Gram matrix of a symmetric positive
         semi-definite kernel; it is called once per batch with the new rows
         as ``X`` and all instances so far (the new rows included) as ``Y``.
+        A batch whose Gram rows make the kernel matrix indefinite beyond
+        rounding (an eigenvalue below ``-1e-6`` times its scale, or a
+        negative ``k(x, x)``) raises ``ValueError`` and changes nothing.
         KW's Sec. 5 kernel ``(x . y)^2`` is ``kernel="poly", degree=2,
         gamma=1, coef0=0``.
     eta : float, default=1.0
@@ -332,6 +335,11 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         _check_rows(X, name)
         G = self._gram(X, np.concatenate([past, X]), p)
         _check_kernel_values(G, name, p["eta"])
+        if callable(p["kernel"]):  # the built-in kernels are PSD by construction
+            m0 = past.shape[0]
+            evals, q = ((np.empty(0), np.empty((0, 0))) if reset else
+                        (self._evals[:m0], self._q[:m0, :m0]))
+            _check_psd(G, evals, q, name)
         return p, G
 
     def _reset(self, n, plan):
@@ -618,6 +626,53 @@ def _check_kernel_values(G, name, eta):
             f"exceeds min(2**500, 2**1020 / max(1, eta)) / t = {bound:.3g} with t = {t} "
             "instances, beyond which the eigen-updates would overflow; rescale the data, "
             "gamma or coef0 (nothing was changed)")
+
+
+#: A callable kernel is refused if its kernel matrix has an eigenvalue below
+#: ``-PSD_TOLERANCE`` times its scale (largest entry or eigenvalue).
+PSD_TOLERANCE = 1e-6
+
+
+def _check_psd(G, evals, q, name):
+    """Reject a batch whose rows make the kernel matrix not positive semi-definite.
+
+    `G`: the new rows' kernel values against the ``m`` past instances and
+    themselves (the trials use ``G[j, :m + j + 1]``); ``K = q diag(evals)
+    q^T`` the past kernel matrix.  With ``tau = PSD_TOLERANCE * scale``,
+    ``[[K, B], [B^T, C]]`` has no eigenvalue ``<= -tau`` iff the Schur
+    complement ``C + tau I - B^T (K + tau I)^{-1} B`` is positive definite
+    (Cholesky; its failing order names the row).  Its rounding errors, about
+    ``eps scale / tau``, are far below ``tau``: kernels PSD up to rounding
+    pass.  Cost ``O(m^2 T + m T^2 + T^3)``, callable kernels only.
+    """
+    from scipy.linalg import lapack
+    T, m = G.shape[0], evals.shape[0]
+    diag = G[np.arange(T), m + np.arange(T)]
+    bad = np.flatnonzero(diag < 0)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(
+            f"kernel is not positive semi-definite: k(x, x) = {diag[i]:.6g} < 0 for {name} "
+            f"row {i} (a kernel must give a symmetric positive semi-definite Gram matrix; "
+            "nothing was changed)")
+    scale = max(float(np.abs(G).max()), float(evals.max()) if m else 0.0)
+    if scale == 0.0:  # all zeros: PSD
+        return
+    tau = PSD_TOLERANCE * scale
+    C = np.tril(G[:, m:])  # the entries the trials use (dpotrf reads the lower triangle)
+    S = C + C.T + np.diag(tau - diag)
+    if m:
+        W = q.T @ G[:, :m].T  # (m, T): the new rows in the eigenbasis of K
+        W /= np.sqrt(np.maximum(evals + tau, tau))[:, np.newaxis]
+        S -= W.T @ W
+    _, info = lapack.dpotrf(S, lower=1, overwrite_a=1, clean=0)
+    if info > 0:
+        i = int(info) - 1
+        raise ValueError(
+            f"kernel is not positive semi-definite: with {name} row {i} the kernel matrix "
+            f"has an eigenvalue below -{PSD_TOLERANCE:g} times its scale ({scale:.3g}), "
+            "which no rounding explains (a kernel must give a symmetric positive "
+            "semi-definite Gram matrix, e.g. not the sigmoid kernel; nothing was changed)")
 
 
 def _inner_products(X, Y):
