@@ -78,6 +78,7 @@ from .._validation import (
 )
 from ..kernels import sample_corner
 from ._eigensystem import EigensystemMixin
+from ._sparse import is_sparse, learn_sparse
 
 _Self = TypeVar("_Self", bound="OnlineLearner")
 _P = ParamSpec("_P")
@@ -135,6 +136,7 @@ class OnlineLearner(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = False
         tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = True  # densified a chunk of rows at a time
         tags.non_deterministic = False
         return tags
 
@@ -264,15 +266,21 @@ class OnlineLearner(BaseEstimator):
         guard = guard_of(self)
         guard.enter_write(self, "fit" if reset else "partial_fit")
         try:
-            rows, matrix, amax = self._validated(X, name, single, reset)
-            plan = self._plan(rows, matrix, amax, name, reset)
-            if reset:
-                self._reset(rows.shape[1], plan)
-                self._commit_features(X, matrix, single, rows.shape[1])
-            self._run(rows, plan)
+            if is_sparse(X):  # densified chunk by chunk (see _sparse)
+                learn_sparse(self, X, name, single, reset, self._learn_rows)
+            else:
+                self._learn_rows(X, name, single, reset)
         finally:
             guard.exit_write()
         return self
+
+    def _learn_rows(self, X, name, single, reset):
+        rows, matrix, amax = self._validated(X, name, single, reset)
+        plan = self._plan(rows, matrix, amax, name, reset)
+        if reset:
+            self._reset(rows.shape[1], plan)
+            self._commit_features(X, matrix, single, rows.shape[1])
+        self._run(rows, plan)
 
     def _plan(self, X, matrix, amax, name, reset):  # pragma: no cover - abstract
         """Check everything else about the batch; return what _run needs."""
@@ -289,9 +297,12 @@ class OnlineLearner(BaseEstimator):
 
         Parameters
         ----------
-        X : array_like of shape (n_trials, n_features)
+        X : array_like or scipy.sparse matrix of shape (n_trials, n_features)
             The instances.  The whole batch is validated first: on error
-            nothing changes.
+            nothing changes.  Any real dtype is converted to float64
+            (float32 exactly); sparse input is densified in chunks of rows
+            (memory of one chunk, ~8 MiB), with the numbers of the dense
+            array bit for bit.
         y : None
             Ignored.
 
@@ -310,8 +321,8 @@ class OnlineLearner(BaseEstimator):
 
         Parameters
         ----------
-        X : array_like of shape (n_trials, n_features)
-            The instances.
+        X : array_like or scipy.sparse matrix of shape (n_trials, n_features)
+            The instances (as for :meth:`partial_fit`).
         y : None
             Ignored.
 
@@ -327,7 +338,7 @@ class OnlineLearner(BaseEstimator):
 
         Parameters
         ----------
-        x : array_like of shape (n_features,)
+        x : array_like of shape (n_features,), or sparse of shape (1, n_features)
             One row, its values in the order of the features seen so far.
 
         Returns
