@@ -97,6 +97,20 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
         self._check_fitted()
         return self.n_components
 
+    @property
+    def explained_variance_(self) -> FloatArray:
+        """Absent here (the cumulative learners have it): see the message."""
+        raise AttributeError(
+            f"{type(self).__name__} has no explained_variance_: it keeps log W, the "
+            "losses so far times the learning rate, mixed and capped (WK Alg. 5, YL "
+            "Alg. 4), not the data's second moments; CenteredOnlinePCA and "
+            "FollowTheLeader keep the covariance and have it")
+
+    @property
+    def explained_variance_ratio_(self) -> FloatArray:
+        """Absent here, as ``explained_variance_``."""
+        return self.explained_variance_
+
     def _kept_basis(self):
         """The k eigenvectors of W with the smallest eigenvalues (n x k)."""
         return self._q[:, :self.n_components]
