@@ -380,8 +380,9 @@ def as_real_array(X: Any, name: str, convert: bool = True) -> FloatArray:
                              "or drop its row first")
         X = X.data  # no entry masked: the values are the data
     if hasattr(X, "toarray") or hasattr(X, "tocsr"):
-        raise TypeError(f"{name} is a sparse matrix; dense data is required "
-                        "(use X.toarray())")
+        raise TypeError(f"{name} is a sparse matrix; dense data is required here "
+                        "(use X.toarray()); the learners' fit, partial_fit, learn_one "
+                        "and transform accept it")
     if hasattr(X, "dtypes") and hasattr(X, "to_numpy") and getattr(X, "ndim", 2) == 2:
         arr = _frame_to_array(X, name)
     else:
@@ -440,6 +441,43 @@ def private_copy(arr: Any, owned: bool = False) -> tuple[FloatArray, float, floa
                 return out, block_lo, block_hi
             lo, hi = min(lo, block_lo), max(hi, block_hi)
     return out, lo, hi
+
+
+def is_sparse(X: Any) -> bool:
+    """Whether X is a scipy.sparse matrix or array (any format)."""
+    if not (hasattr(X, "tocsr") and hasattr(X, "toarray")):
+        return False
+    import scipy.sparse
+    return bool(scipy.sparse.issparse(X))
+
+
+def as_sparse_rows(X: Any, name: str) -> Any:
+    """A scipy.sparse `X` (CSR, CSC, COO, ... matrix or array) as a 2-D
+    float64 CSR matrix whose stored values are checked, or raise.
+
+    The rules of :func:`as_real_array` on the stored values (int and float
+    dtypes convert to float64, float32 exactly; bool, complex and object
+    data are rejected) plus finiteness: a NaN or infinity anywhere is a
+    ``ValueError`` naming `name`.  Memory: O(nnz) (a CSR copy), never the
+    dense matrix.
+    """
+    import scipy.sparse
+    kind = X.dtype.kind
+    if kind == "c":
+        raise ValueError(f"Complex data not supported: {name} must be real, got "
+                         f"dtype {X.dtype}")
+    if kind not in "iuf":
+        raise TypeError(f"{name} must be a real numeric sparse matrix (int or float), "
+                        f"got dtype {X.dtype}")
+    if X.ndim != 2:
+        raise ValueError(f"{name} must have 2 dimensions, got a sparse array of shape "
+                         f"{X.shape}")
+    # a private copy (another thread may write into the caller's arrays)
+    csr = scipy.sparse.csr_matrix(X, dtype=np.float64, copy=True)
+    csr.sum_duplicates()  # COO duplicates add up, as toarray() adds them
+    if not np.isfinite(csr.data).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    return csr
 
 
 def as_float_vector(

@@ -26,11 +26,13 @@ CLASSES = [opr.OnlinePCA, opr.OnlineAdaptivePCA, opr.CenteredOnlinePCA, opr.Foll
 ARRAY = {cls: getattr(opf, cls.__name__) for cls in CLASSES}
 # parameters that make each learner do something non-trivial (mixing, a learned center)
 PARAMS = {
-    opr.OnlinePCA: dict(n_components=2, eta=2.0, share="fixed", alpha=1e-3, random_state=3),
-    opr.OnlineAdaptivePCA: dict(n_components=2, eta=1.5, alpha=1e-4, random_state=4),
+    opr.OnlinePCA: dict(n_components=2, eta=2.0, share="fixed", alpha=1e-3, random_state=3,
+                        record_losses=True),
+    opr.OnlineAdaptivePCA: dict(n_components=2, eta=1.5, alpha=1e-4, random_state=4,
+                                record_losses=True),
     opr.CenteredOnlinePCA: dict(n_components=2, eta=1.0, center_lr_inv=2.0,
-                                random_state=5),
-    opr.FollowTheLeader: dict(n_components=2, centered=True),
+                                random_state=5, record_losses=True),
+    opr.FollowTheLeader: dict(n_components=2, centered=True, record_losses=True),
 }
 
 
@@ -131,11 +133,7 @@ def test_river_pipelines_select_and_scaler(cls):
 
 # --- river's estimator checks ------------------------------------------------
 
-# Checks that do not apply, each replaced by a test below:
-# - check_emerging_features, check_disappearing_features,
-#   check_radically_disappearing_features feed dicts whose keys come and go; a
-#   PCA has a fixed feature space and rejects them with a ValueError naming
-#   the key (test_keys_that_come_and_go_are_rejected).
+# The check that does not apply, replaced by a test below:
 # - check_shuffle_features_no_impact feeds a copy the same dicts with the keys
 #   in another order from the first on, so the copy's columns are permuted.
 #   The eigen-directions are then the same only up to sign and, while
@@ -143,9 +141,9 @@ def test_river_pipelines_select_and_scaler(cls):
 #   up to a rotation within the tie, which the column order decides; river
 #   asks for agreement to 1e-6 from the first dict on.
 #   (test_column_order_changes_directions_only_up_to_sign).
-NOT_APPLICABLE = {"check_emerging_features", "check_disappearing_features",
-                  "check_radically_disappearing_features",
-                  "check_shuffle_features_no_impact"}
+# The checks of features that come and go apply (a missing key is 0, a new
+# one ignored: test_missing_keys_count_as_zero_and_new_keys_are_ignored).
+NOT_APPLICABLE = {"check_shuffle_features_no_impact"}
 
 
 def _river_checks():
@@ -174,19 +172,31 @@ def test_river_check_estimator_runs_whole():
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
-def test_keys_that_come_and_go_are_rejected(cls):
-    model = cls(n_components=2)
-    model.learn_one({"a": 1.0, "b": 2.0, "c": 0.5})
-    before = pickle.dumps(model)
-    with pytest.raises(ValueError, match="x has feature 'd', not among the 3 features"):
-        model.learn_one({"a": 1.0, "b": 2.0, "c": 0.5, "d": 1.0})
-    with pytest.raises(ValueError, match="x lacks feature 'b'"):
-        model.learn_one({"a": 1.0, "c": 0.5})
-    with pytest.raises(ValueError, match="x lacks feature 'b' and has feature 'z'"):
-        model.transform_one({"a": 1.0, "z": 2.0, "c": 0.5})
-    with pytest.raises(ValueError, match="lacks feature 'a' \\(and 2 more\\)"):
-        model.transform_one({})
-    assert pickle.dumps(model) == before
+def test_missing_keys_count_as_zero_and_new_keys_are_ignored(cls):
+    """river's sparse dicts: an absent key is 0; a key the first dict did not
+    have is dropped.  Oracle: the array learner on the rows so completed."""
+    X = _stream(n=4, T=120)
+    keys = ["a", "b", "c", "d"]
+    rng = np.random.default_rng(1)
+    model, oracle = cls(**PARAMS[cls]), ARRAY[cls](**PARAMS[cls])
+    for t, row in enumerate(X):
+        x = dict(zip(keys, row.tolist()))
+        full = row.copy()
+        if t > 0:
+            for j in rng.choice(4, size=rng.integers(0, 3), replace=False):
+                del x[keys[j]]
+                full[j] = 0.0
+            if t % 3 == 0:
+                x["new"] = 1e300  # ignored (it would overflow a step)
+        model.learn_one(x)
+        oracle.learn_one(full)
+        if t % 17 == 0:
+            z = model.transform_one({"b": 0.5, "zz": "not even a number"})
+            assert_array_equal(list(z.values()),
+                               oracle.transform(np.array([[0.0, 0.5, 0.0, 0.0]]))[0])
+    assert model.feature_names_in_ == tuple(keys)
+    _assert_same_state(model.learner, oracle)
+    assert set(model.transform_one({})) == {f"{cls.__name__.lower()}{i}" for i in range(2)}
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
@@ -271,7 +281,7 @@ def test_bad_values_are_rejected_naming_the_key_and_change_nothing(cls, bad, err
 def test_numbers_of_any_real_type_are_converted_as_numpy_converts_them():
     # (bools are rejected, as by the array learners: test_reliability.py)
     values = {"i": 3, "f32": np.float32(0.1), "i64": np.int64(-2), "f": 0.25}
-    model = opr.OnlinePCA(n_components=1, random_state=0)
+    model = opr.OnlinePCA(n_components=1, random_state=0, record_losses=True)
     model.learn_one(values)
     oracle = opf.OnlinePCA(n_components=1, random_state=0)
     oracle.learn_one(np.array(list(values.values()), dtype=np.float64))
@@ -305,10 +315,17 @@ def test_the_input_dict_is_not_kept():
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
 def test_parameters_mirror_the_array_learner(cls):
+    """The same parameters and defaults, but record_losses: off here."""
     mine = inspect.signature(cls).parameters
     theirs = inspect.signature(ARRAY[cls]).parameters
-    assert [(p.name, p.default, p.kind) for p in mine.values()] == \
-        [(p.name, p.default, p.kind) for p in theirs.values()]
+    assert [(p.name, p.kind) for p in mine.values()] == \
+        [(p.name, p.kind) for p in theirs.values()]
+    for p in mine.values():
+        if p.name == "record_losses":
+            assert p.default is False and theirs[p.name].default is True
+        else:
+            assert p.default == theirs[p.name].default
+    assert cls(n_components=2).learner.record_losses is False
     model = cls(**PARAMS[cls])
     assert model._get_params() == ARRAY[cls](**PARAMS[cls]).get_params()
     assert model.learner.get_params() == model._get_params()
@@ -338,8 +355,9 @@ def test_clone_with_new_params_and_pickle_continue_bit_for_bit(cls):
 def test_same_random_state_same_draws_generator_too():
     X = _stream(T=60)
     dicts = _dicts(X)
-    a = opr.OnlinePCA(n_components=2, random_state=np.random.default_rng(7))
-    b = opr.OnlinePCA(n_components=2, random_state=7)
+    a = opr.OnlinePCA(n_components=2, random_state=np.random.default_rng(7),
+                      record_losses=True)
+    b = opr.OnlinePCA(n_components=2, random_state=7, record_losses=True)
     c = a.clone()  # river deep-copies the parameters: a fresh copy of the generator
     for x in dicts:
         a.learn_one(x)
@@ -357,7 +375,7 @@ def test_docstring_examples():
 def test_any_mapping_is_accepted():
     import types
 
-    model = opr.FollowTheLeader(n_components=1)
+    model = opr.FollowTheLeader(n_components=1, record_losses=True)
     model.learn_one(types.MappingProxyType({"a": 1.0, "b": 0.5}))
     model.learn_one({"b": 0.25, "a": 2.0})
     oracle = opf.FollowTheLeader(n_components=1).partial_fit([[1.0, 0.5], [2.0, 0.25]])
@@ -371,7 +389,7 @@ def test_dicts_of_any_real_numbers_take_the_short_path_with_the_numbers_of_float
     is validated and rejected as before.  (Bools are rejected, as by the
     array learners: test_reliability.py.)"""
     X = np.round(_stream(n=4, T=60) * 8)  # integral values
-    model = opr.OnlinePCA(n_components=2, random_state=0)
+    model = opr.OnlinePCA(n_components=2, random_state=0, record_losses=True)
     kinds = [int, np.float64, np.int32, float, np.int64]
     for t, row in enumerate(X):
         x = {f"x{j}": kinds[(t + j) % 5](v) for j, v in enumerate(row)}
@@ -382,7 +400,104 @@ def test_dicts_of_any_real_numbers_take_the_short_path_with_the_numbers_of_float
             model.learn_one(x)
     batch = opf.OnlinePCA(n_components=2, random_state=0).partial_fit(X)
     _assert_same_state(model.learner, batch)
+    # a dict the short path declines (an extra key: ignored) takes the
+    # validating path, with the numbers of the row without it
+    model.learn_one({**{f"x{j}": 0.25 for j in range(4)}, "extra": 1.0})
+    batch.learn_one(np.full(4, 0.25))
+    _assert_same_state(model.learner, batch)
+
+
+# --- river's mini-batch API -------------------------------------------------------
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_learn_many_and_transform_many_equal_the_per_row_path_bit_for_bit(cls):
+    """Oracle: a twin fed the same rows as dicts, one learn_one each; then
+    transform_one per row.  DataFrames of varying columns (missing -> 0, new
+    ignored) and dtypes (int, object of numbers, float32); a bool column is
+    rejected as learn_one rejects bools."""
+    import pandas as pd
+
+    X = _stream(n=5, T=200)
+    names = [f"x{j}" for j in range(5)]
+    many, one = cls(**PARAMS[cls]), cls(**PARAMS[cls])
+    frames = [pd.DataFrame(X[:50], columns=names, index=np.arange(50) * 2),
+              pd.DataFrame(X[50:90, [3, 1, 0]], columns=["x3", "x1", "x0"]),   # 3 columns
+              pd.DataFrame(X[90:140], columns=names).assign(extra=5.0),        # a new one
+              pd.DataFrame({"x0": (X[140:, 0] * 8).round().astype(int),
+                            "x1": X[140:, 1],
+                            "x2": pd.Series(list(X[140:, 2]), dtype=object),
+                            "x4": X[140:, 4].astype(np.float32)})]
+    for frame in frames:
+        assert many.learn_many(frame) is None
+        for x in frame.to_dict(orient="records"):
+            one.learn_one(x)
+    assert many.feature_names_in_ == one.feature_names_in_ == tuple(names)
+    _assert_same_state(many.learner, one.learner)
+    for bad in (pd.DataFrame({"x1": X[:3, 1] > 0}),
+                pd.DataFrame({"x1": pd.Series([0.5, True, 0.25], dtype=object)})):
+        with pytest.raises(TypeError, match=r"X\['x1'\] must hold real numbers"):
+            many.learn_many(bad)
+    _assert_same_state(many.learner, one.learner)
+    for frame in frames:
+        Z = many.transform_many(frame)
+        assert list(Z.columns) == [f"{cls.__name__.lower()}{i}" for i in range(2)]
+        assert Z.index.equals(frame.index)
+        rows = [list(one.transform_one(x).values()) for x in frame.to_dict(orient="records")]
+        assert_array_equal(Z.to_numpy(), np.array(rows))
+    # and transform_one is the array learner's transform of the row
+    z = one.transform_one(dict(zip(names, X[7].tolist())))
+    assert_array_equal(list(z.values()), one.learner.transform(X[7][np.newaxis])[0])
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_learn_many_first_frame_fixes_features_and_errors_change_nothing(cls):
+    import pandas as pd
+
+    model = cls(n_components=1)
+    Z = model.transform_many(pd.DataFrame({"a": [1.0, 2.0]}, index=[5, 6]))
+    assert Z.to_numpy().tolist() == [[0.0], [0.0]] and list(Z.index) == [5, 6]
+    model.learn_many(pd.DataFrame({"a": [], "b": []}))  # no row: nothing fixed
+    assert model.feature_names_in_ is None
+    with pytest.raises(ValueError, match=r"X\['b'\] holds nan: the values must be finite"):
+        model.learn_many(pd.DataFrame({"a": [0.5, 0.25], "b": [0.1, np.nan]}))
+    assert model.feature_names_in_ is None
+    with pytest.raises(TypeError, match="X must be a pandas DataFrame"):
+        model.learn_many(np.ones((2, 2)))
+    model.learn_many(pd.DataFrame({"a": [0.5, 0.25], "b": [0.1, 0.2]}))
     before = pickle.dumps(model)
-    with pytest.raises(ValueError, match="has feature 'extra'"):
-        model.learn_one({**{f"x{j}": 0.0 for j in range(4)}, "extra": 1.0})
-    assert pickle.dumps(model) == before
+    for bad, exc, match in [
+            (pd.DataFrame({"a": [0.5, np.inf]}), ValueError, r"X\['a'\] holds inf"),
+            (pd.DataFrame({"a": ["x", "y"]}), TypeError, r"X\['a'\] must hold real numbers"),
+            (pd.DataFrame([[1.0, 2.0]], columns=["a", "a"]), ValueError, "duplicate")]:
+        with pytest.raises(exc, match=match):
+            model.learn_many(bad)
+        with pytest.raises(exc, match=match):
+            model.transform_many(bad)
+        assert pickle.dumps(model) == before
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_memory_does_not_grow_on_a_long_stream(cls):
+    """record_losses is off by default: after the first events every array
+    the transformer holds keeps its size (state="dense": nothing grows)."""
+    X = _stream(n=5, T=3000)
+    names = [f"x{j}" for j in range(5)]
+
+    def sizes(model):
+        d = model.learner.__dict__
+        return {k: v.nbytes for k, v in d.items() if isinstance(v, np.ndarray)}
+
+    model = cls(n_components=2, state="dense")
+    for row in X[:50]:
+        model.learn_one(dict(zip(names, row.tolist())))
+    early = sizes(model)
+    for row in X[50:]:
+        model.learn_one(dict(zip(names, row.tolist())))
+    assert model.learner.n_trials_ == 3000
+    assert sizes(model) == early
+    assert model.learner.expected_losses_.size == 0
+    # the option keeps them (memory then grows with the stream)
+    kept = cls(n_components=2, state="dense", record_losses=True)
+    for row in X[:300]:
+        kept.learn_one(dict(zip(names, row.tolist())))
+    assert kept.learner.expected_losses_.size == 300

@@ -53,7 +53,8 @@ _DOMAIN_CHECKS = (
     "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted",
     "check_n_features_in", "check_fit2d_predict1d")
 _VARIANCE_ONLY = ("check_fit_score_takes_y", "check_dtype_object", "check_estimators_nan_inf",
-                  "check_positive_only_tag_during_fit")
+                  "check_positive_only_tag_during_fit", "check_estimator_sparse_tag",
+                  "check_estimator_sparse_array", "check_estimator_sparse_matrix")
 
 
 def _expected_failed_checks(estimator):

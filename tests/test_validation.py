@@ -308,11 +308,15 @@ def test_transform_and_inverse_transform_reject_bad_input():
     assert pickle.dumps(learner) == before
 
 
-def test_a_sparse_matrix_is_rejected():
-    sparse = pytest.importorskip("scipy.sparse")
-    learner = opf.OnlinePCA(2, random_state=0)
-    with pytest.raises(TypeError, match="X is a sparse matrix"):
-        learner.partial_fit(sparse.csr_matrix(make_data("vector", 5, 0)))
+def test_a_sparse_matrix_is_rejected_where_dense_data_is_required():
+    # the learners' fit, partial_fit, learn_one and transform take it (test_sparse.py)
+    import scipy.sparse as sparse
+    learner = opf.OnlinePCA(2, random_state=0).partial_fit(
+        sparse.csr_matrix(make_data("vector", 5, 0)))
+    before = pickle.dumps(learner)
+    with pytest.raises(TypeError, match="X is a sparse matrix; dense data is required"):
+        learner.inverse_transform(sparse.csr_matrix(np.ones((2, 2))))
+    assert pickle.dumps(learner) == before
 
 
 @pytest.mark.parametrize("make, centered", [

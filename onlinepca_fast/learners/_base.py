@@ -88,6 +88,7 @@ from .._validation import (
 from ..kernels import sample_corner
 from ._eigensystem import EigensystemMixin
 from ._guarded import GuardedState
+from ._sparse import is_sparse, learn_sparse
 
 _Self = TypeVar("_Self", bound="OnlineLearner")
 _P = ParamSpec("_P")
@@ -139,6 +140,7 @@ class OnlineLearner(GuardedState, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = False
         tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = True  # densified a chunk of rows at a time
         tags.non_deterministic = False
         return tags
 
@@ -231,15 +233,21 @@ class OnlineLearner(GuardedState, BaseEstimator):
         guard = guard_of(self)
         level = guard.enter_write(self, "fit" if reset else "partial_fit")
         try:
-            rows, matrix, amax = self._validated(X, name, single, reset)
-            plan = self._plan(rows, matrix, amax, name, reset)
-            if reset:
-                self._refit(X, rows, matrix, single, plan)
+            if is_sparse(X):  # densified chunk by chunk (see _sparse)
+                learn_sparse(self, X, name, single, reset, self._learn_rows)
             else:
-                self._run(rows, plan)
+                self._learn_rows(X, name, single, reset)
         finally:
             settled(guard.exit_write, level)  # even if a Ctrl-C lands in here
         return self
+
+    def _learn_rows(self, X, name, single, reset):
+        rows, matrix, amax = self._validated(X, name, single, reset)
+        plan = self._plan(rows, matrix, amax, name, reset)
+        if reset:
+            self._refit(X, rows, matrix, single, plan)
+        else:
+            self._run(rows, plan)
 
     def _refit(self, X, rows, matrix, single, plan):
         """Reset and run the batch; if that fails before a trial completes
@@ -275,9 +283,12 @@ class OnlineLearner(GuardedState, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like of shape (n_trials, n_features)
+        X : array_like or scipy.sparse matrix of shape (n_trials, n_features)
             The instances.  The whole batch is validated first: on error
-            nothing changes.
+            nothing changes.  Any real dtype is converted to float64
+            (float32 exactly); sparse input is densified in chunks of rows
+            (memory of one chunk, ~8 MiB), with the numbers of the dense
+            array bit for bit.
         y : None
             Ignored.
 
@@ -296,8 +307,8 @@ class OnlineLearner(GuardedState, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like of shape (n_trials, n_features)
-            The instances.
+        X : array_like or scipy.sparse matrix of shape (n_trials, n_features)
+            The instances (as for :meth:`partial_fit`).
         y : None
             Ignored.
 
@@ -313,7 +324,7 @@ class OnlineLearner(GuardedState, BaseEstimator):
 
         Parameters
         ----------
-        x : array_like of shape (n_features,)
+        x : array_like of shape (n_features,), or sparse of shape (1, n_features)
             One row, its values in the order of the features seen so far.
 
         Returns

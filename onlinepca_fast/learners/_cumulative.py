@@ -32,14 +32,16 @@ from .._validation import (
 from ..kernels import cap_log
 from ._base import SAMPLERS, TrialLoopLearner, reads_state
 from ._clustered import MAX_DENSE, ClusteredState, refuse_dense
+from ._explained import ExplainedVariance
 from ._pca import _Projections, _reject_step, _step_limit, meg_step_box, row_norms
 
 __all__ = ["CenteredOnlinePCA", "FollowTheLeader"]
 
 
-class _Cumulative(ClusteredState, _Projections, TrialLoopLearner):
+class _Cumulative(ExplainedVariance, ClusteredState, _Projections, TrialLoopLearner):
     """WK Algorithm 6's state: the eigensystem of A = log W^0 - eta C^t,
-    dense or clustered (``state``, see :class:`ClusteredState`)."""
+    dense or clustered (``state``, see :class:`ClusteredState`), from which
+    ``explained_variance_`` is read (see :mod:`._explained`)."""
 
     _cumulative = True
 
@@ -155,6 +157,20 @@ class CenteredOnlinePCA(_Cumulative):
         the largest leaves the float64 range all are shifted by a constant.
     components_, density_, expected_losses_, realized_losses_, n_trials_
         As for :class:`OnlinePCA` (W is ``cap(exp(eigenvalues_))``).
+    explained_variance_ : ndarray of shape (n_components,)
+        Variance of the data seen so far along each of ``components_``, as
+        ``IncrementalPCA`` defines it: the eigenvalues of the scatter
+        ``C^t``, ``(-log(n) - eigenvalues_[:k]) / eta``, over ``t - 1``
+        (centered by the running mean: the sample variance), ``c + t - 1``
+        (``center_lr_inv = c > 0``: the rows and c phantom rows at
+        ``mean_init``) or ``t`` (uncentered: about ``mean_``).  Exact to
+        rounding while ``eta`` times the spread of the eigenvalues of
+        ``C^t`` stays below 2**20 (the floor described above; a
+        ``RuntimeWarning`` says when the state shows it reached) and
+        ``eta``, ``center_lr_inv`` and ``centered`` are unchanged since the
+        last reset (else ``ValueError``).
+    explained_variance_ratio_ : ndarray of shape (n_components,)
+        ``explained_variance_`` over the total variance ``trace(C^t) / d``.
 
     Notes
     -----
@@ -260,6 +276,11 @@ class FollowTheLeader(_Cumulative):
         :class:`CenteredOnlinePCA` should it leave the float64 range.
     components_, mean_, expected_losses_, realized_losses_, n_trials_
         As for :class:`OnlinePCA`.
+    explained_variance_, explained_variance_ratio_ : ndarray of shape (n_components,)
+        As for :class:`CenteredOnlinePCA`: the eigenvalues of ``C^t`` are
+        ``-eigenvalues_`` (eta = 1: exact while the spread of the
+        covariance's eigenvalues stays below 2**20), over ``t - 1``
+        (centered) or ``t``.
 
     References
     ----------

@@ -41,6 +41,7 @@ from .._validation import (
 from ..kernels import cap_log, null_space_tol
 from ._base import SAMPLERS, OnlineLearner, reads_state
 from ._pca import row_norms
+from ._sparse import is_sparse, map_sparse, row_chunks
 
 __all__ = ["OnlineKernelPCA"]
 
@@ -563,7 +564,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
 
         Parameters
         ----------
-        X : array_like of shape (n_samples, n_features)
+        X : array_like or scipy.sparse matrix of shape (n_samples, n_features)
             Rows to project.
 
         Returns
@@ -571,7 +572,12 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         Z : ndarray of shape (n_samples, n_components)
             The coordinates.
         """
+        if is_sparse(X):
+            return map_sparse(X, self.transform)
         rows = self._validate_for_transform(X)
+        chunks = row_chunks(*rows.shape)
+        if len(chunks) > 1:  # the chunks of a sparse X: the same numbers
+            return np.concatenate([self.transform(rows[a:b]) for a, b in chunks])
         p = self._config(self.n_features_in_)
         self._check_kernel_unchanged(p)
         m = int(self._m[0])

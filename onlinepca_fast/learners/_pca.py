@@ -25,6 +25,7 @@ from .._validation import (
     as_real_array,
 )
 from ._clustered import MAX_DENSE, ClusteredState, refuse_dense
+from ._sparse import is_sparse, map_sparse, project_rows
 from ._base import (
     CAPPED_MIXING,
     SAMPLERS,
@@ -96,6 +97,20 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
         self._check_fitted()
         return self.n_components
 
+    @property
+    def explained_variance_(self) -> FloatArray:
+        """Absent here (the cumulative learners have it): see the message."""
+        raise AttributeError(
+            f"{type(self).__name__} has no explained_variance_: it keeps log W, the "
+            "losses so far times the learning rate, mixed and capped (WK Alg. 5, YL "
+            "Alg. 4), not the data's second moments; CenteredOnlinePCA and "
+            "FollowTheLeader keep the covariance and have it")
+
+    @property
+    def explained_variance_ratio_(self) -> FloatArray:
+        """Absent here, as ``explained_variance_``."""
+        return self.explained_variance_
+
     def _kept_basis(self):
         """The k eigenvectors of W with the smallest eigenvalues (n x k)."""
         return self._q[:, :self.n_components]
@@ -141,16 +156,19 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
 
         Parameters
         ----------
-        X : array_like of shape (n_samples, n_features)
-            Rows to project.
+        X : array_like or scipy.sparse matrix of shape (n_samples, n_features)
+            Rows to project (sparse rows are densified a chunk at a time).
 
         Returns
         -------
         Z : ndarray of shape (n_samples, n_components)
-            ``(X - mean_) @ components_.T``.
+            ``(X - mean_) @ components_.T``, computed in the same chunks of
+            rows for dense and sparse X (the same numbers).
         """
+        if is_sparse(X):
+            return map_sparse(X, self.transform)
         X = self._validate_for_transform(X)
-        return (X - self._mean) @ self._kept_basis()
+        return project_rows(X, self._mean, self._kept_basis())
 
     @reads_state
     def inverse_transform(self, X: ArrayLike) -> FloatArray:
