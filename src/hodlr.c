@@ -97,27 +97,14 @@ void opf_set_dense_product(int on) { dense_flag = on != 0; }
 int opf_dense_product(void) { return dense_flag; }
 #endif
 
-/* Rows of G (and OUT) per chunk of the apply phase, at most: the chunk
- * of OUT and the terms T of every block for it stay in cache across the
- * chunk's GEMMs. */
+/* Rows of G (and OUT) per chunk of the apply phase: the chunk of OUT
+ * (CHUNK x K) stays in cache while every block is applied to it. */
 #define CHUNK 256
-/* Ancestors a leaf can have (levels of a hierarchy of an int order). */
-#define MAXLV 32
 
 typedef struct {
     int ra, p, ca, q, r;
-    size_t off;  /* X at f + off (p x r), Y right after it (q x r) */
-    size_t toff; /* its r rows in T (nt x nc) */
+    size_t off; /* X at f + off (p x r), Y right after it (q x r) */
 } blk;
-
-/* A leaf: its diagonal block, and the blocks of every level above it that
- * hold its rows (rowb) and its columns (colb), their terms gathered: X's
- * rows of the leaf side by side in XC (p x rx), Y's in YC (q x ry). */
-typedef struct {
-    int ra, p, ca, q, depth, rx, ry;
-    size_t xoff, yoff;
-    int rowb[MAXLV], colb[MAXLV];
-} leafrec;
 
 int opf_hodlr_min(void) { return hodlr_min; }
 
@@ -140,30 +127,17 @@ static size_t max_blocks(ptrdiff_t K)
     return 4 * (size_t)(K / OPF_HODLR_LEAF_MIN + 1) + 16;
 }
 
-#define DOUBLES_OF(type) ((sizeof(type) + sizeof(double) - 1) / sizeof(double))
-
-/* The factors' area: each level's blocks cover every row and column once
- * (at most 2 K RMAX doubles a level, + RMAX^2 per block for the rounding
- * of the halves); the gathered copies XC / YC take as much again as the
- * factors actually use (the product declines if they do not fit). */
-static size_t factor_cap(ptrdiff_t K)
-{
-    return (size_t)(levels_of(K) + 1) * 2 * (size_t)K * RMAX
-           + max_blocks(K) * RMAX;
-}
-
-/* T and one GEMM's scratch for a chunk: CHUNK rows of up to 2 K + 64
- * terms (the chunk is made shorter if the blocks have more). */
-static size_t t_cap(ptrdiff_t K) { return (size_t)CHUNK * (2 * (size_t)K + 64); }
-
 size_t opf_hodlr_work_len(ptrdiff_t nr, ptrdiff_t K)
 {
     const size_t k = K > 0 ? (size_t)K : 0;
-    const size_t nb = max_blocks(K);
     (void)nr;
-    /* block and leaf descriptors, factors, T, used flags and a row */
-    return nb * DOUBLES_OF(blk) + (nb / 2 + 2) * DOUBLES_OF(leafrec)
-           + factor_cap(K) + t_cap(K) + 2 * k + 16;
+    /* block descriptors, factors (each level's blocks cover every row
+     * and column once: at most 2 K RMAX per level, + RMAX^2 per block for
+     * rounding of the halves), T (RMAX x CHUNK), used flags and a row */
+    const size_t nb = max_blocks(K);
+    return nb * (sizeof(blk) / sizeof(double) + 1)
+           + (size_t)(levels_of(K) + 1) * 2 * k * RMAX + nb * RMAX
+           + (size_t)RMAX * CHUNK + 2 * k + 16;
 }
 
 typedef struct {
@@ -363,189 +337,66 @@ static int aca(const hctx *h, int ra, int p, int ca, int q, int start)
     }
 }
 
-/* The hierarchy being built: blocks and leaves, the factors' area. */
-typedef struct {
-    hctx h;
-    blk *blocks;
-    leafrec *leaves;
-    size_t nb, nbmax, nl, nlmax;
-    double *f;
-    size_t fused, fcap;
-    int rowb[MAXLV], colb[MAXLV]; /* the current path's blocks */
-} plan;
-
-/* ACA of one off-diagonal block into the factors' area; its index, or -1
- * if it declined or the capacity is exhausted. */
-static int compress(plan *pl, int ra, int p, int ca, int q, int start)
+/* Phase 1: compress every off-diagonal block (ACA), recording it in
+ * blocks[*nb] with its factors at f + *used.  Returns 0 if one declined
+ * or the capacity is exhausted. */
+static int compress_all(hctx *h, int ra, int rb, int ca, int cb, blk *blocks,
+                        size_t *nb, size_t nbmax, double *f, size_t *fused,
+                        size_t fcap)
 {
-    /* the factors go straight to their place: room for RMAX terms */
-    if (pl->nb >= pl->nbmax || pl->fused + (size_t)(p + q) * RMAX > pl->fcap)
-        return -1;
-    pl->h.x = pl->f + pl->fused;
-    pl->h.y = pl->h.x + (size_t)p * RMAX;
-    const int r = aca(&pl->h, ra, p, ca, q, start);
-    if (r < 0)
-        return -1;
-    /* compact: Y (q x r) right after X (p x r) */
-    memmove(pl->h.x + (size_t)p * r, pl->h.y, (size_t)q * r * sizeof(double));
-    blk *d = pl->blocks + pl->nb;
-    d->ra = ra;
-    d->p = p;
-    d->ca = ca;
-    d->q = q;
-    d->r = r;
-    d->off = pl->fused;
-    pl->fused += (size_t)(p + q) * r;
-    return (int)pl->nb++;
+    const int p = rb - ra, q = cb - ca;
+    if (p <= hodlr_leaf || q <= hodlr_leaf)
+        return 1;
+    const int rm = ra + p / 2, cm = ca + p / 2;
+    const int spec[2][5] = {{ra, rm - ra, cm, cb - cm, rm - ra - 1},
+                            {rm, rb - rm, ca, cm - ca, 0}};
+    for (int b = 0; b < 2; b++) {
+        const int bra = spec[b][0], bp = spec[b][1], bca = spec[b][2],
+                  bq = spec[b][3];
+        /* the factors go straight to their place: room for RMAX terms */
+        if (*nb >= nbmax || *fused + (size_t)(bp + bq) * RMAX > fcap)
+            return 0;
+        h->x = f + *fused;
+        h->y = h->x + (size_t)bp * RMAX;
+        const int r = aca(h, bra, bp, bca, bq, spec[b][4]);
+        if (r < 0)
+            return 0;
+        /* compact: Y (bq x r) right after X (bp x r) */
+        memmove(h->x + (size_t)bp * r, h->y, (size_t)bq * r * sizeof(double));
+        blk *d = blocks + (*nb)++;
+        d->ra = bra;
+        d->p = bp;
+        d->ca = bca;
+        d->q = bq;
+        d->r = r;
+        d->off = *fused;
+        *fused += (size_t)(bp + bq) * r;
+    }
+    return compress_all(h, ra, rm, ca, cm, blocks, nb, nbmax, f, fused, fcap)
+           && compress_all(h, rm, rb, cm, cb, blocks, nb, nbmax, f, fused,
+                           fcap);
 }
 
-/* Phase 1: compress the two off-diagonal blocks of the node (rows ra..rb,
- * columns ca..cb) at depth `depth`, recursively, recording each leaf with
- * the blocks above it.  Returns 0 if one declined or the capacity is
- * exhausted. */
-static int build(plan *pl, int ra, int rb, int ca, int cb, int depth)
+/* Phase 2, leaves: OUT[:, ca..cb) = G[:, ra..rb) S[ra..rb, ca..cb) for
+ * the rows of one chunk (beta = 0: the leaves' columns partition K). */
+static void leaves(const double *s, int lds, int ra, int rb, int ca, int cb,
+                   int nc, const double *g, int ldg, double *out, int ldo,
+                   const opf_lapack *fns)
 {
     const int p = rb - ra, q = cb - ca;
     if (p <= hodlr_leaf || q <= hodlr_leaf) {
-        if (pl->nl >= pl->nlmax)
-            return 0;
-        leafrec *L = pl->leaves + pl->nl++;
-        L->ra = ra;
-        L->p = p;
-        L->ca = ca;
-        L->q = q;
-        L->depth = depth;
-        memcpy(L->rowb, pl->rowb, (size_t)depth * sizeof(int));
-        memcpy(L->colb, pl->colb, (size_t)depth * sizeof(int));
-        return 1;
+        char nt = 'N', tr = 'T';
+        double one = 1.0, zero = 0.0;
+        int ncc = nc, ldgg = ldg, ldoo = ldo, ldss = lds, pp = p, qq = q;
+        /* OUT[:, ca..]^T (q x nc) = S[ra.., ca..]^T (q x p) G^T (p x nc) */
+        fns->dgemm(&tr, &nt, &qq, &ncc, &pp, &one,
+                   (double *)s + (size_t)ca * lds + ra, &ldss,
+                   (double *)g + ra, &ldgg, &zero, out + ca, &ldoo);
+        return;
     }
-    if (depth >= MAXLV)
-        return 0;
     const int rm = ra + p / 2, cm = ca + p / 2;
-    /* upper right: poles of the top half, roots of the right half; lower
-     * left: the others */
-    const int ur = compress(pl, ra, rm - ra, cm, cb - cm, rm - ra - 1);
-    const int ll = ur < 0 ? -1 : compress(pl, rm, rb - rm, ca, cm - ca, 0);
-    if (ll < 0)
-        return 0;
-    /* the first child's rows are the upper right block's, its columns the
-     * lower left's; the second child's the other way round */
-    pl->rowb[depth] = ur;
-    pl->colb[depth] = ll;
-    if (!build(pl, ra, rm, ca, cm, depth + 1))
-        return 0;
-    pl->rowb[depth] = ll;
-    pl->colb[depth] = ur;
-    return build(pl, rm, rb, cm, cb, depth + 1);
-}
-
-/* Gather each leaf's rows of the X above it into XC (p x rx) and its
- * columns' rows of the Y into YC (q x ry), after the factors; give each
- * block its rows in T.  Returns the rows of T, or -1 if XC / YC do not
- * fit. */
-static long long gather(plan *pl)
-{
-    size_t nt = 0;
-    for (size_t b = 0; b < pl->nb; b++) {
-        pl->blocks[b].toff = nt;
-        nt += (size_t)pl->blocks[b].r;
-    }
-    /* XC and YC hold every factor entry once: as much as the factors */
-    if (2 * pl->fused > pl->fcap)
-        return -1;
-    size_t at = pl->fused;
-    for (size_t l = 0; l < pl->nl; l++) {
-        leafrec *L = pl->leaves + l;
-        L->xoff = at;
-        L->rx = 0;
-        for (int a = 0; a < L->depth; a++) {
-            const blk *d = pl->blocks + L->rowb[a];
-            const double *x = pl->f + d->off + (L->ra - d->ra);
-            for (int t = 0; t < d->r; t++, at += (size_t)L->p)
-                memcpy(pl->f + at, x + (size_t)t * d->p,
-                       (size_t)L->p * sizeof(double));
-            L->rx += d->r;
-        }
-        L->yoff = at;
-        L->ry = 0;
-        for (int a = 0; a < L->depth; a++) {
-            const blk *d = pl->blocks + L->colb[a];
-            const double *y = pl->f + d->off + (size_t)d->p * d->r
-                              + (L->ca - d->ca);
-            for (int t = 0; t < d->r; t++, at += (size_t)L->q)
-                memcpy(pl->f + at, y + (size_t)t * d->q,
-                       (size_t)L->q * sizeof(double));
-            L->ry += d->r;
-        }
-    }
-    return (long long)nt;
-}
-
-/*
- * Phase 2, one chunk of nc rows of G and OUT (column-major: G^T is ks x nc
- * with ld ldg, OUT^T K x nc with ld ldo).  Per leaf, two GEMMs of width
- * the terms of all its levels at once, not one pair per block:
- *   (a) rows: W (rx x nc) = XC^T G^T[leaf rows], added into each block's
- *       rows of T = X^T G^T (nt x nc) -- the leaves of a block in order;
- *   (b) columns: OUT^T[leaf cols] = S[leaf]^T G^T[leaf rows]
- *       + YC (T's rows of the leaf's column blocks, gathered into W).
- */
-static void apply_chunk(const plan *pl, const double *s, int lds, int nc,
-                        const double *g, int ldg, double *out, int ldo,
-                        double *t, int nt, double *w, const opf_lapack *fns)
-{
-    char nt_ = 'N', tr = 'T';
-    double one = 1.0, zero = 0.0;
-    int ncc = nc, ldgg = ldg, ldoo = ldo, ldss = lds;
-    for (size_t l = 0; l < pl->nl; l++) {
-        const leafrec *L = pl->leaves + l;
-        int rx = L->rx, p = L->p;
-        if (rx == 0)
-            continue;
-        fns->dgemm(&tr, &nt_, &rx, &ncc, &p, &one, pl->f + L->xoff, &p,
-                   (double *)g + L->ra, &ldgg, &zero, w, &rx);
-        int o = 0;
-        for (int a = 0; a < L->depth; a++) {
-            const blk *d = pl->blocks + L->rowb[a];
-            const int r = d->r;
-            double *tb = t + d->toff;
-            const double *wb = w + o;
-            if (L->ra == d->ra) /* the block's first leaf */
-                for (int j = 0; j < nc; j++)
-                    memcpy(tb + (size_t)j * nt, wb + (size_t)j * rx,
-                           (size_t)r * sizeof(double));
-            else
-                for (int j = 0; j < nc; j++) {
-                    double *tj = tb + (size_t)j * nt;
-                    const double *wj = wb + (size_t)j * rx;
-                    for (int k = 0; k < r; k++)
-                        tj[k] += wj[k];
-                }
-            o += r;
-        }
-    }
-    for (size_t l = 0; l < pl->nl; l++) {
-        const leafrec *L = pl->leaves + l;
-        int p = L->p, q = L->q, ry = L->ry;
-        /* OUT^T[ca..] (q x nc) = S[ra.., ca..]^T (q x p) G^T (p x nc) */
-        fns->dgemm(&tr, &nt_, &q, &ncc, &p, &one,
-                   (double *)s + (size_t)L->ca * lds + L->ra, &ldss,
-                   (double *)g + L->ra, &ldgg, &zero, out + L->ca, &ldoo);
-        if (ry == 0)
-            continue;
-        int o = 0;
-        for (int a = 0; a < L->depth; a++) {
-            const blk *d = pl->blocks + L->colb[a];
-            const double *tb = t + d->toff;
-            for (int j = 0; j < nc; j++)
-                memcpy(w + (size_t)j * ry + o, tb + (size_t)j * nt,
-                       (size_t)d->r * sizeof(double));
-            o += d->r;
-        }
-        /* OUT^T[ca..] (q x nc) += YC (q x ry) W (ry x nc) */
-        fns->dgemm(&nt_, &nt_, &q, &ncc, &ry, &one, pl->f + L->yoff, &q, w,
-                   &ry, &one, out + L->ca, &ldoo);
-    }
+    leaves(s, lds, ra, rm, ca, cm, nc, g, ldg, out, ldo, fns);
+    leaves(s, lds, rm, rb, cm, cb, nc, g, ldg, out, ldo, fns);
 }
 
 int opf_hodlr_product(int nr, int ks, int K, const double *s, int lds,
@@ -555,42 +406,42 @@ int opf_hodlr_product(int nr, int ks, int K, const double *s, int lds,
     if (K - ks < 0 || K - ks > 1 || ks < 2 * hodlr_leaf || nr < 1
         || hodlr_decline)
         return 0;
-    plan pl;
-    pl.nbmax = max_blocks(K);
-    pl.nlmax = pl.nbmax / 2 + 2;
-    pl.blocks = (blk *)work;
-    pl.leaves = (leafrec *)(work + pl.nbmax * DOUBLES_OF(blk));
-    pl.f = work + pl.nbmax * DOUBLES_OF(blk) + pl.nlmax * DOUBLES_OF(leafrec);
-    pl.fcap = factor_cap(K);
-    pl.nb = pl.nl = pl.fused = 0;
-    double *t = pl.f + pl.fcap;
-    const size_t tcap = t_cap(K);
-    pl.h.s = s;
-    pl.h.lds = lds;
-    pl.h.used = t + tcap;
-    pl.h.row = pl.h.used + K;
-    if (!build(&pl, 0, ks, 0, K, 0))
+    const size_t nbmax = max_blocks(K);
+    blk *blocks = (blk *)work;
+    double *f = work + nbmax * (sizeof(blk) / sizeof(double) + 1);
+    const size_t fcap = (size_t)(levels_of(K) + 1) * 2 * (size_t)K * RMAX
+                        + nbmax * RMAX;
+    double *t = f + fcap;
+    hctx h;
+    h.s = s;
+    h.lds = lds;
+    h.used = t + (size_t)RMAX * CHUNK;
+    h.row = h.used + K;
+    size_t nb = 0, fused = 0;
+    if (!compress_all(&h, 0, ks, 0, K, blocks, &nb, nbmax, f, &fused, fcap))
         return 0;
-    const long long nt = gather(&pl);
-    if (nt < 0)
-        return 0;
-    /* the widest GEMM scratch W: a leaf's rx or ry */
-    int wmax = 1;
-    for (size_t l = 0; l < pl.nl; l++) {
-        wmax = pl.leaves[l].rx > wmax ? pl.leaves[l].rx : wmax;
-        wmax = pl.leaves[l].ry > wmax ? pl.leaves[l].ry : wmax;
-    }
-    /* rows per chunk: CHUNK, fewer if T and W need more room */
-    size_t chunk = tcap / ((size_t)nt + (size_t)wmax);
-    chunk = chunk < CHUNK ? chunk : CHUNK;
-    if (chunk < 1)
-        return 0;
-    double *w = t + (size_t)nt * chunk;
-    for (int i0 = 0; i0 < nr; i0 += (int)chunk) {
-        const int nc = nr - i0 < (int)chunk ? nr - i0 : (int)chunk;
-        apply_chunk(&pl, s, lds, nc, g + (size_t)i0 * ldg, ldg,
-                    out + (size_t)i0 * ldo, ldo, t, (int)(nt > 0 ? nt : 1), w,
-                    fns);
+
+    char nt = 'N', tr = 'T';
+    double one = 1.0, zero = 0.0;
+    int ldgg = ldg, ldoo = ldo;
+    for (int i0 = 0; i0 < nr; i0 += CHUNK) {
+        int nc = nr - i0 < CHUNK ? nr - i0 : CHUNK;
+        const double *gc = g + (size_t)i0 * ldg;
+        double *oc = out + (size_t)i0 * ldo;
+        leaves(s, lds, 0, ks, 0, K, nc, gc, ldg, oc, ldo, fns);
+        for (size_t b = 0; b < nb; b++) {
+            const blk *d = blocks + b;
+            if (d->r == 0)
+                continue;
+            int r = d->r, p = d->p, q = d->q;
+            const double *x = f + d->off, *y = x + (size_t)p * r;
+            /* T (r x nc) = X^T (r x p) G[:, ra..]^T (p x nc) */
+            fns->dgemm(&tr, &nt, &r, &nc, &p, &one, (double *)x, &p,
+                       (double *)gc + d->ra, &ldgg, &zero, t, &r);
+            /* OUT[:, ca..]^T (q x nc) += Y (q x r) T (r x nc) */
+            fns->dgemm(&nt, &nt, &q, &nc, &r, &one, (double *)y, &q, t, &r,
+                       &one, oc + d->ca, &ldoo);
+        }
     }
 #if defined(__GNUC__)
     __atomic_add_fetch(&hodlr_done, 1, __ATOMIC_RELAXED);
