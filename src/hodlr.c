@@ -49,18 +49,23 @@
 #define OPF_ACA_TOL (2.0 * DBL_EPSILON)
 #define OPF_ACA_CHECK (16.0 * DBL_EPSILON)
 
-/* Test and tuning knobs (opf_hodlr_tune); the defaults are the header's. */
-static int hodlr_min = OPF_HODLR_MIN, hodlr_leaf = OPF_HODLR_LEAF;
-static int hodlr_decline;
+/* The tunables (opf_hodlr_tune; the defaults are the header's), in one
+ * struct that a product copies once at its start, so that everything it
+ * does sees one setting.  The process-wide state is this struct, the
+ * dense switch and the counter below, nothing else. */
+typedef struct {
+    int min_order, leaf, decline;
+} hodlr_params;
+static hodlr_params params = {OPF_HODLR_MIN, OPF_HODLR_LEAF, 0};
 
 void opf_hodlr_tune(int min_order, int leaf, int decline)
 {
     if (min_order >= 0)
-        hodlr_min = min_order;
+        params.min_order = min_order;
     if (leaf >= OPF_HODLR_LEAF_MIN)
-        hodlr_leaf = leaf;
+        params.leaf = leaf;
     if (decline >= 0)
-        hodlr_decline = decline;
+        params.decline = decline;
 }
 
 static long long hodlr_done; /* structured products, process-wide */
@@ -76,9 +81,9 @@ long long opf_hodlr_count(void)
 
 void opf_hodlr_tuning(int *min_order, int *leaf, int *decline)
 {
-    *min_order = hodlr_min;
-    *leaf = hodlr_leaf;
-    *decline = hodlr_decline;
+    *min_order = params.min_order;
+    *leaf = params.leaf;
+    *decline = params.decline;
 }
 
 #if defined(__GNUC__)
@@ -106,11 +111,11 @@ typedef struct {
     size_t off; /* X at f + off (p x r), Y right after it (q x r) */
 } blk;
 
-int opf_hodlr_min(void) { return hodlr_min; }
+int opf_hodlr_min(void) { return params.min_order; }
 
 int opf_structured_product(ptrdiff_t ks)
 {
-    return ks >= hodlr_min && !opf_dense_product();
+    return ks >= params.min_order && !opf_dense_product();
 }
 
 /* Sized for the smallest leaf a tuning may set. */
@@ -142,7 +147,7 @@ size_t opf_hodlr_work_len(ptrdiff_t nr, ptrdiff_t K)
 
 typedef struct {
     const double *s;
-    int lds;
+    int lds, leaf; /* S; the leaf size of this product */
     double *x, *y, *used, *row; /* the current block's factors, scratch */
 } hctx;
 
@@ -345,7 +350,7 @@ static int compress_all(hctx *h, int ra, int rb, int ca, int cb, blk *blocks,
                         size_t fcap)
 {
     const int p = rb - ra, q = cb - ca;
-    if (p <= hodlr_leaf || q <= hodlr_leaf)
+    if (p <= h->leaf || q <= h->leaf)
         return 1;
     const int rm = ra + p / 2, cm = ca + p / 2;
     const int spec[2][5] = {{ra, rm - ra, cm, cb - cm, rm - ra - 1},
@@ -379,12 +384,13 @@ static int compress_all(hctx *h, int ra, int rb, int ca, int cb, blk *blocks,
 
 /* Phase 2, leaves: OUT[:, ca..cb) = G[:, ra..rb) S[ra..rb, ca..cb) for
  * the rows of one chunk (beta = 0: the leaves' columns partition K). */
-static void leaves(const double *s, int lds, int ra, int rb, int ca, int cb,
-                   int nc, const double *g, int ldg, double *out, int ldo,
+static void leaves(const hctx *h, int ra, int rb, int ca, int cb, int nc,
+                   const double *g, int ldg, double *out, int ldo,
                    const opf_lapack *fns)
 {
-    const int p = rb - ra, q = cb - ca;
-    if (p <= hodlr_leaf || q <= hodlr_leaf) {
+    const double *s = h->s;
+    const int lds = h->lds, p = rb - ra, q = cb - ca;
+    if (p <= h->leaf || q <= h->leaf) {
         char nt = 'N', tr = 'T';
         double one = 1.0, zero = 0.0;
         int ncc = nc, ldgg = ldg, ldoo = ldo, ldss = lds, pp = p, qq = q;
@@ -395,16 +401,17 @@ static void leaves(const double *s, int lds, int ra, int rb, int ca, int cb,
         return;
     }
     const int rm = ra + p / 2, cm = ca + p / 2;
-    leaves(s, lds, ra, rm, ca, cm, nc, g, ldg, out, ldo, fns);
-    leaves(s, lds, rm, rb, cm, cb, nc, g, ldg, out, ldo, fns);
+    leaves(h, ra, rm, ca, cm, nc, g, ldg, out, ldo, fns);
+    leaves(h, rm, rb, cm, cb, nc, g, ldg, out, ldo, fns);
 }
 
 int opf_hodlr_product(int nr, int ks, int K, const double *s, int lds,
                       const double *g, int ldg, double *out, int ldo,
                       double *work, const opf_lapack *fns)
 {
-    if (K - ks < 0 || K - ks > 1 || ks < 2 * hodlr_leaf || nr < 1
-        || hodlr_decline)
+    const hodlr_params prm = params;
+    if (K - ks < 0 || K - ks > 1 || ks < 2 * prm.leaf || nr < 1
+        || prm.decline)
         return 0;
     const size_t nbmax = max_blocks(K);
     blk *blocks = (blk *)work;
@@ -415,6 +422,7 @@ int opf_hodlr_product(int nr, int ks, int K, const double *s, int lds,
     hctx h;
     h.s = s;
     h.lds = lds;
+    h.leaf = prm.leaf;
     h.used = t + (size_t)RMAX * CHUNK;
     h.row = h.used + K;
     size_t nb = 0, fused = 0;
@@ -428,7 +436,7 @@ int opf_hodlr_product(int nr, int ks, int K, const double *s, int lds,
         int nc = nr - i0 < CHUNK ? nr - i0 : CHUNK;
         const double *gc = g + (size_t)i0 * ldg;
         double *oc = out + (size_t)i0 * ldo;
-        leaves(s, lds, 0, ks, 0, K, nc, gc, ldg, oc, ldo, fns);
+        leaves(&h, 0, ks, 0, K, nc, gc, ldg, oc, ldo, fns);
         for (size_t b = 0; b < nb; b++) {
             const blk *d = blocks + b;
             if (d->r == 0)

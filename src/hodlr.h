@@ -32,7 +32,13 @@
 /* The structured product is used from this block size on.  Tuned on the
  * development machine (one thread, dense z, structured / GEMM time of the
  * whole update): 1.21 at 200, 1.05 at 256, 0.90 at 320, 0.82 at 384, 0.73
- * at 512, 0.59 at 640 (benchmarks/ratios_rank_one.py --crossover). */
+ * at 512, 0.59 at 640 (benchmarks/ratios_rank_one.py --crossover).
+ * Re-measured on OpenBLAS's best kernel of another machine (Haswell kernel
+ * on an AMD EPYC, no OPENBLAS_CORETYPE; interleaved runs, min / median):
+ * 1.00 / 1.00 at 320, 0.93 / 0.95 at 448, 0.95 / 0.99 at 512, 0.77 / 0.79
+ * at 576, 0.74 / 0.75 at 640, 0.60 / 0.61 at 896 -- break-even at 320, so
+ * the crossover stays (a faster GEMM moves it up, but within +-5% up to
+ * 512; no run-time calibration needed). */
 #define OPF_HODLR_MIN 320
 
 /* Doubles of workspace for a product with nr rows of G and K columns. */
