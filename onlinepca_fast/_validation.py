@@ -238,8 +238,31 @@ class Vector(Constraint):
 
 
 # The constraints shared by several estimators and functions.
-ETA = Interval("real", 0.0, MAX_STEP, closed="right",
-               text="be a finite number > 0 (at most 2**1020)")
+ETA_VALUE = Interval("real", 0.0, MAX_STEP, closed="right",
+                     text="be a finite number > 0 (at most 2**1020)")
+
+
+class AutoOr(Constraint):
+    """The string ``"auto"`` or what `constraint` accepts (a string is
+    judged as an option, anything else by `constraint`, whose messages are
+    kept)."""
+
+    def __init__(self, constraint):
+        self.constraint = constraint
+
+    def describe(self, context=None):
+        return f'"auto" or {self.constraint.describe(context)}'
+
+    def check(self, value, name, context=None):
+        if isinstance(value, str):
+            if value == "auto":
+                return "auto"
+            raise ValueError(f'{name} must be "auto" or a number, got {value!r}')
+        return self.constraint.check(value, name, context)
+
+
+#: A learning rate: "auto" (AdaHedge, src/adaptive_rate.h) or a number.
+ETA = AutoOr(ETA_VALUE)
 ALPHA = Interval("real", 0.0, 1.0, closed="left")
 POSITIVE = Interval("real", 0.0, None, closed="neither")
 NONNEGATIVE = Interval("real", 0.0, None)

@@ -28,6 +28,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "adaptive_rate.h"
 #include "cap.h"
 #include "learner.h"
 #include "rank_one_update.h"
@@ -171,6 +172,14 @@ static void keep_finite(double *lam, ptrdiff_t n, int ascending, int shift)
         for (i = 0; i < n; i++)
             lam[i] = lam[i] < floor ? floor : lam[i];
     }
+}
+
+static void scale_log(double *lam, ptrdiff_t n, double gamma)
+{
+    ptrdiff_t i;
+    if (gamma != 1.0)
+        for (i = 0; i < n; i++)
+            lam[i] *= gamma;
 }
 
 /*
@@ -412,6 +421,56 @@ static int draw_experts(const opf_learner *s, const workspace *w,
     return OPF_OK;
 }
 
+/*
+ * eta = "auto" for the experts (and, on the linearised loss, the simplex
+ * learner): the exact mixability gap from sum_i w_i exp(-eta_t l_i) (w the
+ * normalised weights exp(lam)), then lam <- gamma (lam - eta_t l) with
+ * gamma = eta_{t+1} / eta_t (AdaHedge exactly when nothing is capped or
+ * mixed); while the rate is infinite, lam <- lam - eta_{t+1} l (lam is
+ * still a constant, see auto_step).  e: sum_i w_i l_i; top, low: the range
+ * of the new lam; delta: the gap (learner's scale, d times).
+ */
+static void auto_experts(const opf_learner *s, const double *l,
+                         const double *wt, double *e, double *top,
+                         double *low, double *delta)
+{
+    const ptrdiff_t n = s->n;
+    const double eta = s->rate[1], d = (double)s->d;
+    double lmin = INFINITY, lmax = -INFINITY, sum = 0.0, lse = 0.0, next,
+           step, gamma;
+    ptrdiff_t i;
+    *e = 0.0;
+    for (i = 0; i < n; i++) {
+        *e += wt[i] * l[i];
+        lmin = l[i] < lmin ? l[i] : lmin;
+        lmax = l[i] > lmax ? l[i] : lmax;
+    }
+    if (isfinite(eta)) { /* log sum w e^{-eta l}, shifted by its top term */
+        double m = -INFINITY;
+        for (i = 0; i < n; i++) {
+            const double v = s->lam[i] - eta * l[i];
+            m = v > m ? v : m;
+        }
+        for (i = 0; i < n; i++)
+            sum += exp(s->lam[i] - eta * l[i] - m);
+        lse = m + log(sum);
+    }
+    *delta = opf_rate_gap_exact(d * *e, lse, lmin, d, eta);
+    next = opf_rate_next(s->rate, opf_rate_scale((double)n, d), *delta);
+    gamma = isfinite(eta) ? next / eta : 1.0;
+    step = isfinite(eta) ? eta : (isfinite(next) ? next : 0.0);
+    /* the largest step a log-weight may take (see opf_rate_step) */
+    step = opf_rate_step(step, fmax(fabs(lmin), fabs(lmax)));
+    *top = -INFINITY;
+    *low = INFINITY;
+    for (i = 0; i < n; i++) {
+        const double v = gamma * (s->lam[i] - step * l[i]);
+        s->lam[i] = v;
+        *top = v > *top ? v : *top;
+        *low = v < *low ? v : *low;
+    }
+}
+
 /* Experts (WK Alg. 1 and 3, YL Alg. 1): x is the loss vector.  The loss
  * update lam - eta x is done within the capping's first pass (with the exps
  * and the bracket's statistics), unless the weights are mixed before
@@ -425,7 +484,8 @@ static int trial_experts(const opf_learner *s, const workspace *w,
 {
     const ptrdiff_t n = s->n, t = *s->t + 1;
     const int fused = !(s->share == OPF_SHARE_FIXED && s->alpha > 0.0)
-                      && s->eta + 2.0 * log((double)n) <= OPF_CAP_SHIFT_AT;
+                      && s->eta + 2.0 * log((double)n) <= OPF_CAP_SHIFT_AT
+                      && !s->rate;
     double e = 0.0, r = 0.0, top = -INFINITY, low = INFINITY;
     const double eta = s->eta;
     double *lam = s->lam;
@@ -437,7 +497,18 @@ static int trial_experts(const opf_learner *s, const workspace *w,
     if (s->share == OPF_SHARE_PAST)
         for (i = 0; i < n; i++)
             s->wsum[i] += omega[i];
-    if (fused) {
+    if (s->rate) {
+        double e2 = 0.0, delta = 0.0;
+        auto_experts(s, x, s->omega, &e2, &top, &low, &delta);
+        *el = (have_e ? e : e2) * (double)s->d;
+        *rl = r;
+        if ((st = finish_meg(s, w, t, top, NULL, NULL)) != OPF_OK)
+            return st;
+        keep_finite(lam, n, 0, 0);
+        opf_rate_commit(s->rate, opf_rate_scale((double)n, (double)s->d),
+                        delta);
+        return OPF_OK;
+    } else if (fused) {
         if (!have_e) {
             OPF_SIMD_WITH(reduction(+:e))
             for (i = 0; i < n; i++)
@@ -499,8 +570,14 @@ static int trial_simplex(const opf_learner *s, const workspace *w,
     for (i = 0; i < n; i++)
         loss += y[i] * w->y[i];
     *el = *rl = loss;
-    for (i = 0; i < n; i++)
-        s->lam[i] -= s->eta * w->y[i]; /* (29a) */
+    if (s->rate) { /* AdaHedge on the linearised loss (C y)_i */
+        double e = 0.0, top, low, delta = 0.0;
+        auto_experts(s, w->y, y, &e, &top, &low, &delta);
+        opf_rate_commit(s->rate, opf_rate_scale((double)n, 1.0), delta);
+    } else {
+        for (i = 0; i < n; i++)
+            s->lam[i] -= s->eta * w->y[i]; /* (29a) */
+    }
     normalize_log(s->lam, n);
     if (s->share == OPF_SHARE_FIXED && s->alpha > 0.0)
         mix_uniform_log(s->lam, n, s->alpha); /* (29b) */
@@ -513,11 +590,12 @@ static int trial_simplex(const opf_learner *s, const workspace *w,
 /* MEG with a matrix instance C (VarianceMinimizer): the losses v_i =
  * q_i^T C q_i, then the eigensystem of Q diag(lam) Q^T - eta C by dsyevr. */
 static int meg_matrix_update(const opf_learner *s, const workspace *w,
-                             const double *x, double *el, double *rl)
+                             const double *x, double *el, double *rl,
+                             double *gamma, double *delta)
 {
     const ptrdiff_t n = s->n;
     int nn = (int)n, st;
-    double one = 1.0, zero = 0.0;
+    double one = 1.0, zero = 0.0, step = s->eta;
     char nt = 'N';
     ptrdiff_t i;
     s->fns->dgemm(&nt, &nt, &nn, &nn, &nn, &one, s->q, &nn, (double *)x, &nn,
@@ -527,9 +605,16 @@ static int meg_matrix_update(const opf_learner *s, const workspace *w,
     for (i = 0; i < n * n; i++)
         w->z[i % n] += s->q[i] * w->m2[i];
     losses(s, w, s->omega, w->z, 1, el, rl);
+    if (s->rate) { /* C is PSD: tr C bounds its top eigenvalue */
+        double tr = 0.0;
+        for (i = 0; i < n; i++)
+            tr += x[i * n + i];
+        if (!opf_rate_trial(s->rate, (double)s->n, (double)s->d, *el, tr, &step, gamma, delta))
+            return OPF_OK;
+    }
     form(s, w, s->lam, w->m1);
     for (i = 0; i < n * n; i++)
-        w->m1[i] -= s->eta * x[i];
+        w->m1[i] -= step * x[i];
     if ((st = eig(s, w)) != OPF_OK)
         return st;
     memcpy(s->lam, w->lam2, (size_t)n * sizeof(double));
@@ -547,6 +632,7 @@ static int trial_meg(const opf_learner *s, const workspace *w,
     const ptrdiff_t n = s->n, t = *s->t + 1;
     ptrdiff_t i;
     int st;
+    double step = s->eta, gamma = 1.0, delta = 0.0;
     opf_r1_info info;
     if ((st = opf_draw_corner(s->sampler, s->omega, n, s->d, u, w->corner,
                               w->decw, w->deciw)) != OPF_OK)
@@ -559,21 +645,33 @@ static int trial_meg(const opf_learner *s, const workspace *w,
         memcpy(w->qsave, s->q, (size_t)(n * n) * sizeof(double));
     }
     if (s->matrix_input) {
-        if ((st = meg_matrix_update(s, w, x, el, rl)) != OPF_OK)
+        if ((st = meg_matrix_update(s, w, x, el, rl, &gamma, &delta))
+            != OPF_OK)
             return st;
     } else {
+        double sz = 0.0;
         opf_gemv_qt(s->fns, (int)n, (int)n, s->q, (int)n, x, w->z);
         for (i = 0; i < n; i++)
             w->y[i] = w->z[i] * w->z[i];
         losses(s, w, s->omega, w->y, 1, el, rl);
-        st = opf_rank_one_update(n, s->lam, s->q, n, -s->eta, x, w->r1w,
-                                 s->r1iwork, s->fns, 0, &info);
-        if (st != OPF_OK)
-            return st;
+        if (s->rate)
+            for (i = 0; i < n; i++)
+                sz += w->y[i];
+        if (!s->rate || opf_rate_trial(s->rate, (double)s->n, (double)s->d, *el, sz, &step, &gamma, &delta)) {
+            st = opf_rank_one_update(n, s->lam, s->q, n, -step, x, w->r1w,
+                                     s->r1iwork, s->fns, 0, &info);
+            if (st != OPF_OK)
+                return st;
+        }
     }
+    if (s->rate) /* stabilised OMD: log W <- gamma (log W - eta_t S) */
+        scale_log(s->lam, n, gamma);
     if ((st = finish_meg(s, w, t, NAN, NULL, NULL)) != OPF_OK)
         return st;
     keep_finite(s->lam, n, 1, 0);
+    if (s->rate)
+        opf_rate_commit(s->rate, opf_rate_scale((double)n, (double)s->d),
+                        delta);
     return OPF_OK;
 }
 
@@ -605,7 +703,20 @@ static int trial_cumulative(const opf_learner *s, const workspace *w,
     if (s->centered)
         f = (s->center_lr_inv + (double)(t - 1))
             / (s->center_lr_inv + (double)t); /* eq. (16) */
-    if (f > 0.0) {
+    if (s->rate) { /* A = eta_t (log W0 - C^t), rescaled each trial */
+        double sz = 0.0, step = 0.0, gamma = 1.0, delta = 0.0;
+        for (i = 0; i < n; i++)
+            sz += w->lam2[i];
+        if (opf_rate_trial(s->rate, (double)s->n, (double)s->d, *el, sz, &step, &gamma, &delta) && f > 0.0) {
+            st = opf_rank_one_update(n, s->lam, s->q, n, -step * f, w->y,
+                                     w->r1w, s->r1iwork, s->fns, 0, &info);
+            if (st != OPF_OK)
+                return st;
+        }
+        scale_log(s->lam, n, gamma);
+        opf_rate_commit(s->rate, opf_rate_scale((double)n, (double)s->d),
+                        delta);
+    } else if (f > 0.0) {
         st = opf_rank_one_update(n, s->lam, s->q, n, -s->eta * f, w->y,
                                  w->r1w, s->r1iwork, s->fns, 0, &info);
         if (st != OPF_OK)

@@ -84,7 +84,7 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 __all__ = ["OnlineLearner", "TrialLoopLearner", "EngineConfig", "CappedDraws",
-           "EigensystemMixin", "NotFittedError"]
+           "EigensystemMixin", "NotFittedError", "rate_options"]
 
 #: Bit generators whose advance(-1) undoes the one draw of a trial.
 _REWINDABLE = (np.random.PCG64, np.random.PCG64DXSM)
@@ -442,6 +442,17 @@ class EngineConfig:
     centered: bool = False
     center_lr_inv: float = 0.0
     matrix_input: bool = False
+    auto_rate: bool = False  # eta="auto": the rate is state (``_rate``)
+
+
+def rate_options(eta):
+    """The EngineConfig fields of a learning rate: a number as it is, or
+    ``"auto"`` (the AdaHedge rate kept in the learner's ``_rate`` state,
+    ``src/adaptive_rate.h``; eta = 1 bounds the steps the Python layer
+    checks: ``|x|^2 <= 2**1020``, finite losses)."""
+    if eta == "auto":
+        return dict(eta=1.0, auto_rate=True)
+    return dict(eta=eta)
 
 
 class TrialLoopLearner(OnlineLearner):
@@ -483,6 +494,24 @@ class TrialLoopLearner(OnlineLearner):
             return 1
         return config.n if config.kind == _kernels.KIND_EXPERTS else config.n * config.n
 
+    @property
+    def eta_(self) -> float:
+        """The learning rate in use: ``eta`` if it is a number; with
+        ``eta="auto"``, the rate of the next trial, ``D / Delta`` (``inf``
+        while every mixability gap so far is 0: Follow the Leader on W^0)."""
+        self._check_fitted()
+        if self.eta == "auto":
+            return float(self._rate[1])
+        return float(self.eta)
+
+    @property
+    def mixability_gap_(self) -> float:
+        """``eta="auto"``: the cumulative mixability gap ``Delta_T`` (in the
+        learner's loss scale) that bounds the regret, ``R_T <= 2 Delta_T``
+        (see the learner's Notes); 0 with a numeric eta."""
+        self._check_fitted()
+        return float(self._rate[0]) if self.eta == "auto" else 0.0
+
     # -- the engine config, built in one place -----------------------------------
     def _config(self, p, n, matrix):
         return EngineConfig(n=n, matrix_input=bool(matrix), **self._engine_options(p, n))
@@ -506,6 +535,8 @@ class TrialLoopLearner(OnlineLearner):
         rng = as_generator(self.random_state) if self._randomized else None
         self._reset_state(p, n)
         self._wsum = np.zeros(self._past_size(config))  # sum of past parameters
+        # eta="auto" (src/adaptive_rate.h): [cumulative mixability gap, rate]
+        self._rate = np.array([0.0, np.inf])
         self._t = np.zeros(1, dtype=np.intp)
         self._start_records()
         self._rng = rng
@@ -525,7 +556,8 @@ class TrialLoopLearner(OnlineLearner):
         if getattr(self, "_engine", None) is None or self._engine_key != config:
             self._engine = _kernels.Engine(
                 lam=self._lam, omega=self._omega, q=self._q, mean=self._mean,
-                wsum=self._wsum, t=self._t, **dataclasses.asdict(config))
+                wsum=self._wsum, t=self._t, rate=self._rate,
+                **dataclasses.asdict(config))
             self._engine_key = config
         return self._engine
 

@@ -30,7 +30,7 @@ from .._validation import (
     none_or,
 )
 from ..kernels import cap_log
-from ._base import SAMPLERS, TrialLoopLearner, reads_state
+from ._base import SAMPLERS, TrialLoopLearner, rate_options, reads_state
 from ._clustered import MAX_DENSE, ClusteredState, refuse_dense
 from ._pca import _Projections, _reject_step, _step_limit, meg_step_box, row_norms
 
@@ -191,7 +191,7 @@ class CenteredOnlinePCA(_Cumulative):
         "state": STATE,
     }
 
-    def __init__(self, n_components: int, *, eta: float = 1.0, center_lr_inv: float = 0.0,
+    def __init__(self, n_components: int, *, eta: float | str = "auto", center_lr_inv: float = 0.0,
                  mean_init: ArrayLike | None = None, centered: bool = True,
                  sampler: Sampler = "decomposition", random_state: SeedLike = None,
                  record_losses: bool = True, reorthogonalize_every: int | None = 10_000,
@@ -208,7 +208,7 @@ class CenteredOnlinePCA(_Cumulative):
         self.state = state
 
     def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_CUMULATIVE, d=n - p["n_components"], eta=p["eta"],
+        return dict(kind=_kernels.KIND_CUMULATIVE, d=n - p["n_components"], **rate_options(p["eta"]),
                     sampler=SAMPLERS[p["sampler"]], centered=p["centered"],
                     center_lr_inv=p["center_lr_inv"])
 

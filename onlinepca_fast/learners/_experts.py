@@ -17,7 +17,8 @@ import numpy as np
 
 from .. import _kernels
 from .._typing import FloatArray, IndexArray, Sampler, SeedLike, Share
-from ._base import CAPPED_MIXING, SAMPLERS, SHARES, CappedDraws, TrialLoopLearner
+from ._base import (CAPPED_MIXING, SAMPLERS, SHARES, CappedDraws, TrialLoopLearner,
+                    rate_options)
 
 __all__ = ["Hedge", "CappedHedge"]
 
@@ -33,7 +34,7 @@ class _Experts(CappedDraws, TrialLoopLearner):
         return tags
 
     def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_EXPERTS, d=self._corner_size(n), eta=p["eta"],
+        return dict(kind=_kernels.KIND_EXPERTS, d=self._corner_size(n), **rate_options(p["eta"]),
                     alpha=p["alpha"], share=SHARES[p["share"]],
                     sampler=SAMPLERS[p["sampler"]])
 
@@ -131,7 +132,7 @@ class CappedHedge(_Experts):
     array([0. , 0.5, 0. , 0.5])
     """
 
-    def __init__(self, n_components: int, *, eta: float = 1.0, share: Share = None,
+    def __init__(self, n_components: int, *, eta: float | str = "auto", share: Share = None,
                  alpha: float = 0.0, sampler: Sampler = "decomposition",
                  random_state: SeedLike = None, record_losses: bool = True) -> None:
         self.n_components = n_components
@@ -194,7 +195,7 @@ class Hedge(_Experts):
 
     _constraints = {k: v for k, v in _Experts._constraints.items() if k != "n_components"}
 
-    def __init__(self, *, eta: float = 1.0, share: Share = None, alpha: float = 0.0,
+    def __init__(self, *, eta: float | str = "auto", share: Share = None, alpha: float = 0.0,
                  sampler: Sampler = "decomposition", random_state: SeedLike = None,
                  record_losses: bool = True) -> None:
         self.eta = eta

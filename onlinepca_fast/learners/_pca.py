@@ -26,6 +26,7 @@ from .._validation import (
 )
 from ._clustered import MAX_DENSE, ClusteredState, refuse_dense
 from ._base import (
+    rate_options,
     CAPPED_MIXING,
     SAMPLERS,
     SHARES,
@@ -337,7 +338,7 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
     _constraints = {**CAPPED_MIXING, "reorthogonalize_every": REORTHOGONALIZE,
                     "state": STATE}
 
-    def __init__(self, n_components: int, *, eta: float = 1.0, share: Share = None,
+    def __init__(self, n_components: int, *, eta: float | str = "auto", share: Share = None,
                  alpha: float = 0.0, sampler: Sampler = "decomposition",
                  random_state: SeedLike = None, record_losses: bool = True,
                  reorthogonalize_every: int | None = 10_000,
@@ -356,7 +357,7 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
         return p["share"]
 
     def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_MEG, d=n - p["n_components"], eta=p["eta"],
+        return dict(kind=_kernels.KIND_MEG, d=n - p["n_components"], **rate_options(p["eta"]),
                     alpha=p["alpha"], share=SHARES[self._share(p)],
                     sampler=SAMPLERS[p["sampler"]])
 
@@ -422,7 +423,7 @@ class OnlineAdaptivePCA(OnlinePCA):
 
     _constraints = {k: v for k, v in OnlinePCA._constraints.items() if k != "share"}
 
-    def __init__(self, n_components: int, *, eta: float = 1.0, alpha: float = 1e-5,
+    def __init__(self, n_components: int, *, eta: float | str = "auto", alpha: float = 1e-5,
                  sampler: Sampler = "decomposition", random_state: SeedLike = None,
                  record_losses: bool = True, reorthogonalize_every: int | None = 10_000,
                  state: State = "auto") -> None:

@@ -19,7 +19,7 @@ import numpy as np
 from .. import _kernels
 from .._typing import FloatArray, SeedLike
 from .._validation import ALPHA, ETA, REORTHOGONALIZE, Boolean, Options, RandomState
-from ._base import SHARES, CappedDraws, EigensystemMixin, TrialLoopLearner
+from ._base import SHARES, CappedDraws, EigensystemMixin, TrialLoopLearner, rate_options
 from ._pca import check_meg_steps, meg_step_box
 
 __all__ = ["VarianceMinimizer", "SimplexVarianceMinimizer"]
@@ -120,7 +120,7 @@ class VarianceMinimizer(_Covariances, EigensystemMixin, CappedDraws, TrialLoopLe
         "reorthogonalize_every": REORTHOGONALIZE,
     }
 
-    def __init__(self, *, eta: float = 1.0, share: Literal["fixed"] | None = None,
+    def __init__(self, *, eta: float | str = "auto", share: Literal["fixed"] | None = None,
                  alpha: float = 0.0, random_state: SeedLike = None, record_losses: bool = True,
                  reorthogonalize_every: int | None = 10_000) -> None:
         self.eta = eta
@@ -137,7 +137,7 @@ class VarianceMinimizer(_Covariances, EigensystemMixin, CappedDraws, TrialLoopLe
         return "decomposition"
 
     def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_MEG, d=1, eta=p["eta"], alpha=p["alpha"],
+        return dict(kind=_kernels.KIND_MEG, d=1, **rate_options(p["eta"]), alpha=p["alpha"],
                     share=SHARES[p["share"]], sampler=_kernels.SAMPLER_DECOMPOSITION)
 
     def _initial_state(self, p, n):
@@ -222,13 +222,13 @@ class SimplexVarianceMinimizer(_Covariances, TrialLoopLearner):
         "record_losses": Boolean(),
     }
 
-    def __init__(self, *, eta: float = 1.0, alpha: float = 0.0, record_losses: bool = True) -> None:
+    def __init__(self, *, eta: float | str = "auto", alpha: float = 0.0, record_losses: bool = True) -> None:
         self.eta = eta
         self.alpha = alpha
         self.record_losses = record_losses
 
     def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_SIMPLEX_VAR, d=1, eta=p["eta"], alpha=p["alpha"],
+        return dict(kind=_kernels.KIND_SIMPLEX_VAR, d=1, **rate_options(p["eta"]), alpha=p["alpha"],
                     share=_kernels.SHARE_FIXED)
 
     def _initial_state(self, p, n):

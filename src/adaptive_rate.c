@@ -1,0 +1,90 @@
+/*
+ * adaptive_rate.c -- the AdaHedge rate of eta = "auto" (adaptive_rate.h).
+ *
+ * Each learner calls these from its trial with the expected loss h_t of its
+ * parameter and either the size s of the instance (matrix learners: the
+ * two-point bound on the mixability gap) or the log-mixture of the weights
+ * (vector learners: the exact gap), then takes its step with the rate in
+ * use and (mirror-descent learners) scales its log-weights by
+ * gamma = eta_{t+1} / eta_t, the "stabilised" step of Fang, Harvey,
+ * Portella and Friedlander (ICML 2020).  Derivation and bound:
+ * docs/adaptive_rates.rst.  O(1), no allocation.
+ */
+#include "adaptive_rate.h"
+
+#include <float.h>
+#include <math.h>
+
+double opf_rate_scale(double n, double d)
+{
+    return d * log(n / d);
+}
+
+double opf_rate_gap_two_point(double h, double s, double d, double eta)
+{
+    double p, a, l;
+    if (!(s > 0.0) || !(h > 0.0))
+        return 0.0;
+    p = h / (d * s);
+    p = p > 1.0 ? 1.0 : p;
+    if (!isfinite(eta))
+        return p < 1.0 ? h : 0.0;
+    a = eta * s;
+    /* log(1 - p + p e^{-a}) without cancellation at any p, a */
+    if (p >= 1.0) {
+        l = -a;
+    } else {
+        const double u = log1p(-p), v = log(p) - a;
+        const double m = u > v ? u : v;
+        l = m + log1p(exp(-fabs(u - v)));
+    }
+    l = h + d * l / eta;
+    return l > 0.0 ? l : 0.0;
+}
+
+double opf_rate_gap_exact(double h, double lse, double lmin, double d,
+                          double eta)
+{
+    double g = isfinite(eta) ? h + d * lse / eta : h - d * lmin;
+    return g > 0.0 ? g : 0.0;
+}
+
+double opf_rate_next(const double *rate, double scale, double delta)
+{
+    double total = rate[0] + delta;
+    if (!(total > 0.0))
+        return INFINITY;
+    if (total > DBL_MAX)
+        total = DBL_MAX; /* a stream of losses near DBL_MAX: stays finite */
+    return scale / total;
+}
+
+void opf_rate_commit(double *rate, double scale, double delta)
+{
+    double total = rate[0] + delta;
+    rate[0] = total > DBL_MAX ? DBL_MAX : total;
+    rate[1] = opf_rate_next(rate, scale, 0.0);
+}
+
+double opf_rate_step(double eta, double s)
+{
+    const double top = 0x1p1000;
+    return eta * s > top ? top / s : eta;
+}
+
+int opf_rate_trial(const double *rate, double n, double d, double h,
+                   double sz, double *step, double *gamma, double *delta)
+{
+    const double eta = rate[1];
+    double next;
+    *delta = opf_rate_gap_two_point(h, sz, d, eta);
+    next = opf_rate_next(rate, opf_rate_scale(n, d), *delta);
+    *gamma = 1.0;
+    if (isfinite(eta)) {
+        *step = opf_rate_step(eta, sz);
+        *gamma = next / eta;
+        return 1;
+    }
+    *step = opf_rate_step(next, sz);
+    return isfinite(next);
+}
