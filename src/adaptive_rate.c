@@ -88,3 +88,12 @@ int opf_rate_trial(const double *rate, double n, double d, double h,
     *step = opf_rate_step(next, sz);
     return isfinite(next);
 }
+
+double opf_rate_exact(const double *rate, double n, double d, double h,
+                      double lse, double *gamma)
+{
+    const double eta = rate[1],
+                 delta = opf_rate_gap_exact(h, lse, 0.0, d, eta);
+    *gamma = opf_rate_next(rate, opf_rate_scale(n, d), delta) / eta;
+    return delta;
+}

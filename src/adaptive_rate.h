@@ -66,4 +66,14 @@ double opf_rate_step(double eta, double s);
 int opf_rate_trial(const double *rate, double n, double d, double h,
                    double sz, double *step, double *gamma, double *delta);
 
+/*
+ * After a step taken with the rate in use (finite, not clamped): the exact
+ * gap from lse = log tr exp(log W - eta S) (the log-partition of the
+ * updated, not yet normalised log-weights; W was normalised), replacing the
+ * two-point bound of opf_rate_trial (it is at most that), and the new
+ * gamma.  Returns the gap.
+ */
+double opf_rate_exact(const double *rate, double n, double d, double h,
+                      double lse, double *gamma);
+
 #endif

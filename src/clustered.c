@@ -609,6 +609,15 @@ static int trial(const opf_clustered *s, const cws *w, const double *x,
                           &gamma, &delta))
         if ((st = update(s, w, m, nb, step, xx, rr, ss, &m, &nb)) != OPF_OK)
             return st;
+    if (s->rate && isfinite(s->rate[1]) && step == s->rate[1] && m > 0) {
+        /* the exact gap from the updated groups, as learner.c */
+        const double top = m < n ? s->clus[0] : s->mu[m - 1];
+        double sum = (double)(n - m) * exp(s->clus[0] - top);
+        for (i = 0; i < m; i++)
+            sum += exp(s->mu[i] - top);
+        delta = opf_rate_exact(s->rate, (double)n, (double)d, *el,
+                               top + log(sum), &gamma);
+    }
     if (s->rate)
         opf_rate_commit(s->rate, opf_rate_scale((double)n, (double)d), delta);
     if (m == 0)

@@ -174,6 +174,17 @@ static void keep_finite(double *lam, ptrdiff_t n, int ascending, int shift)
     }
 }
 
+/* log sum_i exp(lam_i), lam ascending (its top is the last entry) */
+static double log_partition(const double *lam, ptrdiff_t n)
+{
+    const double m = lam[n - 1];
+    double sum = 0.0;
+    ptrdiff_t i;
+    for (i = 0; i < n; i++)
+        sum += exp(lam[i] - m);
+    return m + log(sum);
+}
+
 static void scale_log(double *lam, ptrdiff_t n, double gamma)
 {
     ptrdiff_t i;
@@ -609,7 +620,8 @@ static int meg_matrix_update(const opf_learner *s, const workspace *w,
         double tr = 0.0;
         for (i = 0; i < n; i++)
             tr += x[i * n + i];
-        if (!opf_rate_trial(s->rate, (double)s->n, (double)s->d, *el, tr, &step, gamma, delta))
+        if (!opf_rate_trial(s->rate, (double)n, (double)s->d, *el, tr, &step,
+                            gamma, delta))
             return OPF_OK;
     }
     form(s, w, s->lam, w->m1);
@@ -657,11 +669,16 @@ static int trial_meg(const opf_learner *s, const workspace *w,
         if (s->rate)
             for (i = 0; i < n; i++)
                 sz += w->y[i];
-        if (!s->rate || opf_rate_trial(s->rate, (double)s->n, (double)s->d, *el, sz, &step, &gamma, &delta)) {
+        if (!s->rate || opf_rate_trial(s->rate, (double)n, (double)s->d,
+                                       *el, sz, &step, &gamma, &delta)) {
             st = opf_rank_one_update(n, s->lam, s->q, n, -step, x, w->r1w,
                                      s->r1iwork, s->fns, 0, &info);
             if (st != OPF_OK)
                 return st;
+            /* the exact gap from the updated eigenvalues, O(n) */
+            if (s->rate && isfinite(s->rate[1]) && step == s->rate[1])
+                delta = opf_rate_exact(s->rate, (double)n, (double)s->d, *el,
+                                       log_partition(s->lam, n), &gamma);
         }
     }
     if (s->rate) /* stabilised OMD: log W <- gamma (log W - eta_t S) */
@@ -707,7 +724,9 @@ static int trial_cumulative(const opf_learner *s, const workspace *w,
         double sz = 0.0, step = 0.0, gamma = 1.0, delta = 0.0;
         for (i = 0; i < n; i++)
             sz += w->lam2[i];
-        if (opf_rate_trial(s->rate, (double)s->n, (double)s->d, *el, sz, &step, &gamma, &delta) && f > 0.0) {
+        if (opf_rate_trial(s->rate, (double)n, (double)s->d, *el, sz, &step,
+                           &gamma, &delta)
+            && f > 0.0) {
             st = opf_rank_one_update(n, s->lam, s->q, n, -step * f, w->y,
                                      w->r1w, s->r1iwork, s->fns, 0, &info);
             if (st != OPF_OK)
