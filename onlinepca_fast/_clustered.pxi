@@ -42,7 +42,8 @@ cdef class ClusterEngine:
                  Py_ssize_t[::1] dims, Py_ssize_t[::1] t, grow=None,
                  bint cumulative=False, bint centered=False,
                  double center_lr_inv=0.0, double[::1] mean=None,
-                 bint auto_rate=False, double[::1] rate=None):
+                 bint auto_rate=False, double[::1] rate=None,
+                 bint alpha_auto=False):
         if not (n >= 2 and 1 <= d < n and clus.shape[0] == 2
                 and dims.shape[0] == 2 and t.shape[0] == 1
                 and (not cumulative or (mean is not None and mean.shape[0] == n))):
@@ -67,6 +68,7 @@ cdef class ClusterEngine:
             raise ValueError("ClusterEngine: eta='auto' needs the rate state (2,)")
         self.s.eta = INFINITY if auto_rate else eta
         self.s.rate = &rate[0] if auto_rate else NULL
+        self.s.alpha_auto = alpha_auto
         self._rate = rate
         self.s.alpha = alpha
         self.s.clus = &clus[0]

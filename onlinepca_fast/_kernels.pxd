@@ -120,6 +120,7 @@ cdef extern from "learner.h" nogil:
         int kind, sampler, share, centered, matrix_input, with_matrices
         double eta, alpha, center_lr_inv
         double *rate
+        int alpha_auto
         double *lam
         double *omega
         double *q
@@ -146,6 +147,7 @@ cdef extern from "clustered.h" nogil:
         double eta, alpha
         double center_lr_inv
         double *rate
+        int alpha_auto
         double *mean
         double *b
         double *r

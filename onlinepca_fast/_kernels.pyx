@@ -487,7 +487,8 @@ cdef class Engine:
                  double center_lr_inv, bint matrix_input,
                  double[::1] lam, double[::1] omega, double[:, ::1] q,
                  double[::1] mean, double[::1] wsum, Py_ssize_t[::1] t,
-                 bint auto_rate=False, double[::1] rate=None):
+                 bint auto_rate=False, double[::1] rate=None,
+                 bint alpha_auto=False):
         cdef bint with_matrices = matrix_input or (
             kind == OPF_KIND_MEG and share == OPF_SHARE_PAST)
         cdef bint basis = kind == OPF_KIND_MEG or kind == OPF_KIND_CUMULATIVE
@@ -528,6 +529,7 @@ cdef class Engine:
         # size bound on a step (learner.c) at its most careful
         self.s.eta = INFINITY if auto_rate else eta
         self.s.rate = &rate[0] if auto_rate else NULL
+        self.s.alpha_auto = alpha_auto
         self.s.alpha = alpha
         self.s.center_lr_inv = center_lr_inv
         self.s.lam = &lam[0]

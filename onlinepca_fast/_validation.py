@@ -238,6 +238,7 @@ class Vector(Constraint):
 
 
 # The constraints shared by several estimators and functions.
+ALPHA_VALUE = Interval("real", 0.0, 1.0, closed="left")
 ETA_VALUE = Interval("real", 0.0, MAX_STEP, closed="right",
                      text="be a finite number > 0 (at most 2**1020)")
 
@@ -263,7 +264,8 @@ class AutoOr(Constraint):
 
 #: A learning rate: "auto" (AdaHedge, src/adaptive_rate.h) or a number.
 ETA = AutoOr(ETA_VALUE)
-ALPHA = Interval("real", 0.0, 1.0, closed="left")
+#: A mixing rate: "auto" (alpha_t = 1/(t+1)) or a number in [0, 1).
+ALPHA = AutoOr(ALPHA_VALUE)
 POSITIVE = Interval("real", 0.0, None, closed="neither")
 NONNEGATIVE = Interval("real", 0.0, None)
 POSITIVE_INT = Interval("int", 1, None)

@@ -97,3 +97,8 @@ double opf_rate_exact(const double *rate, double n, double d, double h,
     *gamma = opf_rate_next(rate, opf_rate_scale(n, d), delta) / eta;
     return delta;
 }
+
+double opf_rate_alpha(ptrdiff_t t)
+{
+    return 1.0 / (((double)t + 1.0) * ((double)t + 1.0));
+}

@@ -15,6 +15,8 @@
  * relative entropy from W^0 = I/n of a capped comparator, times d (the
  * learner's losses are d times those of the update's scale).
  */
+#include <stddef.h>
+
 #define OPF_RATE_LEN 2
 
 /* D = d log(n / d). */
@@ -75,5 +77,10 @@ int opf_rate_trial(const double *rate, double n, double d, double h,
  */
 double opf_rate_exact(const double *rate, double n, double d, double h,
                       double lse, double *gamma);
+
+/* alpha = "auto": the mixing rate of trial t >= 1, 1 / (t + 1)^2 (a
+ * decreasing switching rate whose total sum log 1/(1 - alpha_t) < log 2;
+ * its adaptive-regret bound is in docs/adaptive_rates.md). */
+double opf_rate_alpha(ptrdiff_t t);
 
 #endif

@@ -851,11 +851,14 @@ ptrdiff_t opf_clustered_trials(const opf_clustered *s, const double *X,
     }
     w = split(s);
     for (i = 0; i < T; i++) {
-        int st = s->cumulative
-                     ? trial_cumulative(s, &w, X + i * s->n, u[i],
-                                        exp_loss + i, real_loss + i)
-                     : trial(s, &w, X + i * s->n, u[i], exp_loss + i,
-                             real_loss + i);
+        opf_clustered at = *s; /* alpha = "auto": this trial's alpha_t */
+        int st;
+        if (s->alpha_auto)
+            at.alpha = opf_rate_alpha(*s->t + 1);
+        st = s->cumulative ? trial_cumulative(&at, &w, X + i * s->n, u[i],
+                                              exp_loss + i, real_loss + i)
+                           : trial(&at, &w, X + i * s->n, u[i], exp_loss + i,
+                                   real_loss + i);
         if (st != OPF_OK) {
             *status = st;
             return i;

@@ -45,6 +45,7 @@ typedef struct {
     double center_lr_inv;    /* cumulative: eta~^{-1} >= 0 of WK Alg. 6 */
     double *rate;            /* NULL: the fixed eta; else eta = "auto"
                                 (adaptive_rate.h), as learner.h */
+    int alpha_auto;          /* alpha = "auto", as learner.h */
     double *mean;            /* cumulative: n, the center m^t */
     double *b;               /* cap x n */
     double *r;               /* cap x cap (nb x m used) */

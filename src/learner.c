@@ -780,8 +780,12 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
     }
     *status = OPF_OK;
     for (i = 0; i < T; i++) {
-        int st = trial(s, &w, X + i * stride, u[i], exp_loss + i,
-                       real_loss + i);
+        opf_learner at = *s; /* alpha = "auto": this trial's alpha_t */
+        int st;
+        if (s->alpha_auto)
+            at.alpha = opf_rate_alpha(*s->t + 1);
+        st = trial(&at, &w, X + i * stride, u[i], exp_loss + i,
+                   real_loss + i);
         if (st != OPF_OK) {
             *status = st;
             return i;

@@ -310,3 +310,50 @@ def test_numeric_eta_unchanged():
     fast = opf.OnlinePCA(3, eta=1.0, random_state=0).fit(X)
     slow = reference.OnlinePCA(3, eta=1.0, random_state=0).fit(X)
     np.testing.assert_allclose(fast.expected_losses_, slow.expected_losses_, rtol=1e-9)
+
+
+# -- alpha="auto": alpha_t = 1/(t+1)**2 ------------------------------------------------
+@pytest.mark.parametrize("state", ["dense", "clustered"])
+@pytest.mark.parametrize("share", ["fixed", "uniform"])
+def test_oracle_alpha_auto_pca(state, share):
+    X = _stream(shift=True)
+    learner = opf.OnlinePCA(3, share=share, alpha="auto", state=state, random_state=0).fit(X)
+    _check_oracle(learner, ref.auto_meg(X, 3, share, "auto"))
+    assert learner.alpha_ == 1.0 / (X.shape[0] + 2) ** 2
+
+
+def test_oracle_alpha_auto_others():
+    L = np.random.default_rng(12).random((150, 6))
+    _check_oracle(opf.CappedHedge(2, share="fixed", alpha="auto", random_state=0).fit(L),
+                  ref.auto_experts(L, 2, "fixed", "auto"))
+    X = _stream(n=6, seed=13)
+    _check_oracle(opf.SimplexVarianceMinimizer(alpha="auto").fit(X), ref.auto_simplex(X, "auto"))
+    # a numeric eta with alpha="auto" mixes as well
+    a = opf.OnlineAdaptivePCA(3, eta=2.0, alpha="auto", random_state=0).fit(_stream())
+    b = opf.OnlineAdaptivePCA(3, eta=2.0, alpha=1e-5, random_state=0).fit(_stream())
+    assert not np.array_equal(a.expected_losses_, b.expected_losses_)
+
+
+@pytest.mark.parametrize("stream", ["shifting", "adversarial"])
+def test_adaptive_regret_bound_alpha_auto(stream):
+    """On every interval [r, s]: R <= Delta_s (2 + log(2 n r^2 / d) / log(n / d))."""
+    X = STREAMS[stream]()[:80]
+    n, k = X.shape[1], 3
+    d = n - k
+    learner = opf.OnlineAdaptivePCA(k, alpha="auto", random_state=0)
+    gaps = []
+    for x in X:
+        learner.learn_one(x)
+        gaps.append(learner.mixability_gap_)
+    losses = learner.expected_losses_
+    for r in range(1, 81, 7):
+        for s in range(r + 4, 81, 9):
+            regret = losses[r - 1:s].sum() - metrics.best_subspace_loss(X[r - 1:s], k)
+            bound = gaps[s - 1] * (2 + np.log(2 * n * r ** 2 / d) / np.log(n / d))
+            assert regret <= bound * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("bad", [1.0, -0.1, "Auto"])
+def test_bad_alpha(bad):
+    with pytest.raises(ValueError, match="alpha must"):
+        opf.OnlineAdaptivePCA(2, alpha=bad).fit(_stream())

@@ -84,7 +84,8 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 __all__ = ["OnlineLearner", "TrialLoopLearner", "EngineConfig", "CappedDraws",
-           "EigensystemMixin", "NotFittedError", "rate_options"]
+           "EigensystemMixin", "NotFittedError", "rate_options",
+           "mixing_options"]
 
 #: Bit generators whose advance(-1) undoes the one draw of a trial.
 _REWINDABLE = (np.random.PCG64, np.random.PCG64DXSM)
@@ -443,6 +444,7 @@ class EngineConfig:
     center_lr_inv: float = 0.0
     matrix_input: bool = False
     auto_rate: bool = False  # eta="auto": the rate is state (``_rate``)
+    alpha_auto: bool = False  # alpha="auto": alpha_t = 1/(t+1)**2
 
 
 def rate_options(eta):
@@ -453,6 +455,15 @@ def rate_options(eta):
     if eta == "auto":
         return dict(eta=1.0, auto_rate=True)
     return dict(eta=eta)
+
+
+def mixing_options(alpha):
+    """The EngineConfig fields of a mixing rate: a number as it is, or
+    ``"auto"``: ``alpha_t = 1/(t+1)**2`` at trial t (``opf_rate_alpha``; the
+    0.5 stands for "mixing on" and is replaced in every trial)."""
+    if alpha == "auto":
+        return dict(alpha=0.5, alpha_auto=True)
+    return dict(alpha=alpha)
 
 
 class TrialLoopLearner(OnlineLearner):
@@ -511,6 +522,15 @@ class TrialLoopLearner(OnlineLearner):
         (see the learner's Notes); 0 with a numeric eta."""
         self._check_fitted()
         return float(self._rate[0]) if self.eta == "auto" else 0.0
+
+    @property
+    def alpha_(self) -> float:
+        """The mixing rate of the next trial: ``alpha`` if it is a number;
+        with ``alpha="auto"``, ``1/(t+2)**2`` after t trials."""
+        self._check_fitted()
+        if getattr(self, "alpha", 0.0) == "auto":
+            return 1.0 / (int(self._t[0]) + 2) ** 2
+        return float(getattr(self, "alpha", 0.0))
 
     # -- the engine config, built in one place -----------------------------------
     def _config(self, p, n, matrix):

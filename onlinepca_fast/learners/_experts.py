@@ -18,7 +18,7 @@ import numpy as np
 from .. import _kernels
 from .._typing import FloatArray, IndexArray, Sampler, SeedLike, Share
 from ._base import (CAPPED_MIXING, SAMPLERS, SHARES, CappedDraws, TrialLoopLearner,
-                    rate_options)
+                    rate_options, mixing_options)
 
 __all__ = ["Hedge", "CappedHedge"]
 
@@ -35,7 +35,7 @@ class _Experts(CappedDraws, TrialLoopLearner):
 
     def _engine_options(self, p, n):
         return dict(kind=_kernels.KIND_EXPERTS, d=self._corner_size(n), **rate_options(p["eta"]),
-                    alpha=p["alpha"], share=SHARES[p["share"]],
+                    **mixing_options(p["alpha"]), share=SHARES[p["share"]],
                     sampler=SAMPLERS[p["sampler"]])
 
     def _initial_state(self, p, n):

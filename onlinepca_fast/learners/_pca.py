@@ -26,7 +26,7 @@ from .._validation import (
 )
 from ._clustered import MAX_DENSE, ClusteredState, refuse_dense
 from ._base import (
-    rate_options,
+    rate_options, mixing_options,
     CAPPED_MIXING,
     SAMPLERS,
     SHARES,
@@ -358,7 +358,7 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
 
     def _engine_options(self, p, n):
         return dict(kind=_kernels.KIND_MEG, d=n - p["n_components"], **rate_options(p["eta"]),
-                    alpha=p["alpha"], share=SHARES[self._share(p)],
+                    **mixing_options(p["alpha"]), share=SHARES[self._share(p)],
                     sampler=SAMPLERS[p["sampler"]])
 
     def _initial_state(self, p, n):

@@ -19,7 +19,8 @@ import numpy as np
 from .. import _kernels
 from .._typing import FloatArray, SeedLike
 from .._validation import ALPHA, ETA, REORTHOGONALIZE, Boolean, Options, RandomState
-from ._base import SHARES, CappedDraws, EigensystemMixin, TrialLoopLearner, rate_options
+from ._base import (SHARES, CappedDraws, EigensystemMixin, TrialLoopLearner, mixing_options,
+                    rate_options)
 from ._pca import check_meg_steps, meg_step_box
 
 __all__ = ["VarianceMinimizer", "SimplexVarianceMinimizer"]
@@ -137,7 +138,8 @@ class VarianceMinimizer(_Covariances, EigensystemMixin, CappedDraws, TrialLoopLe
         return "decomposition"
 
     def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_MEG, d=1, **rate_options(p["eta"]), alpha=p["alpha"],
+        return dict(kind=_kernels.KIND_MEG, d=1, **rate_options(p["eta"]),
+                    **mixing_options(p["alpha"]),
                     share=SHARES[p["share"]], sampler=_kernels.SAMPLER_DECOMPOSITION)
 
     def _initial_state(self, p, n):
@@ -222,13 +224,15 @@ class SimplexVarianceMinimizer(_Covariances, TrialLoopLearner):
         "record_losses": Boolean(),
     }
 
-    def __init__(self, *, eta: float | str = "auto", alpha: float = 0.0, record_losses: bool = True) -> None:
+    def __init__(self, *, eta: float | str = "auto", alpha: float | str = 0.0,
+                 record_losses: bool = True) -> None:
         self.eta = eta
         self.alpha = alpha
         self.record_losses = record_losses
 
     def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_SIMPLEX_VAR, d=1, **rate_options(p["eta"]), alpha=p["alpha"],
+        return dict(kind=_kernels.KIND_SIMPLEX_VAR, d=1, **rate_options(p["eta"]),
+                    **mixing_options(p["alpha"]),
                     share=_kernels.SHARE_FIXED)
 
     def _initial_state(self, p, n):

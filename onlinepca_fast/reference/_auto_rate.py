@@ -23,6 +23,8 @@ log(n/d)`` (``d = n - k``; ``log n`` for Hedge and the simplex learner),
 * experts and the simplex learner (linearised loss ``C y``): the exact gap
   ``d (w.l + log(sum w exp(-eta l)) / eta)``, ``lw <- gamma (lw - eta_t l)``.
 
+``alpha="auto"``: ``alpha_t = 1/(t+1)**2`` at trial ``t``.
+
 While the rate is infinite the gap is that of Follow the Leader (``h -
 d min l``; two-point: ``h``) and the first step is taken with the new rate.
 """
@@ -57,6 +59,11 @@ def two_point_gap(h, s, d, eta):
     return max(0.0, h + d * inner / eta)
 
 
+def _alpha(alpha, t):
+    """alpha="auto": alpha_t = 1/(t+1)**2 at trial t >= 1."""
+    return 1.0 / (t + 1) ** 2 if alpha == "auto" else alpha
+
+
 def _next(Delta, delta, D):
     Delta = Delta + delta
     return Delta, (D / Delta if Delta > 0 else np.inf)
@@ -71,7 +78,8 @@ def auto_meg(X, k, share=None, alpha=0.0):
     D = d * np.log(n / d)
     L = np.eye(n) * -np.log(n)  # log W
     Delta, eta, out = 0.0, np.inf, []
-    for x in X:
+    for t, x in enumerate(X, start=1):
+        a = _alpha(alpha, t)
         S = np.outer(x, x) if x.ndim == 1 else x
         lam, Q = _sym_eigh(L)
         W = (Q * np.exp(lam)) @ Q.T
@@ -91,11 +99,11 @@ def auto_meg(X, k, share=None, alpha=0.0):
             M = L - nxt * S if np.isfinite(nxt) else L
         eta = nxt
         lam, Q = _sym_eigh(M)
-        if share == "fixed" and alpha > 0:
-            lam = _mix(lam, alpha)
+        if share == "fixed" and a > 0:
+            lam = _mix(lam, a)
         lam = cap_log(lam, d)
-        if share == "uniform" and alpha > 0:
-            lam = _mix(lam, alpha)
+        if share == "uniform" and a > 0:
+            lam = _mix(lam, a)
         L = (Q * lam) @ Q.T
     return np.array(out), Delta, eta
 
@@ -137,7 +145,8 @@ def auto_experts(Lv, k, share=None, alpha=0.0):
     D = d * np.log(n / d)
     lw = np.full(n, -np.log(n))
     Delta, eta, out = 0.0, np.inf, []
-    for loss in Lv:
+    for t, loss in enumerate(Lv, start=1):
+        a = _alpha(alpha, t)
         w = np.exp(lw)
         h = d * (w @ loss)
         out.append(h)
@@ -150,11 +159,11 @@ def auto_experts(Lv, k, share=None, alpha=0.0):
             Delta, nxt = _next(Delta, delta, D)
             lw = lw - (nxt if np.isfinite(nxt) else 0.0) * loss
         eta = nxt
-        if share == "fixed" and alpha > 0:
-            lw = _mix(lw, alpha)
+        if share == "fixed" and a > 0:
+            lw = _mix(lw, a)
         lw = cap_log(lw, d)
-        if share == "uniform" and alpha > 0:
-            lw = _mix(lw, alpha)
+        if share == "uniform" and a > 0:
+            lw = _mix(lw, a)
     return np.array(out), Delta, eta
 
 
@@ -165,7 +174,8 @@ def auto_simplex(X, alpha=0.0):
     D = np.log(n)
     lw = np.full(n, -np.log(n))
     Delta, eta, out = 0.0, np.inf, []
-    for x in X:
+    for t, x in enumerate(X, start=1):
+        a = _alpha(alpha, t)
         C = np.outer(x, x) if x.ndim == 1 else x
         y = np.exp(lw)
         g = C @ y
@@ -181,6 +191,6 @@ def auto_simplex(X, alpha=0.0):
             lw = lw - (nxt if np.isfinite(nxt) else 0.0) * g
         eta = nxt
         lw = lw - logsumexp(lw)
-        if alpha > 0:
-            lw = _mix(lw, alpha)
+        if a > 0:
+            lw = _mix(lw, a)
     return np.array(out), Delta, eta
