@@ -110,8 +110,16 @@ class CenteredOnlinePCA(_Cumulative):
     ----------
     n_components : int
         Rank k, ``1 <= k < n_features``.
-    eta : float, default=1.0
-        Learning rate (> 0).
+    eta : "auto" or float, default="auto"
+        Learning rate.  ``"auto"``: ``W^t = cap(exp(eta_t (log W^0 -
+        C^t)))`` with the AdaHedge rate ``eta_t = D / Delta_{t-1}``
+        (follow the regularised leader: any ``eta_t`` is allowed; ``Delta``
+        uses the two-point bound on the mixability gap, see
+        ``mixability_gap_``).  Scale-free; for ``centered=False`` the regret
+        against every rank-k subspace is ``R_T <= 2 Delta_T`` (the bound of
+        :class:`OnlinePCA`'s eta); with ``centered=True`` the same rate is
+        used without a derived bound (docs: adaptive_rates).  A number: WK
+        Alg. 6 with that rate (> 0).
     center_lr_inv : float, default=0.0
         ``eta~^{-1} >= 0``, the inverse learning rate of the center; 0 makes
         ``m^t`` the empirical mean of ``x^1..x^t`` (WK Corollary 9).

@@ -93,14 +93,20 @@ class CappedHedge(_Experts):
     n_components : int
         The number k of experts left out of the corner, ``1 <= k < n``;
         the learner competes with the best set of ``n - k`` experts.
-    eta : float, default=1.0
-        Learning rate (> 0).
+    eta : "auto" or float, default="auto"
+        Learning rate.  ``"auto"``: AdaHedge (de Rooij et al., JMLR 2014):
+        ``eta_t = D / Delta_{t-1}``, ``D = d log(n/d)``, with the exact
+        mixability gap and the stabilised step ``lw <- (eta_{t+1}/eta_t)(lw
+        - eta_t l)`` (uncapped: exactly AdaHedge).  Regret against every
+        ``d``-subset ``R_T <= 2 Delta_T <= 2 sqrt(log(n/d) T d^2 / 4) +
+        (4/3 log(n/d) + 2) d`` (``Delta_T = mixability_gap_``; with mixing
+        see :class:`~onlinepca_fast.OnlinePCA`).  A number: the fixed rate (> 0).
     share : {None, "fixed", "uniform", "past"}, default=None
         ``"fixed"``: YL Algorithm 1, eq. (4b), before capping;
         ``"uniform"`` / ``"past"``: WK Section 8 mixing of the uniform vector
         / the average of past weight vectors, after capping.
-    alpha : float, default=0.0
-        Mixing rate, ``0 <= alpha < 1``.
+    alpha : float or "auto", default=0.0
+        Mixing rate, ``0 <= alpha < 1``; ``"auto"``: ``1/(t+1)^2`` at trial t.
     sampler : {"decomposition", "systematic"}, default="decomposition"
         How the corner is drawn, see
         :func:`onlinepca_fast.kernels.sample_corner`.
@@ -133,7 +139,7 @@ class CappedHedge(_Experts):
     """
 
     def __init__(self, n_components: int, *, eta: float | str = "auto", share: Share = None,
-                 alpha: float = 0.0, sampler: Sampler = "decomposition",
+                 alpha: float | str = 0.0, sampler: Sampler = "decomposition",
                  random_state: SeedLike = None, record_losses: bool = True) -> None:
         self.n_components = n_components
         self.eta = eta
@@ -160,13 +166,19 @@ class Hedge(_Experts):
 
     Parameters
     ----------
-    eta : float, default=1.0
-        Learning rate (> 0).
+    eta : "auto" or float, default="auto"
+        Learning rate.  ``"auto"``: AdaHedge (de Rooij et al., JMLR 2014):
+        ``eta_t = D / Delta_{t-1}``, ``D = d log(n/d)``, with the exact
+        mixability gap and the stabilised step ``lw <- (eta_{t+1}/eta_t)(lw
+        - eta_t l)`` (uncapped: exactly AdaHedge).  Regret against every
+        ``d``-subset ``R_T <= 2 Delta_T <= 2 sqrt(log(n/d) T d^2 / 4) +
+        (4/3 log(n/d) + 2) d`` (``Delta_T = mixability_gap_``; with mixing
+        see :class:`~onlinepca_fast.OnlinePCA`).  A number: the fixed rate (> 0).
     share : {None, "fixed", "uniform", "past"}, default=None
         ``"fixed"`` is the fixed-share algorithm (Herbster & Warmuth; YL
         Alg. 1 with k = n - 1).
-    alpha : float, default=0.0
-        Mixing rate, ``0 <= alpha < 1``.
+    alpha : float or "auto", default=0.0
+        Mixing rate, ``0 <= alpha < 1``; ``"auto"``: ``1/(t+1)^2`` at trial t.
     sampler : {"decomposition", "systematic"}, default="decomposition"
         How the corner is drawn, see
         :func:`onlinepca_fast.kernels.sample_corner`.
@@ -195,7 +207,7 @@ class Hedge(_Experts):
 
     _constraints = {k: v for k, v in _Experts._constraints.items() if k != "n_components"}
 
-    def __init__(self, *, eta: float | str = "auto", share: Share = None, alpha: float = 0.0,
+    def __init__(self, *, eta: float | str = "auto", share: Share = None, alpha: float | str = 0.0,
                  sampler: Sampler = "decomposition", random_state: SeedLike = None,
                  record_losses: bool = True) -> None:
         self.eta = eta

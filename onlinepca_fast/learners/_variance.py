@@ -74,12 +74,16 @@ class VarianceMinimizer(_Covariances, EigensystemMixin, CappedDraws, TrialLoopLe
 
     Parameters
     ----------
-    eta : float, default=1.0
-        Learning rate (> 0).
+    eta : "auto" or float, default="auto"
+        Learning rate.  ``"auto"``: the AdaHedge rate of
+        :class:`~onlinepca_fast.OnlinePCA` with ``k = n-1`` (``D = log n``;
+        the two-point bound on the gap for matrix instances, ``s = tr C``):
+        ``R_T <= 2 Delta_T`` without mixing (``Delta_T =
+        mixability_gap_``).  A number: the fixed rate (> 0).
     share : {None, "fixed"}, default=None
         ``"fixed"``: the fixed share of YL eq. (22b) on the eigenvalues.
-    alpha : float, default=0.0
-        Fixed-share rate, ``0 <= alpha < 1``.
+    alpha : float or "auto", default=0.0
+        Fixed-share rate, ``0 <= alpha < 1``; ``"auto"``: ``1/(t+1)^2``.
     random_state : None, int or numpy.random.Generator, default=None
         Seeds the draws.
     record_losses : bool, default=True
@@ -122,7 +126,7 @@ class VarianceMinimizer(_Covariances, EigensystemMixin, CappedDraws, TrialLoopLe
     }
 
     def __init__(self, *, eta: float | str = "auto", share: Literal["fixed"] | None = None,
-                 alpha: float = 0.0, random_state: SeedLike = None, record_losses: bool = True,
+                 alpha: float | str = 0.0, random_state: SeedLike = None, record_losses: bool = True,
                  reorthogonalize_every: int | None = 10_000) -> None:
         self.eta = eta
         self.share = share
@@ -186,10 +190,14 @@ class SimplexVarianceMinimizer(_Covariances, TrialLoopLearner):
 
     Parameters
     ----------
-    eta : float, default=1.0
-        Learning rate (> 0).
-    alpha : float, default=0.0
-        Fixed-share rate of YL eq. (29b), ``0 <= alpha < 1``.
+    eta : "auto" or float, default="auto"
+        Learning rate.  ``"auto"``: AdaHedge on the linearised loss ``C y``
+        (``D = log n``, exact gap, stabilised step); the loss ``y^T C y`` is
+        convex with gradient ``2 C y``, so ``R_T <= 4 Delta_T`` without mixing
+        (``Delta_T = mixability_gap_``).  A number: the fixed rate (> 0).
+    alpha : float or "auto", default=0.0
+        Fixed-share rate of YL eq. (29b), ``0 <= alpha < 1``; ``"auto"``:
+        ``1/(t+1)^2`` at trial t.
     record_losses : bool, default=True
         Keep the per-trial losses (``expected_losses_``,
         ``realized_losses_``); turn off for unbounded streams.
