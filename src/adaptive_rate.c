@@ -102,3 +102,61 @@ double opf_rate_alpha(ptrdiff_t t)
 {
     return 1.0 / (((double)t + 1.0) * ((double)t + 1.0));
 }
+
+double opf_rate_vector_step(const double *rate, ptrdiff_t n, double d,
+                            double *lam, const double *l, const double *w,
+                            double *e, double *top, double *low)
+{
+    const double eta = rate[1];
+    double lmin = INFINITY, lmax = -INFINITY, lse = 0.0, next, step, gamma,
+           delta;
+    ptrdiff_t i;
+    *e = 0.0;
+    for (i = 0; i < n; i++) {
+        *e += w[i] * l[i];
+        lmin = l[i] < lmin ? l[i] : lmin;
+        lmax = l[i] > lmax ? l[i] : lmax;
+    }
+    if (isfinite(eta)) { /* log sum w e^{-eta l}, shifted by its top term */
+        double m = -INFINITY, sum = 0.0;
+        for (i = 0; i < n; i++) {
+            const double v = lam[i] - eta * l[i];
+            m = v > m ? v : m;
+        }
+        for (i = 0; i < n; i++)
+            sum += exp(lam[i] - eta * l[i] - m);
+        lse = m + log(sum);
+    }
+    delta = opf_rate_gap_exact(d * *e, lse, lmin, d, eta);
+    next = opf_rate_next(rate, opf_rate_scale((double)n, d), delta);
+    gamma = isfinite(eta) ? next / eta : 1.0;
+    step = isfinite(eta) ? eta : (isfinite(next) ? next : 0.0);
+    step = opf_rate_step(step, fmax(fabs(lmin), fabs(lmax)));
+    *top = -INFINITY;
+    *low = INFINITY;
+    for (i = 0; i < n; i++) {
+        const double v = gamma * (lam[i] - step * l[i]);
+        lam[i] = v;
+        *top = v > *top ? v : *top;
+        *low = v < *low ? v : *low;
+    }
+    return delta;
+}
+
+double opf_rate_log_partition(const double *lam, ptrdiff_t n)
+{
+    const double m = lam[n - 1];
+    double sum = 0.0;
+    ptrdiff_t i;
+    for (i = 0; i < n; i++)
+        sum += exp(lam[i] - m);
+    return m + log(sum);
+}
+
+void opf_rate_scale_log(double *lam, ptrdiff_t n, double gamma)
+{
+    ptrdiff_t i;
+    if (gamma != 1.0)
+        for (i = 0; i < n; i++)
+            lam[i] *= gamma;
+}

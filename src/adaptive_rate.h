@@ -78,6 +78,26 @@ int opf_rate_trial(const double *rate, double n, double d, double h,
 double opf_rate_exact(const double *rate, double n, double d, double h,
                       double lse, double *gamma);
 
+/*
+ * The step of a vector learner (experts; the simplex learner on its
+ * linearised loss): the exact gap from sum_i w_i exp(-eta_t l_i) (w the
+ * normalised weights exp(lam)), then lam <- gamma (lam - eta_t l) with
+ * gamma = eta_{t+1} / eta_t (AdaHedge exactly when nothing is capped or
+ * mixed); while the rate is infinite, lam <- lam - eta_{t+1} l (lam is
+ * still a constant).  e: sum_i w_i l_i; top, low: the range of the new
+ * lam.  Returns the gap (d times, the learner's scale); commit it after
+ * the trial.
+ */
+double opf_rate_vector_step(const double *rate, ptrdiff_t n, double d,
+                            double *lam, const double *l, const double *w,
+                            double *e, double *top, double *low);
+
+/* log sum_i exp(lam_i) of n ascending log-weights (the top is the last). */
+double opf_rate_log_partition(const double *lam, ptrdiff_t n);
+
+/* lam *= gamma (the stabilised step; nothing to do at gamma = 1). */
+void opf_rate_scale_log(double *lam, ptrdiff_t n, double gamma);
+
 /* alpha = "auto": the mixing rate of trial t >= 1, 1 / (t + 1)^2 (a
  * decreasing switching rate whose total sum log 1/(1 - alpha_t) < log 2;
  * its adaptive-regret bound is in docs/adaptive_rates.md). */

@@ -174,25 +174,6 @@ static void keep_finite(double *lam, ptrdiff_t n, int ascending, int shift)
     }
 }
 
-/* log sum_i exp(lam_i), lam ascending (its top is the last entry) */
-static double log_partition(const double *lam, ptrdiff_t n)
-{
-    const double m = lam[n - 1];
-    double sum = 0.0;
-    ptrdiff_t i;
-    for (i = 0; i < n; i++)
-        sum += exp(lam[i] - m);
-    return m + log(sum);
-}
-
-static void scale_log(double *lam, ptrdiff_t n, double gamma)
-{
-    ptrdiff_t i;
-    if (gamma != 1.0)
-        for (i = 0; i < n; i++)
-            lam[i] *= gamma;
-}
-
 /*
  * cap_log of lam (n log-weights, ascending if `ascending`) into out and its
  * exponentials into out_lin, accurate at any level of lam.  opf_cap returns
@@ -432,56 +413,6 @@ static int draw_experts(const opf_learner *s, const workspace *w,
     return OPF_OK;
 }
 
-/*
- * eta = "auto" for the experts (and, on the linearised loss, the simplex
- * learner): the exact mixability gap from sum_i w_i exp(-eta_t l_i) (w the
- * normalised weights exp(lam)), then lam <- gamma (lam - eta_t l) with
- * gamma = eta_{t+1} / eta_t (AdaHedge exactly when nothing is capped or
- * mixed); while the rate is infinite, lam <- lam - eta_{t+1} l (lam is
- * still a constant, see auto_step).  e: sum_i w_i l_i; top, low: the range
- * of the new lam; delta: the gap (learner's scale, d times).
- */
-static void auto_experts(const opf_learner *s, const double *l,
-                         const double *wt, double *e, double *top,
-                         double *low, double *delta)
-{
-    const ptrdiff_t n = s->n;
-    const double eta = s->rate[1], d = (double)s->d;
-    double lmin = INFINITY, lmax = -INFINITY, sum = 0.0, lse = 0.0, next,
-           step, gamma;
-    ptrdiff_t i;
-    *e = 0.0;
-    for (i = 0; i < n; i++) {
-        *e += wt[i] * l[i];
-        lmin = l[i] < lmin ? l[i] : lmin;
-        lmax = l[i] > lmax ? l[i] : lmax;
-    }
-    if (isfinite(eta)) { /* log sum w e^{-eta l}, shifted by its top term */
-        double m = -INFINITY;
-        for (i = 0; i < n; i++) {
-            const double v = s->lam[i] - eta * l[i];
-            m = v > m ? v : m;
-        }
-        for (i = 0; i < n; i++)
-            sum += exp(s->lam[i] - eta * l[i] - m);
-        lse = m + log(sum);
-    }
-    *delta = opf_rate_gap_exact(d * *e, lse, lmin, d, eta);
-    next = opf_rate_next(s->rate, opf_rate_scale((double)n, d), *delta);
-    gamma = isfinite(eta) ? next / eta : 1.0;
-    step = isfinite(eta) ? eta : (isfinite(next) ? next : 0.0);
-    /* the largest step a log-weight may take (see opf_rate_step) */
-    step = opf_rate_step(step, fmax(fabs(lmin), fabs(lmax)));
-    *top = -INFINITY;
-    *low = INFINITY;
-    for (i = 0; i < n; i++) {
-        const double v = gamma * (s->lam[i] - step * l[i]);
-        s->lam[i] = v;
-        *top = v > *top ? v : *top;
-        *low = v < *low ? v : *low;
-    }
-}
-
 /* Experts (WK Alg. 1 and 3, YL Alg. 1): x is the loss vector.  The loss
  * update lam - eta x is done within the capping's first pass (with the exps
  * and the bracket's statistics), unless the weights are mixed before
@@ -510,7 +441,8 @@ static int trial_experts(const opf_learner *s, const workspace *w,
             s->wsum[i] += omega[i];
     if (s->rate) {
         double e2 = 0.0, delta = 0.0;
-        auto_experts(s, x, s->omega, &e2, &top, &low, &delta);
+        delta = opf_rate_vector_step(s->rate, n, (double)s->d, s->lam, x,
+                                     s->omega, &e2, &top, &low);
         *el = (have_e ? e : e2) * (double)s->d;
         *rl = r;
         if ((st = finish_meg(s, w, t, top, NULL, NULL)) != OPF_OK)
@@ -582,8 +514,9 @@ static int trial_simplex(const opf_learner *s, const workspace *w,
         loss += y[i] * w->y[i];
     *el = *rl = loss;
     if (s->rate) { /* AdaHedge on the linearised loss (C y)_i */
-        double e = 0.0, top, low, delta = 0.0;
-        auto_experts(s, w->y, y, &e, &top, &low, &delta);
+        double e, top, low;
+        const double delta = opf_rate_vector_step(s->rate, n, 1.0, s->lam,
+                                                  w->y, y, &e, &top, &low);
         opf_rate_commit(s->rate, opf_rate_scale((double)n, 1.0), delta);
     } else {
         for (i = 0; i < n; i++)
@@ -677,12 +610,13 @@ static int trial_meg(const opf_learner *s, const workspace *w,
                 return st;
             /* the exact gap from the updated eigenvalues, O(n) */
             if (s->rate && isfinite(s->rate[1]) && step == s->rate[1])
-                delta = opf_rate_exact(s->rate, (double)n, (double)s->d, *el,
-                                       log_partition(s->lam, n), &gamma);
+                delta = opf_rate_exact(s->rate, (double)n, (double)s->d,
+                                       *el, opf_rate_log_partition(s->lam, n),
+                                       &gamma);
         }
     }
     if (s->rate) /* stabilised OMD: log W <- gamma (log W - eta_t S) */
-        scale_log(s->lam, n, gamma);
+        opf_rate_scale_log(s->lam, n, gamma);
     if ((st = finish_meg(s, w, t, NAN, NULL, NULL)) != OPF_OK)
         return st;
     keep_finite(s->lam, n, 1, 0);
@@ -732,7 +666,7 @@ static int trial_cumulative(const opf_learner *s, const workspace *w,
             if (st != OPF_OK)
                 return st;
         }
-        scale_log(s->lam, n, gamma);
+        opf_rate_scale_log(s->lam, n, gamma);
         opf_rate_commit(s->rate, opf_rate_scale((double)n, (double)s->d),
                         delta);
     } else if (f > 0.0) {
