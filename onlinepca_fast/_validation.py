@@ -244,8 +244,8 @@ ETA_VALUE = Interval("real", 0.0, MAX_STEP, closed="right",
 
 
 class AutoOr(Constraint):
-    """The string ``"auto"`` or what `constraint` accepts (a string is
-    judged as an option, anything else by `constraint`, whose messages are
+    """The string ``"auto"`` or what `constraint` accepts (another string is
+    a TypeError; anything else is judged by `constraint`, whose messages are
     kept)."""
 
     def __init__(self, constraint):
@@ -255,10 +255,10 @@ class AutoOr(Constraint):
         return f'"auto" or {self.constraint.describe(context)}'
 
     def check(self, value, name, context=None):
-        if isinstance(value, str):
+        if isinstance(value, str):  # a wrong type, as for the number alone
             if value == "auto":
                 return "auto"
-            raise ValueError(f'{name} must be "auto" or a number, got {value!r}')
+            raise TypeError(f'{name} must be a real number or "auto", got str {value!r}')
         return self.constraint.check(value, name, context)
 
 

@@ -297,9 +297,9 @@ def test_eta_reports_the_rate():
     np.testing.assert_allclose(pca.eta_, d * np.log(n / d) / pca.mixability_gap_, rtol=1e-15)
 
 
-@pytest.mark.parametrize("bad", ["Auto", "", "fast"])
+@pytest.mark.parametrize("bad", ["Auto", "", "fast", "1"])
 def test_bad_eta_string(bad):
-    with pytest.raises(ValueError, match="eta must be \"auto\" or a number"):
+    with pytest.raises(TypeError, match="eta must be a real number or \"auto\""):
         opf.OnlinePCA(2, eta=bad).fit(_stream())
 
 
@@ -353,7 +353,8 @@ def test_adaptive_regret_bound_alpha_auto(stream):
             assert regret <= bound * (1 + 1e-12)
 
 
-@pytest.mark.parametrize("bad", [1.0, -0.1, "Auto"])
-def test_bad_alpha(bad):
-    with pytest.raises(ValueError, match="alpha must"):
+@pytest.mark.parametrize("bad,exc", [(1.0, ValueError), (-0.1, ValueError),
+                                     ("Auto", TypeError)])
+def test_bad_alpha(bad, exc):
+    with pytest.raises(exc, match="alpha must"):
         opf.OnlineAdaptivePCA(2, alpha=bad).fit(_stream())
