@@ -216,7 +216,8 @@ class CenteredOnlinePCA(_Cumulative):
         self.state = state
 
     def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_CUMULATIVE, d=n - p["n_components"], **rate_options(p["eta"]),
+        return dict(kind=_kernels.KIND_CUMULATIVE, d=n - p["n_components"],
+                    **rate_options(p["eta"]),
                     sampler=SAMPLERS[p["sampler"]], centered=p["centered"],
                     center_lr_inv=p["center_lr_inv"])
 

@@ -126,7 +126,8 @@ class VarianceMinimizer(_Covariances, EigensystemMixin, CappedDraws, TrialLoopLe
     }
 
     def __init__(self, *, eta: float | str = "auto", share: Literal["fixed"] | None = None,
-                 alpha: float | str = 0.0, random_state: SeedLike = None, record_losses: bool = True,
+                 alpha: float | str = 0.0, random_state: SeedLike = None,
+                 record_losses: bool = True,
                  reorthogonalize_every: int | None = 10_000) -> None:
         self.eta = eta
         self.share = share
