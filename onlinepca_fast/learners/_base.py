@@ -78,6 +78,7 @@ from .._validation import (
 )
 from ..kernels import sample_corner
 from ._eigensystem import EigensystemMixin
+from ._rates import RatesMixin, mixing_options, rate_options
 
 _Self = TypeVar("_Self", bound="OnlineLearner")
 _P = ParamSpec("_P")
@@ -447,26 +448,7 @@ class EngineConfig:
     alpha_auto: bool = False  # alpha="auto": alpha_t = 1/(t+1)**2
 
 
-def rate_options(eta):
-    """The EngineConfig fields of a learning rate: a number as it is, or
-    ``"auto"`` (the AdaHedge rate kept in the learner's ``_rate`` state,
-    ``src/adaptive_rate.h``; eta = 1 bounds the steps the Python layer
-    checks: ``|x|^2 <= 2**1020``, finite losses)."""
-    if eta == "auto":
-        return dict(eta=1.0, auto_rate=True)
-    return dict(eta=eta)
-
-
-def mixing_options(alpha):
-    """The EngineConfig fields of a mixing rate: a number as it is, or
-    ``"auto"``: ``alpha_t = 1/(t+1)**2`` at trial t (``opf_rate_alpha``; the
-    0.5 stands for "mixing on" and is replaced in every trial)."""
-    if alpha == "auto":
-        return dict(alpha=0.5, alpha_auto=True)
-    return dict(alpha=alpha)
-
-
-class TrialLoopLearner(OnlineLearner):
+class TrialLoopLearner(RatesMixin, OnlineLearner):
     """A learner whose trials run in the shared compiled loop.
 
     Hooks: :meth:`_engine_options` (the family's part of the
@@ -504,33 +486,6 @@ class TrialLoopLearner(OnlineLearner):
         if config.share != _kernels.SHARE_PAST:
             return 1
         return config.n if config.kind == _kernels.KIND_EXPERTS else config.n * config.n
-
-    @property
-    def eta_(self) -> float:
-        """The learning rate in use: ``eta`` if it is a number; with
-        ``eta="auto"``, the rate of the next trial, ``D / Delta`` (``inf``
-        while every mixability gap so far is 0: Follow the Leader on W^0)."""
-        self._check_fitted()
-        if self.eta == "auto":
-            return float(self._rate[1])
-        return float(self.eta)
-
-    @property
-    def mixability_gap_(self) -> float:
-        """``eta="auto"``: the cumulative mixability gap ``Delta_T`` (in the
-        learner's loss scale) that bounds the regret, ``R_T <= 2 Delta_T``
-        (see the learner's Notes); 0 with a numeric eta."""
-        self._check_fitted()
-        return float(self._rate[0]) if self.eta == "auto" else 0.0
-
-    @property
-    def alpha_(self) -> float:
-        """The mixing rate of the next trial: ``alpha`` if it is a number;
-        with ``alpha="auto"``, ``1/(t+2)**2`` after t trials."""
-        self._check_fitted()
-        if getattr(self, "alpha", 0.0) == "auto":
-            return 1.0 / (int(self._t[0]) + 2) ** 2
-        return float(getattr(self, "alpha", 0.0))
 
     # -- the engine config, built in one place -----------------------------------
     def _config(self, p, n, matrix):
