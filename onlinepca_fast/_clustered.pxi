@@ -31,6 +31,7 @@ cdef class ClusterEngine:
     cdef object _keep
     cdef object _grow
     cdef object _lock
+    cdef object _rate
 
     def __cinit__(self, *args, **kwargs):
         self._lock = threading.Lock()
@@ -40,7 +41,9 @@ cdef class ClusterEngine:
                  double[::1] mu, double[::1] omega, double[::1] clus,
                  Py_ssize_t[::1] dims, Py_ssize_t[::1] t, grow=None,
                  bint cumulative=False, bint centered=False,
-                 double center_lr_inv=0.0, double[::1] mean=None):
+                 double center_lr_inv=0.0, double[::1] mean=None,
+                 bint auto_rate=False, double[::1] rate=None,
+                 bint alpha_auto=False):
         if not (n >= 2 and 1 <= d < n and clus.shape[0] == 2
                 and dims.shape[0] == 2 and t.shape[0] == 1
                 and (not cumulative or (mean is not None and mean.shape[0] == n))):
@@ -61,7 +64,12 @@ cdef class ClusterEngine:
         self.s.d = d
         self.s.sampler = sampler
         self.s.share = share
-        self.s.eta = eta
+        if auto_rate and (rate is None or rate.shape[0] != 2):
+            raise ValueError("ClusterEngine: eta='auto' needs the rate state (2,)")
+        self.s.eta = INFINITY if auto_rate else eta
+        self.s.rate = &rate[0] if auto_rate else NULL
+        self.s.alpha_auto = alpha_auto
+        self._rate = rate
         self.s.alpha = alpha
         self.s.clus = &clus[0]
         self.s.dims = &dims[0]

@@ -119,6 +119,8 @@ cdef extern from "learner.h" nogil:
         Py_ssize_t n, d
         int kind, sampler, share, centered, matrix_input, with_matrices
         double eta, alpha, center_lr_inv
+        double *rate
+        int alpha_auto
         double *lam
         double *omega
         double *q
@@ -144,6 +146,8 @@ cdef extern from "clustered.h" nogil:
         int cumulative, centered
         double eta, alpha
         double center_lr_inv
+        double *rate
+        int alpha_auto
         double *mean
         double *b
         double *r

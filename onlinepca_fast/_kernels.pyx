@@ -14,6 +14,7 @@ extension links no BLAS of its own.
 
 from scipy.linalg.cython_blas cimport dgemm, dgemv
 from scipy.linalg.cython_lapack cimport dlaed4, dsyevr
+from libc.math cimport INFINITY
 
 import threading
 
@@ -485,7 +486,9 @@ cdef class Engine:
                  double alpha, int share, int sampler, bint centered,
                  double center_lr_inv, bint matrix_input,
                  double[::1] lam, double[::1] omega, double[:, ::1] q,
-                 double[::1] mean, double[::1] wsum, Py_ssize_t[::1] t):
+                 double[::1] mean, double[::1] wsum, Py_ssize_t[::1] t,
+                 bint auto_rate=False, double[::1] rate=None,
+                 bint alpha_auto=False):
         cdef bint with_matrices = matrix_input or (
             kind == OPF_KIND_MEG and share == OPF_SHARE_PAST)
         cdef bint basis = kind == OPF_KIND_MEG or kind == OPF_KIND_CUMULATIVE
@@ -511,7 +514,9 @@ cdef class Engine:
         cdef double[::1] work_v = work
         cdef Py_ssize_t[::1] iwork_v = iwork
         cdef int[::1] r1iwork_v = r1iwork
-        self._keep = (lam, omega, q, mean, wsum, t, work, iwork, r1iwork)
+        if auto_rate and (rate is None or rate.shape[0] != 2):
+            raise ValueError("Engine: eta='auto' needs the rate state (2,)")
+        self._keep = (lam, omega, q, mean, wsum, t, work, iwork, r1iwork, rate)
         self.s.n = n
         self.s.d = d
         self.s.kind = kind
@@ -520,7 +525,11 @@ cdef class Engine:
         self.s.centered = centered
         self.s.matrix_input = matrix_input
         self.s.with_matrices = with_matrices
-        self.s.eta = eta
+        # eta = "auto": the rate lives in rate[1]; eta = inf keeps every
+        # size bound on a step (learner.c) at its most careful
+        self.s.eta = INFINITY if auto_rate else eta
+        self.s.rate = &rate[0] if auto_rate else NULL
+        self.s.alpha_auto = alpha_auto
         self.s.alpha = alpha
         self.s.center_lr_inv = center_lr_inv
         self.s.lam = &lam[0]

@@ -89,6 +89,7 @@ def _learner_checks(rng, n):
             X = vectors
         else:
             kw = dict(kw, random_state=0) if name != "SimplexVarianceMinimizer" else kw
+            kw = dict(kw, eta=kw.get("eta", 1.0))  # the reference's fixed rate
         fast = getattr(opf, name)(**kw).fit(X)
         ref = getattr(reference, name)(**kw).fit(X)
         if name == "FollowTheLeader":

@@ -263,9 +263,34 @@ class Vector(Constraint):
 
 
 # The constraints shared by several estimators and functions.
-ETA = Interval("real", 0.0, MAX_STEP, closed="right",
-               text="be a finite number > 0 (at most 2**1020)")
-ALPHA = Interval("real", 0.0, 1.0, closed="left")
+ALPHA_VALUE = Interval("real", 0.0, 1.0, closed="left")
+ETA_VALUE = Interval("real", 0.0, MAX_STEP, closed="right",
+                     text="be a finite number > 0 (at most 2**1020)")
+
+
+class AutoOr(Constraint):
+    """The string ``"auto"`` or what `constraint` accepts (another string is
+    a TypeError; anything else is judged by `constraint`, whose messages are
+    kept)."""
+
+    def __init__(self, constraint):
+        self.constraint = constraint
+
+    def describe(self, context=None):
+        return f'"auto" or {self.constraint.describe(context)}'
+
+    def check(self, value, name, context=None):
+        if isinstance(value, str):  # a wrong type, as for the number alone
+            if value == "auto":
+                return "auto"
+            raise TypeError(f'{name} must be a real number or "auto", got str {value!r}')
+        return self.constraint.check(value, name, context)
+
+
+#: A learning rate: "auto" (AdaHedge, src/adaptive_rate.h) or a number.
+ETA = AutoOr(ETA_VALUE)
+#: A mixing rate: "auto" (alpha_t = 1/(t+1)) or a number in [0, 1).
+ALPHA = AutoOr(ALPHA_VALUE)
 POSITIVE = Interval("real", 0.0, None, closed="neither")
 NONNEGATIVE = Interval("real", 0.0, None)
 POSITIVE_INT = Interval("int", 1, None)

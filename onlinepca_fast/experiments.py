@@ -59,7 +59,7 @@ from . import datasets, metrics
 from ._guard import reporting
 from ._results import environment, format_table, save_csv, save_json
 from ._typing import Result
-from ._validation import ALPHA, N_COMPONENTS, POSITIVE, as_int, check_scalar
+from ._validation import ALPHA_VALUE, ETA, N_COMPONENTS, POSITIVE, as_int, check_scalar
 from .learners import (
     CenteredOnlinePCA,
     FollowTheLeader,
@@ -103,7 +103,16 @@ def _positive(value, name):
 
 
 def _alpha(value):
-    return check_scalar(value, "alpha", ALPHA)
+    return check_scalar(value, "alpha", ALPHA_VALUE)
+
+
+def _rate(value):
+    """A learner's eta: "auto" or a number (kernel PCA: numbers only)."""
+    return ETA.check(value, "eta")
+
+
+def _fmt(eta):
+    return eta if eta == "auto" else f"{eta:g}"
 
 
 def _sizes(n_features, n_components):
@@ -305,7 +314,7 @@ def wk_fig4(n_features: int = 20, n_components: int = 2, segment_length: int = 5
     n, k = _sizes(n_features, n_components)
     m = as_int(segment_length, "segment_length", 1, 10**7)
     s = as_int(n_segments, "n_segments", 1, 10**4)
-    eta, alpha, seeds = _positive(eta, "eta"), _alpha(alpha), _seeds(seeds)
+    eta, alpha, seeds = _rate(eta), _alpha(alpha), _seeds(seeds)
     data_seed = as_int(data_seed, "data_seed", 0, 2**63 - 1)
     lengths = [m] * s
     X, labels = datasets.shifting_subspaces(n, k, lengths, random_state=data_seed)
@@ -323,12 +332,13 @@ def wk_fig4(n_features: int = 20, n_components: int = 2, segment_length: int = 5
     best = _comparator_curve(X, k)
     curves["best_fixed"] = _comparator("best fixed subspace in hindsight", "best_fixed", best)
     best_loss = metrics.best_subspace_loss(X, k)
-    bound = metrics.regret_bound(best_loss, n, k, eta)
-    notes = [f"WK Thm. 6 bound on the expected total loss of OnlinePCA and uncentered "
-             f"Alg. 6 (eta={eta:g}): {bound:.2f}"]
+    bound = None if eta == "auto" else metrics.regret_bound(best_loss, n, k, eta)
+    notes = [] if bound is None else [
+        f"WK Thm. 6 bound on the expected total loss of OnlinePCA and uncentered "
+        f"Alg. 6 (eta={eta:g}): {bound:.2f}"]
     params = dict(n_features=n, n_components=k, segment_length=m, n_segments=s, eta=eta,
                   alpha=alpha, data_seed=data_seed, n_seeds=len(seeds))
-    return _result("wk-fig4", f"WK Fig. 4: n={n}, k={k}, eta={eta:g}, {s} segments of {m}",
+    return _result("wk-fig4", f"WK Fig. 4: n={n}, k={k}, eta={_fmt(eta)}, {s} segments of {m}",
                    "WK Sec. 8, Fig. 4", params, seeds, X.shape[0], _boundaries(lengths),
                    [f"subspace {labels[i]}" for i in np.cumsum([0] + lengths[:-1])],
                    "cumulative loss", curves, losses, notes,
@@ -386,7 +396,7 @@ def yl_fig1(n_features: int = 20, n_components: int = 2, segment_length: int = 2
     n, k = _sizes(n_features, n_components)
     m = as_int(segment_length, "segment_length", 1, 10**7)
     s = as_int(n_segments, "n_segments", 1, 10**4)
-    eta, alpha, seeds = _positive(eta, "eta"), _alpha(alpha), _seeds(seeds)
+    eta, alpha, seeds = _rate(eta), _alpha(alpha), _seeds(seeds)
     data_seed = as_int(data_seed, "data_seed", 0, 2**63 - 1)
     lengths = [m] * s
     X, labels = datasets.shifting_subspaces(n, k, lengths, random_state=data_seed)
@@ -397,7 +407,7 @@ def yl_fig1(n_features: int = 20, n_components: int = 2, segment_length: int = 2
                                        _comparator_curve(X, k))
     params = dict(n_features=n, n_components=k, segment_length=m, n_segments=s, eta=eta,
                   alpha=alpha, data_seed=data_seed, n_seeds=len(seeds))
-    return _result("yl-fig1", f"YL Fig. 1: n={n}, k={k}, eta={eta:g}, alpha={alpha:g}, "
+    return _result("yl-fig1", f"YL Fig. 1: n={n}, k={k}, eta={_fmt(eta)}, alpha={alpha:g}, "
                    f"{s} segments of {m}", "YL Sec. 6.1, Fig. 1", params, seeds, X.shape[0],
                    _boundaries(lengths),
                    [f"subspace {labels[i]}" for i in np.cumsum([0] + lengths[:-1])],
@@ -472,7 +482,7 @@ def wk_fig6(n_features: int = 20, n_components: int = 2, segment_length: int = 2
     subspaces = [as_int(s, "subspaces", 0, 10**4) for s in subspaces]
     if not subspaces:
         raise ValueError("subspaces must not be empty")
-    eta, alpha, seeds = _positive(eta, "eta"), _alpha(alpha), _seeds(seeds)
+    eta, alpha, seeds = _rate(eta), _alpha(alpha), _seeds(seeds)
     data_seed = as_int(data_seed, "data_seed", 0, 2**63 - 1)
     lengths = [m] * len(subspaces)
     X, _ = datasets.shifting_subspaces(n, k, lengths, random_state=data_seed,
@@ -496,7 +506,7 @@ def wk_fig6(n_features: int = 20, n_components: int = 2, segment_length: int = 2
              f"of the best fixed subspace: {best_loss:.2f}"]
     params = dict(n_features=n, n_components=k, segment_length=m, subspaces=subspaces,
                   eta=eta, alpha=alpha, data_seed=data_seed, n_seeds=len(seeds))
-    return _result("wk-fig6", f"WK Fig. 6: n={n}, k={k}, eta={eta:g}, "
+    return _result("wk-fig6", f"WK Fig. 6: n={n}, k={k}, eta={_fmt(eta)}, "
                    f"alpha={alpha:g}, segments {'-'.join(map(str, subspaces))} of {m}",
                    "WK Sec. 8, eq. (20), Fig. 6", params, seeds, X.shape[0], boundaries,
                    [f"subspace {s}" for s in subspaces], "regret w.r.t. the best partition",
@@ -548,7 +558,7 @@ def digits(n_components: int = 2, eta: float = 5.0, alpha: float = 1e-4,
     ``load_digits``.
     """
     k = as_int(n_components, "n_components", 1, 63)
-    eta, alpha, seeds = _positive(eta, "eta"), _alpha(alpha), _seeds(seeds)
+    eta, alpha, seeds = _rate(eta), _alpha(alpha), _seeds(seeds)
     m = None if segment_length is None else as_int(segment_length, "segment_length", 1, 10**7)
     data_seed = as_int(data_seed, "data_seed", 0, 2**63 - 1)
     X, labels = datasets.digits_stream(m, data_seed)
@@ -566,7 +576,7 @@ def digits(n_components: int = 2, eta: float = 5.0, alpha: float = 1e-4,
                   alpha=alpha, data_seed=data_seed, n_seeds=len(seeds),
                   class_sizes=lengths)
     return _result("digits", f"digits (sklearn load_digits) class by class: n=64, k={k}, "
-                   f"eta={eta:g}, {X.shape[0]} images", "WK Fig. 6 / YL Fig. 2 (faces), "
+                   f"eta={_fmt(eta)}, {X.shape[0]} images", "WK Fig. 6 / YL Fig. 2 (faces), "
                    "here handwritten digits", params, seeds, X.shape[0], boundaries,
                    [f"digit {c}" for c in classes], "cumulative loss", curves, losses, ())
 

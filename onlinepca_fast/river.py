@@ -478,7 +478,7 @@ class OnlinePCA(_DictTransformer):
     ----------
     n_components : int
         Rank k of the projection, ``1 <= k < n_features``.
-    eta : float, default=1.0
+    eta : "auto" or float, default="auto"
         As for :class:`onlinepca_fast.OnlinePCA`.
     share : {None, "fixed", "uniform", "past"}, default=None
         As for :class:`onlinepca_fast.OnlinePCA`.
@@ -522,7 +522,7 @@ class OnlinePCA(_DictTransformer):
 
     _learner_class = _learners.OnlinePCA
 
-    def __init__(self, n_components, *, eta=1.0, share=None, alpha=0.0,
+    def __init__(self, n_components, *, eta="auto", share=None, alpha=0.0,
                  sampler="decomposition", random_state=None, record_losses=False,
                  reorthogonalize_every=10_000, state="auto"):
         self.n_components = n_components
@@ -547,7 +547,7 @@ class OnlineAdaptivePCA(_DictTransformer):
     ----------
     n_components : int
         Rank k, ``1 <= k < n_features``.
-    eta : float, default=1.0
+    eta : "auto" or float, default="auto"
         As for :class:`onlinepca_fast.OnlineAdaptivePCA`.
     alpha : float, default=1e-5
         As for :class:`onlinepca_fast.OnlineAdaptivePCA`.
@@ -584,7 +584,7 @@ class OnlineAdaptivePCA(_DictTransformer):
 
     _learner_class = _learners.OnlineAdaptivePCA
 
-    def __init__(self, n_components, *, eta=1.0, alpha=1e-5, sampler="decomposition",
+    def __init__(self, n_components, *, eta="auto", alpha=1e-5, sampler="decomposition",
                  random_state=None, record_losses=False, reorthogonalize_every=10_000,
                  state="auto"):
         self.n_components = n_components
@@ -608,7 +608,7 @@ class CenteredOnlinePCA(_DictTransformer):
     ----------
     n_components : int
         Rank k, ``1 <= k < n_features``.
-    eta : float, default=1.0
+    eta : "auto" or float, default="auto"
         As for :class:`onlinepca_fast.CenteredOnlinePCA`.
     center_lr_inv : float, default=0.0
         As for :class:`onlinepca_fast.CenteredOnlinePCA`.
@@ -651,7 +651,7 @@ class CenteredOnlinePCA(_DictTransformer):
 
     _learner_class = _learners.CenteredOnlinePCA
 
-    def __init__(self, n_components, *, eta=1.0, center_lr_inv=0.0, mean_init=None,
+    def __init__(self, n_components, *, eta="auto", center_lr_inv=0.0, mean_init=None,
                  centered=True, sampler="decomposition", random_state=None,
                  record_losses=False, reorthogonalize_every=10_000, state="auto"):
         self.n_components = n_components

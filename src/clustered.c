@@ -50,6 +50,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "adaptive_rate.h"
 #include "learner.h"
 #include "rank_one_update.h"
 
@@ -600,13 +601,34 @@ static int trial(const opf_clustered *s, const cws *w, const double *x,
         return st;
     *el = e * (double)d;
 
-    /* 3. the rank-one update on [Q, r/beta] */
-    if ((st = update(s, w, m, nb, s->eta, xx, rr, ss, &m, &nb)) != OPF_OK)
-        return st;
+    /* 3. the rank-one update on [Q, r/beta] (eta = "auto": the rate's
+     * step, then both log-weights scaled by gamma, as learner.c) */
+    double step = s->eta, gamma = 1.0, delta = 0.0;
+    if (!s->rate
+        || opf_rate_trial(s->rate, (double)n, (double)d, *el, xx, &step,
+                          &gamma, &delta))
+        if ((st = update(s, w, m, nb, step, xx, rr, ss, &m, &nb)) != OPF_OK)
+            return st;
+    if (s->rate && isfinite(s->rate[1]) && step == s->rate[1] && m > 0) {
+        /* the exact gap from the updated groups, as learner.c */
+        const double top = m < n ? s->clus[0] : s->mu[m - 1];
+        double sum = (double)(n - m) * exp(s->clus[0] - top);
+        for (i = 0; i < m; i++)
+            sum += exp(s->mu[i] - top);
+        delta = opf_rate_exact(s->rate, (double)n, (double)d, *el,
+                               top + log(sum), &gamma);
+    }
+    if (s->rate)
+        opf_rate_commit(s->rate, opf_rate_scale((double)n, (double)d), delta);
     if (m == 0)
         return OPF_OK;
     double mu_c = s->clus[0];
     ptrdiff_t cc = n - m;
+    if (gamma != 1.0) {
+        for (i = 0; i < m; i++)
+            s->mu[i] *= gamma;
+        mu_c *= gamma;
+    }
 
     /* 4. mixing and capping */
     if (s->share == OPF_SHARE_FIXED && s->alpha > 0.0) {
@@ -770,12 +792,24 @@ static int trial_cumulative(const opf_clustered *s, const cws *w,
     if (s->centered)
         f = (s->center_lr_inv + (double)(t - 1))
             / (s->center_lr_inv + (double)t);
-    if (f > 0.0) {
-        if ((st = update(s, w, m, nb, s->eta * f, xx, rr, ss, &m, &nb))
+    double step = s->eta, gamma = 1.0, delta = 0.0;
+    int learn = !s->rate
+                || opf_rate_trial(s->rate, (double)n, (double)d, *el, xx,
+                                  &step, &gamma, &delta);
+    if (f > 0.0 && learn) {
+        if ((st = update(s, w, m, nb, step * f, xx, rr, ss, &m, &nb))
             != OPF_OK)
             return st;
         if (m < n)
             m = merge_into_cluster(s->mu, m, s->clus[0]);
+    }
+    if (s->rate) { /* A = eta_t (log W0 - C^t), as learner.c */
+        if (gamma != 1.0) {
+            for (i = 0; i < m; i++)
+                s->mu[i] *= gamma;
+            s->clus[0] *= gamma;
+        }
+        opf_rate_commit(s->rate, opf_rate_scale((double)n, (double)d), delta);
     }
     if (s->centered) {
         const double g = 1.0 / (s->center_lr_inv + (double)t); /* eq. (15) */
@@ -817,11 +851,14 @@ ptrdiff_t opf_clustered_trials(const opf_clustered *s, const double *X,
     }
     w = split(s);
     for (i = 0; i < T; i++) {
-        int st = s->cumulative
-                     ? trial_cumulative(s, &w, X + i * s->n, u[i],
-                                        exp_loss + i, real_loss + i)
-                     : trial(s, &w, X + i * s->n, u[i], exp_loss + i,
-                             real_loss + i);
+        opf_clustered at = *s; /* alpha = "auto": this trial's alpha_t */
+        int st;
+        if (s->alpha_auto)
+            at.alpha = opf_rate_alpha(*s->t + 1);
+        st = s->cumulative ? trial_cumulative(&at, &w, X + i * s->n, u[i],
+                                              exp_loss + i, real_loss + i)
+                           : trial(&at, &w, X + i * s->n, u[i], exp_loss + i,
+                                   real_loss + i);
         if (st != OPF_OK) {
             *status = st;
             return i;

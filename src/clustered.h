@@ -43,6 +43,9 @@ typedef struct {
     int centered;            /* cumulative: learn the center (eq. 15) */
     double eta, alpha;
     double center_lr_inv;    /* cumulative: eta~^{-1} >= 0 of WK Alg. 6 */
+    double *rate;            /* NULL: the fixed eta; else eta = "auto"
+                                (adaptive_rate.h), as learner.h */
+    int alpha_auto;          /* alpha = "auto", as learner.h */
     double *mean;            /* cumulative: n, the center m^t */
     double *b;               /* cap x n */
     double *r;               /* cap x cap (nb x m used) */

@@ -28,6 +28,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "adaptive_rate.h"
 #include "cap.h"
 #include "learner.h"
 #include "rank_one_update.h"
@@ -425,7 +426,8 @@ static int trial_experts(const opf_learner *s, const workspace *w,
 {
     const ptrdiff_t n = s->n, t = *s->t + 1;
     const int fused = !(s->share == OPF_SHARE_FIXED && s->alpha > 0.0)
-                      && s->eta + 2.0 * log((double)n) <= OPF_CAP_SHIFT_AT;
+                      && s->eta + 2.0 * log((double)n) <= OPF_CAP_SHIFT_AT
+                      && !s->rate;
     double e = 0.0, r = 0.0, top = -INFINITY, low = INFINITY;
     const double eta = s->eta;
     double *lam = s->lam;
@@ -437,7 +439,19 @@ static int trial_experts(const opf_learner *s, const workspace *w,
     if (s->share == OPF_SHARE_PAST)
         for (i = 0; i < n; i++)
             s->wsum[i] += omega[i];
-    if (fused) {
+    if (s->rate) {
+        double e2 = 0.0, delta = 0.0;
+        delta = opf_rate_vector_step(s->rate, n, (double)s->d, s->lam, x,
+                                     s->omega, &e2, &top, &low);
+        *el = (have_e ? e : e2) * (double)s->d;
+        *rl = r;
+        if ((st = finish_meg(s, w, t, top, NULL, NULL)) != OPF_OK)
+            return st;
+        keep_finite(lam, n, 0, 0);
+        opf_rate_commit(s->rate, opf_rate_scale((double)n, (double)s->d),
+                        delta);
+        return OPF_OK;
+    } else if (fused) {
         if (!have_e) {
             OPF_SIMD_WITH(reduction(+:e))
             for (i = 0; i < n; i++)
@@ -499,8 +513,15 @@ static int trial_simplex(const opf_learner *s, const workspace *w,
     for (i = 0; i < n; i++)
         loss += y[i] * w->y[i];
     *el = *rl = loss;
-    for (i = 0; i < n; i++)
-        s->lam[i] -= s->eta * w->y[i]; /* (29a) */
+    if (s->rate) { /* AdaHedge on the linearised loss (C y)_i */
+        double e, top, low;
+        const double delta = opf_rate_vector_step(s->rate, n, 1.0, s->lam,
+                                                  w->y, y, &e, &top, &low);
+        opf_rate_commit(s->rate, opf_rate_scale((double)n, 1.0), delta);
+    } else {
+        for (i = 0; i < n; i++)
+            s->lam[i] -= s->eta * w->y[i]; /* (29a) */
+    }
     normalize_log(s->lam, n);
     if (s->share == OPF_SHARE_FIXED && s->alpha > 0.0)
         mix_uniform_log(s->lam, n, s->alpha); /* (29b) */
@@ -513,11 +534,12 @@ static int trial_simplex(const opf_learner *s, const workspace *w,
 /* MEG with a matrix instance C (VarianceMinimizer): the losses v_i =
  * q_i^T C q_i, then the eigensystem of Q diag(lam) Q^T - eta C by dsyevr. */
 static int meg_matrix_update(const opf_learner *s, const workspace *w,
-                             const double *x, double *el, double *rl)
+                             const double *x, double *el, double *rl,
+                             double *gamma, double *delta)
 {
     const ptrdiff_t n = s->n;
     int nn = (int)n, st;
-    double one = 1.0, zero = 0.0;
+    double one = 1.0, zero = 0.0, step = s->eta;
     char nt = 'N';
     ptrdiff_t i;
     s->fns->dgemm(&nt, &nt, &nn, &nn, &nn, &one, s->q, &nn, (double *)x, &nn,
@@ -527,9 +549,17 @@ static int meg_matrix_update(const opf_learner *s, const workspace *w,
     for (i = 0; i < n * n; i++)
         w->z[i % n] += s->q[i] * w->m2[i];
     losses(s, w, s->omega, w->z, 1, el, rl);
+    if (s->rate) { /* C is PSD: tr C bounds its top eigenvalue */
+        double tr = 0.0;
+        for (i = 0; i < n; i++)
+            tr += x[i * n + i];
+        if (!opf_rate_trial(s->rate, (double)n, (double)s->d, *el, tr, &step,
+                            gamma, delta))
+            return OPF_OK;
+    }
     form(s, w, s->lam, w->m1);
     for (i = 0; i < n * n; i++)
-        w->m1[i] -= s->eta * x[i];
+        w->m1[i] -= step * x[i];
     if ((st = eig(s, w)) != OPF_OK)
         return st;
     memcpy(s->lam, w->lam2, (size_t)n * sizeof(double));
@@ -547,6 +577,7 @@ static int trial_meg(const opf_learner *s, const workspace *w,
     const ptrdiff_t n = s->n, t = *s->t + 1;
     ptrdiff_t i;
     int st;
+    double step = s->eta, gamma = 1.0, delta = 0.0;
     opf_r1_info info;
     if ((st = opf_draw_corner(s->sampler, s->omega, n, s->d, u, w->corner,
                               w->decw, w->deciw)) != OPF_OK)
@@ -559,21 +590,39 @@ static int trial_meg(const opf_learner *s, const workspace *w,
         memcpy(w->qsave, s->q, (size_t)(n * n) * sizeof(double));
     }
     if (s->matrix_input) {
-        if ((st = meg_matrix_update(s, w, x, el, rl)) != OPF_OK)
+        if ((st = meg_matrix_update(s, w, x, el, rl, &gamma, &delta))
+            != OPF_OK)
             return st;
     } else {
+        double sz = 0.0;
         opf_gemv_qt(s->fns, (int)n, (int)n, s->q, (int)n, x, w->z);
         for (i = 0; i < n; i++)
             w->y[i] = w->z[i] * w->z[i];
         losses(s, w, s->omega, w->y, 1, el, rl);
-        st = opf_rank_one_update(n, s->lam, s->q, n, -s->eta, x, w->r1w,
-                                 s->r1iwork, s->fns, 0, &info);
-        if (st != OPF_OK)
-            return st;
+        if (s->rate)
+            for (i = 0; i < n; i++)
+                sz += w->y[i];
+        if (!s->rate || opf_rate_trial(s->rate, (double)n, (double)s->d,
+                                       *el, sz, &step, &gamma, &delta)) {
+            st = opf_rank_one_update(n, s->lam, s->q, n, -step, x, w->r1w,
+                                     s->r1iwork, s->fns, 0, &info);
+            if (st != OPF_OK)
+                return st;
+            /* the exact gap from the updated eigenvalues, O(n) */
+            if (s->rate && isfinite(s->rate[1]) && step == s->rate[1])
+                delta = opf_rate_exact(s->rate, (double)n, (double)s->d,
+                                       *el, opf_rate_log_partition(s->lam, n),
+                                       &gamma);
+        }
     }
+    if (s->rate) /* stabilised OMD: log W <- gamma (log W - eta_t S) */
+        opf_rate_scale_log(s->lam, n, gamma);
     if ((st = finish_meg(s, w, t, NAN, NULL, NULL)) != OPF_OK)
         return st;
     keep_finite(s->lam, n, 1, 0);
+    if (s->rate)
+        opf_rate_commit(s->rate, opf_rate_scale((double)n, (double)s->d),
+                        delta);
     return OPF_OK;
 }
 
@@ -605,7 +654,22 @@ static int trial_cumulative(const opf_learner *s, const workspace *w,
     if (s->centered)
         f = (s->center_lr_inv + (double)(t - 1))
             / (s->center_lr_inv + (double)t); /* eq. (16) */
-    if (f > 0.0) {
+    if (s->rate) { /* A = eta_t (log W0 - C^t), rescaled each trial */
+        double sz = 0.0, step = 0.0, gamma = 1.0, delta = 0.0;
+        for (i = 0; i < n; i++)
+            sz += w->lam2[i];
+        if (opf_rate_trial(s->rate, (double)n, (double)s->d, *el, sz, &step,
+                           &gamma, &delta)
+            && f > 0.0) {
+            st = opf_rank_one_update(n, s->lam, s->q, n, -step * f, w->y,
+                                     w->r1w, s->r1iwork, s->fns, 0, &info);
+            if (st != OPF_OK)
+                return st;
+        }
+        opf_rate_scale_log(s->lam, n, gamma);
+        opf_rate_commit(s->rate, opf_rate_scale((double)n, (double)s->d),
+                        delta);
+    } else if (f > 0.0) {
         st = opf_rank_one_update(n, s->lam, s->q, n, -s->eta * f, w->y,
                                  w->r1w, s->r1iwork, s->fns, 0, &info);
         if (st != OPF_OK)
@@ -650,8 +714,12 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
     }
     *status = OPF_OK;
     for (i = 0; i < T; i++) {
-        int st = trial(s, &w, X + i * stride, u[i], exp_loss + i,
-                       real_loss + i);
+        opf_learner at = *s; /* alpha = "auto": this trial's alpha_t */
+        int st;
+        if (s->alpha_auto)
+            at.alpha = opf_rate_alpha(*s->t + 1);
+        st = trial(&at, &w, X + i * stride, u[i], exp_loss + i,
+                   real_loss + i);
         if (st != OPF_OK) {
             *status = st;
             return i;

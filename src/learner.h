@@ -47,6 +47,10 @@ typedef struct {
                                 for matrix_input and OPF_SHARE_PAST (MEG) */
     double eta, alpha;
     double center_lr_inv;    /* eta~^{-1} >= 0 of WK Alg. 6 */
+    double *rate;            /* NULL: the fixed eta; else eta = "auto",
+                                OPF_RATE_LEN doubles (adaptive_rate.h) */
+    int alpha_auto;          /* alpha = "auto": alpha_t = 1 / (t + 1)^2 at
+                                trial t (opf_rate_alpha) */
     /* state (caller-owned) */
     double *lam;             /* n */
     double *omega;           /* n: exp(lam), kept with it (MEG, EXPERTS,

@@ -125,33 +125,35 @@ N = 6
 LEARNERS = [
     ("Hedge", lambda: opf.Hedge(eta=2.0, random_state=1), "loss"),
     ("CappedHedge-past", lambda: opf.CappedHedge(
-        2, share="past", alpha=0.05, sampler="systematic", random_state=2), "loss"),
+        2, eta=1.0, share="past", alpha=0.05, sampler="systematic", random_state=2), "loss"),
     ("OnlinePCA", lambda: opf.OnlinePCA(2, eta=3.0, random_state=3), "vector"),
     ("OnlinePCA-past", lambda: opf.OnlinePCA(
-        2, share="past", alpha=0.05, random_state=4), "vector"),
+        2, eta=1.0, share="past", alpha=0.05, random_state=4), "vector"),
     ("OnlinePCA-uniform", lambda: opf.OnlinePCA(
-        2, share="uniform", alpha=0.05, sampler="systematic", random_state=5), "vector"),
-    ("OnlineAdaptivePCA", lambda: opf.OnlineAdaptivePCA(2, random_state=6), "vector"),
+        2, eta=1.0, share="uniform", alpha=0.05, sampler="systematic", random_state=5),
+     "vector"),
+    ("OnlineAdaptivePCA", lambda: opf.OnlineAdaptivePCA(2, eta=1.0, random_state=6), "vector"),
     ("OnlinePCA-clustered", lambda: opf.OnlinePCA(
         2, eta=3.0, state="clustered", random_state=12), "vector"),
     ("OnlineAdaptivePCA-clustered", lambda: opf.OnlineAdaptivePCA(
-        2, alpha=0.01, sampler="systematic", state="clustered", random_state=13), "vector"),
+        2, eta=1.0, alpha=0.01, sampler="systematic", state="clustered", random_state=13),
+     "vector"),
     ("CenteredOnlinePCA", lambda: opf.CenteredOnlinePCA(
         2, eta=2.0, center_lr_inv=1.5, random_state=7), "vector"),
     ("Uncentered6", lambda: opf.CenteredOnlinePCA(
-        2, centered=False, mean_init=np.full(N, 0.1), random_state=8), "vector"),
+        2, eta=1.0, centered=False, mean_init=np.full(N, 0.1), random_state=8), "vector"),
     ("FollowTheLeader", lambda: opf.FollowTheLeader(2, centered=True), "vector"),
     ("CenteredOnlinePCA-clustered", lambda: opf.CenteredOnlinePCA(
         2, eta=2.0, center_lr_inv=1.5, state="clustered", random_state=14), "vector"),
     ("Uncentered6-clustered", lambda: opf.CenteredOnlinePCA(
-        2, centered=False, mean_init=np.full(N, 0.1), sampler="systematic",
+        2, eta=1.0, centered=False, mean_init=np.full(N, 0.1), sampler="systematic",
         state="clustered", random_state=15), "vector"),
     ("FollowTheLeader-clustered", lambda: opf.FollowTheLeader(
         2, centered=True, state="clustered"), "vector"),
     ("VarianceMinimizer", lambda: opf.VarianceMinimizer(
-        share="fixed", alpha=0.01, random_state=9), "unit"),
-    ("VarianceMinimizer-matrix", lambda: opf.VarianceMinimizer(random_state=10), "matrix"),
-    ("SimplexVarianceMinimizer", lambda: opf.SimplexVarianceMinimizer(alpha=0.01), "unit"),
+        eta=1.0, share="fixed", alpha=0.01, random_state=9), "unit"),
+    ("VarianceMinimizer-matrix", lambda: opf.VarianceMinimizer(eta=1.0, random_state=10), "matrix"),
+    ("SimplexVarianceMinimizer", lambda: opf.SimplexVarianceMinimizer(eta=1.0, alpha=0.01), "unit"),
     ("OnlineKernelPCA", lambda: opf.OnlineKernelPCA(
         2, kernel="rbf", gamma=0.5, eta=2.0, random_state=11), "vector"),
 ]

@@ -36,8 +36,8 @@ def reaching_stream(seed=0, n=N):
 
 
 CONFIGS = [
-    dict(),
-    dict(centered=False, mean_init=np.linspace(-0.1, 0.1, N)),
+    dict(eta=1.0),
+    dict(eta=1.0, centered=False, mean_init=np.linspace(-0.1, 0.1, N)),
     dict(center_lr_inv=2.0, eta=0.5, sampler="systematic"),
     dict(eta=4.0),
 ]
@@ -76,10 +76,10 @@ def test_centered_pca_matches_the_reference_and_the_dense_state(params):
 
 def test_centered_pca_keeps_the_cluster_while_rows_stay_in_a_subspace():
     X = reaching_stream()[:40]
-    learner = opf.CenteredOnlinePCA(K, state="clustered", random_state=0).fit(X)
+    learner = opf.CenteredOnlinePCA(K, eta=1.0, state="clustered", random_state=0).fit(X)
     assert learner.cluster_value_ == -math.log(N)  # A is log W0 there, exactly
     assert learner.cluster_multiplicity_ == N - 2
-    ref = reference.CenteredOnlinePCA(K, random_state=0).fit(X)
+    ref = reference.CenteredOnlinePCA(K, eta=1.0, random_state=0).fit(X)
     np.testing.assert_allclose(np.sort(learner.eigenvalues_), ref._lam[:2], rtol=1e-12)
     np.testing.assert_allclose(learner.expected_losses_, ref.expected_losses_, rtol=0, atol=1e-9)
 

@@ -58,6 +58,9 @@ def _cases():
             for matrices in (False, True):
                 cases.append(("SimplexVarianceMinimizer", n, None, T // 4,
                               dict(alpha=alpha, eta=2.0, matrices=matrices)))
+    for name, _, _, _, kw in cases:  # the reference runs the fixed-rate algorithm
+        if name != "FollowTheLeader":
+            kw.setdefault("eta", 1.0)
     return cases
 
 

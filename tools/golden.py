@@ -65,7 +65,7 @@ def _learners():
     out.append(("Hedge", lambda: opf.Hedge(eta=1.5, random_state=2), "L"))
     out.append(("Hedge-fixed", lambda: opf.Hedge(eta=1.5, share="fixed", alpha=0.01,
                                                   random_state=2), "L"))
-    out.append(("OnlineAdaptivePCA", lambda: opf.OnlineAdaptivePCA(2, alpha=1e-4,
+    out.append(("OnlineAdaptivePCA", lambda: opf.OnlineAdaptivePCA(2, eta=1.0, alpha=1e-4,
                                                                    random_state=3), "X20"))
     for centered in (True, False):
         for sampler in ("decomposition", "systematic"):
@@ -188,7 +188,7 @@ def compute():
     res["updater/counts"] = np.array([upd.n_updates, upd.n_fallbacks])
 
     X = S["X20"]
-    pca = opf.OnlinePCA(2, random_state=0).fit(X)
+    pca = opf.OnlinePCA(2, eta=1.0, random_state=0).fit(X)
     res["metrics/best"] = np.array([metrics.best_subspace_loss(X, 2),
                                     metrics.best_subspace_loss(X, 2, centered=True)])
     res["metrics/regret"] = np.asarray(metrics.regret(pca.expected_losses_, X, 2))
@@ -199,7 +199,7 @@ def compute():
     res["metrics/bounds"] = np.array([metrics.regret_bound(10.0, 20, 2, 1.0),
                                       metrics.tuned_regret_bound(10.0, 20, 2),
                                       metrics.tuned_learning_rate(10.0, 5.0)])
-    res["metrics/average_density"] = metrics.average_density(opf.OnlinePCA(2, random_state=0),
+    res["metrics/average_density"] = metrics.average_density(opf.OnlinePCA(2, eta=1.0, random_state=0),
                                                              X[:100])
     from onlinepca_fast import experiments
     r = experiments.wk_fig4(segment_length=100, seeds=2)

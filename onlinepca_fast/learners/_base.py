@@ -89,13 +89,15 @@ from ..kernels import sample_corner
 from ._eigensystem import EigensystemMixin
 from ._guarded import GuardedState
 from ._sparse import is_sparse, learn_sparse
+from ._rates import RatesMixin, mixing_options, rate_options
 
 _Self = TypeVar("_Self", bound="OnlineLearner")
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 __all__ = ["OnlineLearner", "TrialLoopLearner", "EngineConfig", "CappedDraws",
-           "EigensystemMixin", "NotFittedError"]
+           "EigensystemMixin", "NotFittedError", "rate_options",
+           "mixing_options"]
 
 #: Bit generators whose advance(-1) undoes the one draw of a trial.
 _REWINDABLE = (np.random.PCG64, np.random.PCG64DXSM)
@@ -439,9 +441,11 @@ class EngineConfig:
     centered: bool = False
     center_lr_inv: float = 0.0
     matrix_input: bool = False
+    auto_rate: bool = False  # eta="auto": the rate is state (``_rate``)
+    alpha_auto: bool = False  # alpha="auto": alpha_t = 1/(t+1)**2
 
 
-class TrialLoopLearner(OnlineLearner):
+class TrialLoopLearner(RatesMixin, OnlineLearner):
     """A learner whose trials run in the shared compiled loop.
 
     Hooks: :meth:`_engine_options` (the family's part of the
@@ -503,6 +507,8 @@ class TrialLoopLearner(OnlineLearner):
         rng = as_generator(self.random_state) if self._randomized else None
         self._reset_state(p, n)
         self._wsum = np.zeros(self._past_size(config))  # sum of past parameters
+        # eta="auto" (src/adaptive_rate.h): [cumulative mixability gap, rate]
+        self._rate = np.array([0.0, np.inf])
         self._t = np.zeros(1, dtype=np.intp)
         self._start_records()
         self._rng = rng
@@ -523,7 +529,8 @@ class TrialLoopLearner(OnlineLearner):
         if getattr(self, "_engine", None) is None or self._engine_key != config:
             self._engine = _kernels.Engine(
                 lam=self._lam, omega=self._omega, q=self._q, mean=self._mean,
-                wsum=self._wsum, t=self._t, **dataclasses.asdict(config))
+                wsum=self._wsum, t=self._t, rate=self._rate,
+                **dataclasses.asdict(config))
             self._engine_key = config
         return self._engine
 

@@ -215,7 +215,8 @@ class ClusteredState:
             t=self._t, grow=self._cl_grow,
             cumulative=config.kind == _kernels.KIND_CUMULATIVE,
             centered=config.centered, center_lr_inv=config.center_lr_inv,
-            mean=self._mean)
+            mean=self._mean, auto_rate=config.auto_rate, rate=self._rate,
+            alpha_auto=config.alpha_auto)
 
     def _cl_reorthogonalize(self):
         """B <- R^T B (m rows), R <- I, then one Newton-Schulz step on B's

@@ -30,7 +30,7 @@ from .._validation import (
     none_or,
 )
 from ..kernels import cap_log
-from ._base import SAMPLERS, TrialLoopLearner, reads_state
+from ._base import SAMPLERS, TrialLoopLearner, rate_options, reads_state
 from ._clustered import MAX_DENSE, ClusteredState, refuse_dense
 from ._explained import ExplainedVariance
 from ._pca import _Projections, _reject_step, _step_limit, meg_step_box, row_norms
@@ -112,8 +112,16 @@ class CenteredOnlinePCA(_Cumulative):
     ----------
     n_components : int
         Rank k, ``1 <= k < n_features``.
-    eta : float, default=1.0
-        Learning rate (> 0).
+    eta : "auto" or float, default="auto"
+        Learning rate.  ``"auto"``: ``W^t = cap(exp(eta_t (log W^0 -
+        C^t)))`` with the AdaHedge rate ``eta_t = D / Delta_{t-1}``
+        (follow the regularised leader: any ``eta_t`` is allowed; ``Delta``
+        uses the two-point bound on the mixability gap, see
+        ``mixability_gap_``).  Scale-free; for ``centered=False`` the regret
+        against every rank-k subspace is ``R_T <= 2 Delta_T`` (the bound of
+        :class:`OnlinePCA`'s eta); with ``centered=True`` the same rate is
+        used without a derived bound (docs: adaptive_rates).  A number: WK
+        Alg. 6 with that rate (> 0).
     center_lr_inv : float, default=0.0
         ``eta~^{-1} >= 0``, the inverse learning rate of the center; 0 makes
         ``m^t`` the empirical mean of ``x^1..x^t`` (WK Corollary 9).
@@ -207,7 +215,7 @@ class CenteredOnlinePCA(_Cumulative):
         "state": STATE,
     }
 
-    def __init__(self, n_components: int, *, eta: float = 1.0, center_lr_inv: float = 0.0,
+    def __init__(self, n_components: int, *, eta: float | str = "auto", center_lr_inv: float = 0.0,
                  mean_init: ArrayLike | None = None, centered: bool = True,
                  sampler: Sampler = "decomposition", random_state: SeedLike = None,
                  record_losses: bool = True, reorthogonalize_every: int | None = 10_000,
@@ -224,7 +232,8 @@ class CenteredOnlinePCA(_Cumulative):
         self.state = state
 
     def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_CUMULATIVE, d=n - p["n_components"], eta=p["eta"],
+        return dict(kind=_kernels.KIND_CUMULATIVE, d=n - p["n_components"],
+                    **rate_options(p["eta"]),
                     sampler=SAMPLERS[p["sampler"]], centered=p["centered"],
                     center_lr_inv=p["center_lr_inv"])
 

@@ -17,7 +17,8 @@ import numpy as np
 
 from .. import _kernels
 from .._typing import FloatArray, IndexArray, Sampler, SeedLike, Share
-from ._base import CAPPED_MIXING, SAMPLERS, SHARES, CappedDraws, TrialLoopLearner
+from ._base import (CAPPED_MIXING, SAMPLERS, SHARES, CappedDraws, TrialLoopLearner,
+                    rate_options, mixing_options)
 
 __all__ = ["Hedge", "CappedHedge"]
 
@@ -33,8 +34,8 @@ class _Experts(CappedDraws, TrialLoopLearner):
         return tags
 
     def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_EXPERTS, d=self._corner_size(n), eta=p["eta"],
-                    alpha=p["alpha"], share=SHARES[p["share"]],
+        return dict(kind=_kernels.KIND_EXPERTS, d=self._corner_size(n), **rate_options(p["eta"]),
+                    **mixing_options(p["alpha"]), share=SHARES[p["share"]],
                     sampler=SAMPLERS[p["sampler"]])
 
     def _initial_state(self, p, n):
@@ -92,14 +93,20 @@ class CappedHedge(_Experts):
     n_components : int
         The number k of experts left out of the corner, ``1 <= k < n``;
         the learner competes with the best set of ``n - k`` experts.
-    eta : float, default=1.0
-        Learning rate (> 0).
+    eta : "auto" or float, default="auto"
+        Learning rate.  ``"auto"``: AdaHedge (de Rooij et al., JMLR 2014):
+        ``eta_t = D / Delta_{t-1}``, ``D = d log(n/d)``, with the exact
+        mixability gap and the stabilised step ``lw <- (eta_{t+1}/eta_t)(lw
+        - eta_t l)`` (uncapped: exactly AdaHedge).  Regret against every
+        ``d``-subset ``R_T <= 2 Delta_T <= 2 sqrt(log(n/d) T d^2 / 4) +
+        (4/3 log(n/d) + 2) d`` (``Delta_T = mixability_gap_``; with mixing
+        see :class:`~onlinepca_fast.OnlinePCA`).  A number: the fixed rate (> 0).
     share : {None, "fixed", "uniform", "past"}, default=None
         ``"fixed"``: YL Algorithm 1, eq. (4b), before capping;
         ``"uniform"`` / ``"past"``: WK Section 8 mixing of the uniform vector
         / the average of past weight vectors, after capping.
-    alpha : float, default=0.0
-        Mixing rate, ``0 <= alpha < 1``.
+    alpha : float or "auto", default=0.0
+        Mixing rate, ``0 <= alpha < 1``; ``"auto"``: ``1/(t+1)^2`` at trial t.
     sampler : {"decomposition", "systematic"}, default="decomposition"
         How the corner is drawn, see
         :func:`onlinepca_fast.kernels.sample_corner`.
@@ -131,8 +138,8 @@ class CappedHedge(_Experts):
     array([0. , 0.5, 0. , 0.5])
     """
 
-    def __init__(self, n_components: int, *, eta: float = 1.0, share: Share = None,
-                 alpha: float = 0.0, sampler: Sampler = "decomposition",
+    def __init__(self, n_components: int, *, eta: float | str = "auto", share: Share = None,
+                 alpha: float | str = 0.0, sampler: Sampler = "decomposition",
                  random_state: SeedLike = None, record_losses: bool = True) -> None:
         self.n_components = n_components
         self.eta = eta
@@ -159,13 +166,19 @@ class Hedge(_Experts):
 
     Parameters
     ----------
-    eta : float, default=1.0
-        Learning rate (> 0).
+    eta : "auto" or float, default="auto"
+        Learning rate.  ``"auto"``: AdaHedge (de Rooij et al., JMLR 2014):
+        ``eta_t = D / Delta_{t-1}``, ``D = d log(n/d)``, with the exact
+        mixability gap and the stabilised step ``lw <- (eta_{t+1}/eta_t)(lw
+        - eta_t l)`` (uncapped: exactly AdaHedge).  Regret against every
+        ``d``-subset ``R_T <= 2 Delta_T <= 2 sqrt(log(n/d) T d^2 / 4) +
+        (4/3 log(n/d) + 2) d`` (``Delta_T = mixability_gap_``; with mixing
+        see :class:`~onlinepca_fast.OnlinePCA`).  A number: the fixed rate (> 0).
     share : {None, "fixed", "uniform", "past"}, default=None
         ``"fixed"`` is the fixed-share algorithm (Herbster & Warmuth; YL
         Alg. 1 with k = n - 1).
-    alpha : float, default=0.0
-        Mixing rate, ``0 <= alpha < 1``.
+    alpha : float or "auto", default=0.0
+        Mixing rate, ``0 <= alpha < 1``; ``"auto"``: ``1/(t+1)^2`` at trial t.
     sampler : {"decomposition", "systematic"}, default="decomposition"
         How the corner is drawn, see
         :func:`onlinepca_fast.kernels.sample_corner`.
@@ -194,7 +207,7 @@ class Hedge(_Experts):
 
     _constraints = {k: v for k, v in _Experts._constraints.items() if k != "n_components"}
 
-    def __init__(self, *, eta: float = 1.0, share: Share = None, alpha: float = 0.0,
+    def __init__(self, *, eta: float | str = "auto", share: Share = None, alpha: float | str = 0.0,
                  sampler: Sampler = "decomposition", random_state: SeedLike = None,
                  record_losses: bool = True) -> None:
         self.eta = eta

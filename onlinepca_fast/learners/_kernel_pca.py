@@ -25,7 +25,7 @@ from .. import _kernels
 from .._guard import Pacer, settled
 from .._typing import ArrayLike, FloatArray, KernelLike, Sampler, SeedLike
 from .._validation import (
-    ETA,
+    ETA_VALUE,
     MAX_STEP,
     POSITIVE,
     SAMPLER,
@@ -251,7 +251,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
     _constraints = {
         "n_components": Interval("int", 1, _MAX_COMPONENTS),
         "kernel": OneOf(Options("linear", "poly", "rbf"), IsCallable()),
-        "eta": ETA,
+        "eta": ETA_VALUE,
         "degree": Interval("int", 1, None),
         "gamma": none_or(POSITIVE),
         "coef0": Interval("real"),

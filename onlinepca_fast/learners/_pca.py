@@ -27,6 +27,7 @@ from .._validation import (
 from ._clustered import MAX_DENSE, ClusteredState, refuse_dense
 from ._sparse import is_sparse, map_sparse, project_rows
 from ._base import (
+    rate_options, mixing_options,
     CAPPED_MIXING,
     SAMPLERS,
     SHARES,
@@ -254,8 +255,17 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
     ----------
     n_components : int
         Rank k of the projection, ``1 <= k < n_features``.
-    eta : float, default=1.0
-        Learning rate (> 0).  The tuned value of WK eq. (3) is
+    eta : "auto" or float, default="auto"
+        Learning rate.  ``"auto"``: the AdaHedge rate ``eta_t = D /
+        Delta_{t-1}`` (``D = (n-k) log(n/(n-k))``, ``Delta`` the cumulative
+        mixability gap, ``mixability_gap_``) with the stabilised step ``log W
+        <- (eta_{t+1}/eta_t)(log W - eta_t x x^T)``: no tuning, scale-free
+        (``c X`` gives the same W), and without mixing the regret against
+        every rank-k subspace is ``R_T <= 2 Delta_T <= 2 sqrt(log(n/d) sum_t
+        s_t^2 / 4) + (4/3 log(n/d) + 2) max_t s_t`` with ``d = n-k``, ``s_t =
+        d |x_t|^2``; with mixing rate alpha, ``R_T <= (2 + T log(1/(1-alpha))
+        / log(n/d)) Delta_T`` (docs: adaptive_rates).  A number: the
+        fixed-rate algorithm (> 0); the tuned value of WK eq. (3) is
         :func:`onlinepca_fast.metrics.tuned_learning_rate`.
     share : {None, "fixed", "uniform", "past"}, default=None
         Mixing step for shifting data:
@@ -269,8 +279,11 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
           alpha (W^0 + ... + W^{t-1})/t`` ("long-term memory").  This
           changes the eigenbasis, so each trial costs a full O(n^3)
           eigendecomposition.
-    alpha : float, default=0.0
-        Mixing rate, ``0 <= alpha < 1``; 0 disables mixing.
+    alpha : float or "auto", default=0.0
+        Mixing rate, ``0 <= alpha < 1``; 0 disables mixing.  ``"auto"``:
+        ``alpha_t = 1/(t+1)^2`` at trial t (adaptive regret on every interval
+        ``[r, s]`` at most ``Delta_s (2 + log(2 n r^2/d) / log(n/d))`` with
+        ``eta="auto"``; docs: adaptive_rates).
     sampler : {"decomposition", "systematic"}, default="decomposition"
         How the projection is drawn, see
         :func:`onlinepca_fast.kernels.sample_corner`.
@@ -323,6 +336,13 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
         Zeros (uncentered).
     expected_losses_, realized_losses_ : ndarray of shape (n_trials,)
         ``(n-k) tr(W^{t-1} x x^T)`` and ``||x - P x||^2`` per trial.
+    eta_ : float
+        The rate of the next trial (``eta`` if numeric; ``inf`` until the
+        first nonzero row with ``"auto"``).
+    mixability_gap_ : float
+        ``Delta_T`` of ``eta="auto"`` (0 with a numeric eta).
+    alpha_ : float
+        The mixing rate of the next trial.
     n_features_in_ : int
     n_trials_ : int
 
@@ -355,8 +375,8 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
     _constraints = {**CAPPED_MIXING, "reorthogonalize_every": REORTHOGONALIZE,
                     "state": STATE}
 
-    def __init__(self, n_components: int, *, eta: float = 1.0, share: Share = None,
-                 alpha: float = 0.0, sampler: Sampler = "decomposition",
+    def __init__(self, n_components: int, *, eta: float | str = "auto", share: Share = None,
+                 alpha: float | str = 0.0, sampler: Sampler = "decomposition",
                  random_state: SeedLike = None, record_losses: bool = True,
                  reorthogonalize_every: int | None = 10_000,
                  state: State = "auto") -> None:
@@ -374,8 +394,8 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
         return p["share"]
 
     def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_MEG, d=n - p["n_components"], eta=p["eta"],
-                    alpha=p["alpha"], share=SHARES[self._share(p)],
+        return dict(kind=_kernels.KIND_MEG, d=n - p["n_components"], **rate_options(p["eta"]),
+                    **mixing_options(p["alpha"]), share=SHARES[self._share(p)],
                     sampler=SAMPLERS[p["sampler"]])
 
     def _initial_state(self, p, n):
@@ -405,11 +425,16 @@ class OnlineAdaptivePCA(OnlinePCA):
     ----------
     n_components : int
         Rank k, ``1 <= k < n_features``.
-    eta : float, default=1.0
-        Learning rate; YL Theorem 3 tunes it with
-        :func:`onlinepca_fast.metrics.adaptive_parameters`.
-    alpha : float, default=1e-5
+    eta : "auto" or float, default="auto"
+        Learning rate.  ``"auto"``: the AdaHedge rate of :class:`OnlinePCA`,
+        with the bound ``R_T <= (2 + T log(1/(1-alpha)) / log(n/(n-k)))
+        Delta_T`` (``Delta_T = mixability_gap_``).  A number: YL Theorem 3
+        tunes it with :func:`onlinepca_fast.metrics.adaptive_parameters`.
+    alpha : float or "auto", default=1e-5
         Fixed-share rate, ``0 <= alpha < 1`` (YL Sec. 6.1 uses 1e-5).
+        ``"auto"``: ``alpha_t = 1/(t+1)^2``, with adaptive regret on every
+        interval ``[r, s]`` at most ``Delta_s (2 + log(2 n r^2/d) /
+        log(n/d))`` (measured no better than 1e-5 on real streams).
     sampler : {"decomposition", "systematic"}, default="decomposition"
         As for :class:`OnlinePCA`.
     random_state : None, int or numpy.random.Generator, default=None
@@ -440,7 +465,7 @@ class OnlineAdaptivePCA(OnlinePCA):
 
     _constraints = {k: v for k, v in OnlinePCA._constraints.items() if k != "share"}
 
-    def __init__(self, n_components: int, *, eta: float = 1.0, alpha: float = 1e-5,
+    def __init__(self, n_components: int, *, eta: float | str = "auto", alpha: float | str = 1e-5,
                  sampler: Sampler = "decomposition", random_state: SeedLike = None,
                  record_losses: bool = True, reorthogonalize_every: int | None = 10_000,
                  state: State = "auto") -> None:

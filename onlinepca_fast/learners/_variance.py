@@ -19,7 +19,8 @@ import numpy as np
 from .. import _kernels
 from .._typing import FloatArray, SeedLike
 from .._validation import ALPHA, ETA, REORTHOGONALIZE, Boolean, Options, RandomState
-from ._base import SHARES, CappedDraws, EigensystemMixin, TrialLoopLearner
+from ._base import (SHARES, CappedDraws, EigensystemMixin, TrialLoopLearner, mixing_options,
+                    rate_options)
 from ._pca import check_meg_steps, meg_step_box
 
 __all__ = ["VarianceMinimizer", "SimplexVarianceMinimizer"]
@@ -73,12 +74,16 @@ class VarianceMinimizer(_Covariances, EigensystemMixin, CappedDraws, TrialLoopLe
 
     Parameters
     ----------
-    eta : float, default=1.0
-        Learning rate (> 0).
+    eta : "auto" or float, default="auto"
+        Learning rate.  ``"auto"``: the AdaHedge rate of
+        :class:`~onlinepca_fast.OnlinePCA` with ``k = n-1`` (``D = log n``;
+        the two-point bound on the gap for matrix instances, ``s = tr C``):
+        ``R_T <= 2 Delta_T`` without mixing (``Delta_T =
+        mixability_gap_``).  A number: the fixed rate (> 0).
     share : {None, "fixed"}, default=None
         ``"fixed"``: the fixed share of YL eq. (22b) on the eigenvalues.
-    alpha : float, default=0.0
-        Fixed-share rate, ``0 <= alpha < 1``.
+    alpha : float or "auto", default=0.0
+        Fixed-share rate, ``0 <= alpha < 1``; ``"auto"``: ``1/(t+1)^2``.
     random_state : None, int or numpy.random.Generator, default=None
         Seeds the draws.
     record_losses : bool, default=True
@@ -120,8 +125,9 @@ class VarianceMinimizer(_Covariances, EigensystemMixin, CappedDraws, TrialLoopLe
         "reorthogonalize_every": REORTHOGONALIZE,
     }
 
-    def __init__(self, *, eta: float = 1.0, share: Literal["fixed"] | None = None,
-                 alpha: float = 0.0, random_state: SeedLike = None, record_losses: bool = True,
+    def __init__(self, *, eta: float | str = "auto", share: Literal["fixed"] | None = None,
+                 alpha: float | str = 0.0, random_state: SeedLike = None,
+                 record_losses: bool = True,
                  reorthogonalize_every: int | None = 10_000) -> None:
         self.eta = eta
         self.share = share
@@ -137,7 +143,8 @@ class VarianceMinimizer(_Covariances, EigensystemMixin, CappedDraws, TrialLoopLe
         return "decomposition"
 
     def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_MEG, d=1, eta=p["eta"], alpha=p["alpha"],
+        return dict(kind=_kernels.KIND_MEG, d=1, **rate_options(p["eta"]),
+                    **mixing_options(p["alpha"]),
                     share=SHARES[p["share"]], sampler=_kernels.SAMPLER_DECOMPOSITION)
 
     def _initial_state(self, p, n):
@@ -184,10 +191,14 @@ class SimplexVarianceMinimizer(_Covariances, TrialLoopLearner):
 
     Parameters
     ----------
-    eta : float, default=1.0
-        Learning rate (> 0).
-    alpha : float, default=0.0
-        Fixed-share rate of YL eq. (29b), ``0 <= alpha < 1``.
+    eta : "auto" or float, default="auto"
+        Learning rate.  ``"auto"``: AdaHedge on the linearised loss ``C y``
+        (``D = log n``, exact gap, stabilised step); the loss ``y^T C y`` is
+        convex with gradient ``2 C y``, so ``R_T <= 4 Delta_T`` without mixing
+        (``Delta_T = mixability_gap_``).  A number: the fixed rate (> 0).
+    alpha : float or "auto", default=0.0
+        Fixed-share rate of YL eq. (29b), ``0 <= alpha < 1``; ``"auto"``:
+        ``1/(t+1)^2`` at trial t.
     record_losses : bool, default=True
         Keep the per-trial losses (``expected_losses_``,
         ``realized_losses_``); turn off for unbounded streams.
@@ -222,13 +233,15 @@ class SimplexVarianceMinimizer(_Covariances, TrialLoopLearner):
         "record_losses": Boolean(),
     }
 
-    def __init__(self, *, eta: float = 1.0, alpha: float = 0.0, record_losses: bool = True) -> None:
+    def __init__(self, *, eta: float | str = "auto", alpha: float | str = 0.0,
+                 record_losses: bool = True) -> None:
         self.eta = eta
         self.alpha = alpha
         self.record_losses = record_losses
 
     def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_SIMPLEX_VAR, d=1, eta=p["eta"], alpha=p["alpha"],
+        return dict(kind=_kernels.KIND_SIMPLEX_VAR, d=1, **rate_options(p["eta"]),
+                    **mixing_options(p["alpha"]),
                     share=_kernels.SHARE_FIXED)
 
     def _initial_state(self, p, n):

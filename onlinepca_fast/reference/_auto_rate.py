@@ -1,0 +1,196 @@
+"""NumPy oracle of ``eta="auto"`` (the AdaHedge rate of ``src/adaptive_rate.c``).
+
+Written from the formulas of ``docs/adaptive_rates.rst``, with the matrices
+formed explicitly and ``numpy.linalg.eigh`` every trial, independently of
+the compiled rank-one updates.  Each function runs a whole stream and
+returns ``(expected_losses, Delta, eta)``: the expected loss of every trial
+(the draws do not change the updates), the cumulative mixability gap and
+the rate of the next trial.
+
+Rate: ``eta_t = D / Delta_{t-1}`` (``inf`` while ``Delta = 0``), ``D = d
+log(n/d)`` (``d = n - k``; ``log n`` for Hedge and the simplex learner),
+``Delta_t = sum_s delta_s``:
+
+* mirror-descent matrix learners (OnlinePCA, OnlineAdaptivePCA,
+  VarianceMinimizer with vectors): the exact gap ``h + (d/eta) log tr
+  exp(log W - eta x x^T)``; the update ``log W <- gamma (log W - eta_t x
+  x^T)``, ``gamma = eta_{t+1} / eta_t``, then mixing and capping as the
+  fixed-rate learner;
+* matrix instances C (VarianceMinimizer) and WK Alg. 6 (CenteredOnlinePCA,
+  A kept at the rate in use, ``A <- gamma (A - eta_t f y y^T)``): the
+  two-point bound ``h + (d/eta) log(1 - p + p exp(-eta s))``, ``p = h /
+  (d s)``, ``s = tr C``;
+* experts and the simplex learner (linearised loss ``C y``): the exact gap
+  ``d (w.l + log(sum w exp(-eta l)) / eta)``, ``lw <- gamma (lw - eta_t l)``.
+
+``alpha="auto"``: ``alpha_t = 1/(t+1)**2`` at trial ``t``.
+
+While the rate is infinite the gap is that of Follow the Leader (``h -
+d min l``; two-point: ``h``) and the first step is taken with the new rate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import logsumexp
+
+from ._kernels import cap_log
+
+__all__ = ["two_point_gap", "auto_meg", "auto_cumulative", "auto_experts", "auto_simplex"]
+
+
+def _sym_eigh(M):
+    return np.linalg.eigh((M + M.T) / 2)
+
+
+def _mix(lam, alpha):
+    lam = lam - logsumexp(lam)
+    return np.logaddexp(np.log(alpha / lam.size), np.log1p(-alpha) + lam)
+
+
+def two_point_gap(h, s, d, eta):
+    """Upper bound on the mixability gap of an instance with 0 <= S <= s I."""
+    if not (s > 0 and h > 0):
+        return 0.0
+    p = min(1.0, h / (d * s))
+    if np.isinf(eta):
+        return h if p < 1 else 0.0
+    inner = -eta * s if p == 1 else np.logaddexp(np.log1p(-p), np.log(p) - eta * s)
+    return max(0.0, h + d * inner / eta)
+
+
+def _alpha(alpha, t):
+    """alpha="auto": alpha_t = 1/(t+1)**2 at trial t >= 1."""
+    return 1.0 / (t + 1) ** 2 if alpha == "auto" else alpha
+
+
+def _next(Delta, delta, D):
+    Delta = Delta + delta
+    return Delta, (D / Delta if Delta > 0 else np.inf)
+
+
+def auto_meg(X, k, share=None, alpha=0.0):
+    """OnlinePCA / OnlineAdaptivePCA (share="fixed") / VarianceMinimizer
+    (k = n - 1; rows, or n x n matrices) with eta="auto"."""
+    X = np.asarray(X, dtype=float)
+    n = X.shape[1]
+    d = n - k
+    D = d * np.log(n / d)
+    L = np.eye(n) * -np.log(n)  # log W
+    Delta, eta, out = 0.0, np.inf, []
+    for t, x in enumerate(X, start=1):
+        a = _alpha(alpha, t)
+        S = np.outer(x, x) if x.ndim == 1 else x
+        lam, Q = _sym_eigh(L)
+        W = (Q * np.exp(lam)) @ Q.T
+        h = d * np.sum(W * S)
+        out.append(h)
+        s = np.trace(S)
+        matrix = x.ndim == 2
+        if np.isfinite(eta):
+            M = L - eta * S
+            delta = (two_point_gap(h, s, d, eta) if matrix else
+                     max(0.0, h + d * logsumexp(np.linalg.eigvalsh(M)) / eta))
+            Delta, nxt = _next(Delta, delta, D)
+            M = (nxt / eta) * M
+        else:
+            delta = two_point_gap(h, s, d, eta)
+            Delta, nxt = _next(Delta, delta, D)
+            M = L - nxt * S if np.isfinite(nxt) else L
+        eta = nxt
+        lam, Q = _sym_eigh(M)
+        if share == "fixed" and a > 0:
+            lam = _mix(lam, a)
+        lam = cap_log(lam, d)
+        if share == "uniform" and a > 0:
+            lam = _mix(lam, a)
+        L = (Q * lam) @ Q.T
+    return np.array(out), Delta, eta
+
+
+def auto_cumulative(X, k, centered=True, center_lr_inv=0.0, mean_init=None):
+    """CenteredOnlinePCA (WK Alg. 6, and centered=False) with eta="auto"."""
+    X = np.asarray(X, dtype=float)
+    n = X.shape[1]
+    d = n - k
+    D = d * np.log(n / d)
+    A = np.eye(n) * -np.log(n)  # eta_t (log W0 - C^t) + const
+    m = np.zeros(n) if mean_init is None else np.array(mean_init, dtype=float)
+    c = center_lr_inv
+    Delta, eta, out = 0.0, np.inf, []
+    for t, x in enumerate(X, start=1):
+        y = x - m
+        lam, Q = _sym_eigh(A)
+        W = (Q * np.exp(cap_log(lam, d))) @ Q.T
+        h = d * y @ W @ y
+        out.append(h)
+        delta = two_point_gap(h, y @ y, d, eta)
+        f = (c + t - 1) / (c + t) if centered else 1.0
+        Delta, nxt = _next(Delta, delta, D)
+        if np.isfinite(eta):
+            A = (nxt / eta) * (A - eta * f * np.outer(y, y))
+        elif np.isfinite(nxt):
+            A = A - nxt * f * np.outer(y, y)
+        eta = nxt
+        if centered:
+            m = m - (m - x) / (c + t)
+    return np.array(out), Delta, eta
+
+
+def auto_experts(Lv, k, share=None, alpha=0.0):
+    """CappedHedge (Hedge: k = n - 1) with eta="auto", loss vectors in [0, 1]^n."""
+    Lv = np.asarray(Lv, dtype=float)
+    n = Lv.shape[1]
+    d = n - k
+    D = d * np.log(n / d)
+    lw = np.full(n, -np.log(n))
+    Delta, eta, out = 0.0, np.inf, []
+    for t, loss in enumerate(Lv, start=1):
+        a = _alpha(alpha, t)
+        w = np.exp(lw)
+        h = d * (w @ loss)
+        out.append(h)
+        if np.isfinite(eta):
+            delta = max(0.0, h + d * logsumexp(lw - eta * loss) / eta)
+            Delta, nxt = _next(Delta, delta, D)
+            lw = (nxt / eta) * (lw - eta * loss)
+        else:
+            delta = max(0.0, h - d * loss.min())
+            Delta, nxt = _next(Delta, delta, D)
+            lw = lw - (nxt if np.isfinite(nxt) else 0.0) * loss
+        eta = nxt
+        if share == "fixed" and a > 0:
+            lw = _mix(lw, a)
+        lw = cap_log(lw, d)
+        if share == "uniform" and a > 0:
+            lw = _mix(lw, a)
+    return np.array(out), Delta, eta
+
+
+def auto_simplex(X, alpha=0.0):
+    """SimplexVarianceMinimizer with eta="auto": AdaHedge on g = C y."""
+    X = np.asarray(X, dtype=float)
+    n = X.shape[1]
+    D = np.log(n)
+    lw = np.full(n, -np.log(n))
+    Delta, eta, out = 0.0, np.inf, []
+    for t, x in enumerate(X, start=1):
+        a = _alpha(alpha, t)
+        C = np.outer(x, x) if x.ndim == 1 else x
+        y = np.exp(lw)
+        g = C @ y
+        h = y @ g
+        out.append(h)
+        if np.isfinite(eta):
+            delta = max(0.0, h + logsumexp(lw - eta * g) / eta)
+            Delta, nxt = _next(Delta, delta, D)
+            lw = (nxt / eta) * (lw - eta * g)
+        else:
+            delta = max(0.0, h - g.min())
+            Delta, nxt = _next(Delta, delta, D)
+            lw = lw - (nxt if np.isfinite(nxt) else 0.0) * g
+        eta = nxt
+        lw = lw - logsumexp(lw)
+        if a > 0:
+            lw = _mix(lw, a)
+    return np.array(out), Delta, eta

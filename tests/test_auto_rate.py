@@ -1,0 +1,360 @@
+"""eta="auto" (AdaHedge rate, src/adaptive_rate.c): scale invariance, the
+NumPy oracle, the stated regret bounds, batch split / pickling, and that a
+numeric eta is untouched."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import onlinepca_fast as opf
+from onlinepca_fast import metrics
+from onlinepca_fast.reference import _auto_rate as ref
+
+RTOL_ORACLE = 1e-9
+RTOL_SCALE = 1e-12
+
+
+def _stream(T=160, n=8, seed=0, shift=False):
+    rng = np.random.default_rng(seed)
+    scales = np.linspace(0.2, 1.0, n)
+    X = rng.normal(size=(T, n)) * scales
+    if shift:  # the dominant subspace changes every 40 trials
+        for s in range(0, T, 40):
+            Q = np.linalg.qr(rng.normal(size=(n, n)))[0]
+            X[s:s + 40] = X[s:s + 40] @ Q
+    return X / np.linalg.norm(X, axis=1).max()
+
+
+def _adversarial(T=160, n=8):
+    """Instances along the direction of W's largest eigenvalue would need W;
+    this cycles the basis vectors with norms 1, 1/2, 1/3 (the loss of a
+    fixed subspace is then nearly that of the learner's best guess)."""
+    X = np.zeros((T, n))
+    for t in range(T):
+        X[t, t % n] = 1.0 / (1 + (t // n) % 3)
+    return X
+
+
+# (name, factory, base data, loss exponent in the scale c)
+PCA_CASES = {
+    "OnlinePCA-dense": lambda: opf.OnlinePCA(3, state="dense", random_state=0),
+    "OnlinePCA-clustered": lambda: opf.OnlinePCA(3, state="clustered", random_state=0),
+    "OnlinePCA-uniform": lambda: opf.OnlinePCA(3, share="uniform", alpha=1e-2,
+                                               random_state=0),
+    "OnlineAdaptivePCA": lambda: opf.OnlineAdaptivePCA(3, random_state=0),
+    "OnlineAdaptivePCA-clustered": lambda: opf.OnlineAdaptivePCA(3, state="clustered",
+                                                                 random_state=0),
+    "CenteredOnlinePCA": lambda: opf.CenteredOnlinePCA(3, random_state=0),
+    "CenteredOnlinePCA-clustered": lambda: opf.CenteredOnlinePCA(3, state="clustered",
+                                                                 random_state=0),
+    "CenteredOnlinePCA-uncentered": lambda: opf.CenteredOnlinePCA(3, centered=False,
+                                                                  random_state=0),
+}
+
+
+def _scaled_runs(make, X, cs, power):
+    out = []
+    for c in cs:
+        learner = make().fit(c * X)
+        out.append((c, learner, learner.expected_losses_ / c ** power))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(PCA_CASES))
+def test_scale_invariance_pca(name):
+    X = _stream(shift=True) * 3.0
+    runs = _scaled_runs(PCA_CASES[name], X, (1e-3, 1.0, 1e3), 2)
+    _, ref_learner, ref_losses = runs[1]
+    P = ref_learner.components_.T @ ref_learner.components_
+    for c, learner, losses in runs:
+        np.testing.assert_allclose(losses, ref_losses, rtol=RTOL_SCALE, atol=0)
+        np.testing.assert_allclose(learner.eta_ * c ** 2, ref_learner.eta_, rtol=RTOL_SCALE)
+        np.testing.assert_allclose(learner.mixability_gap_ / c ** 2,
+                                   ref_learner.mixability_gap_, rtol=RTOL_SCALE)
+        Pc = learner.components_.T @ learner.components_
+        np.testing.assert_allclose(Pc, P, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["Hedge", "CappedHedge", "VarianceMinimizer",
+                                  "VarianceMinimizer-matrix", "SimplexVarianceMinimizer"])
+def test_scale_invariance_others(name):
+    """Learners whose inputs are bounded (losses in [0, 1], norms <= 1):
+    base data of size 1e-3, scaled by 1e-3, 1 and 1e3."""
+    rng = np.random.default_rng(2)
+    if name in ("Hedge", "CappedHedge"):
+        make = {"Hedge": lambda: opf.Hedge(random_state=0),
+                "CappedHedge": lambda: opf.CappedHedge(2, random_state=0)}[name]
+        X, power = rng.random((150, 6)) * 1e-3, 1
+    else:
+        X = _stream(n=6, seed=3) * 1e-3
+        if name == "VarianceMinimizer-matrix":
+            X = np.einsum("ti,tj->tij", X, X)
+        make = (opf.SimplexVarianceMinimizer if name == "SimplexVarianceMinimizer"
+                else lambda: opf.VarianceMinimizer(random_state=0))
+        power = 1 if name == "VarianceMinimizer-matrix" else 2  # C is linear in c
+    runs = _scaled_runs(make, X, (1e-3, 1.0, 1e3), power)
+    for c, learner, losses in runs:
+        np.testing.assert_allclose(losses, runs[1][2], rtol=RTOL_SCALE, atol=0)
+        np.testing.assert_allclose(learner.eta_ * c ** power, runs[1][1].eta_,
+                                   rtol=RTOL_SCALE)
+
+
+def _check_oracle(learner, oracle):
+    losses, Delta, eta = oracle
+    np.testing.assert_allclose(learner.expected_losses_, losses, rtol=RTOL_ORACLE, atol=0)
+    np.testing.assert_allclose(learner.mixability_gap_, Delta, rtol=RTOL_ORACLE)
+    np.testing.assert_allclose(learner.eta_, eta, rtol=RTOL_ORACLE)
+
+
+@pytest.mark.parametrize("state", ["dense", "clustered"])
+@pytest.mark.parametrize("share,alpha", [(None, 0.0), ("fixed", 1e-3), ("uniform", 1e-2)])
+@pytest.mark.parametrize("shift", [False, True])
+def test_oracle_online_pca(state, share, alpha, shift):
+    X = _stream(shift=shift)
+    learner = opf.OnlinePCA(3, share=share, alpha=alpha, state=state, random_state=0).fit(X)
+    _check_oracle(learner, ref.auto_meg(X, 3, share, alpha))
+
+
+@pytest.mark.parametrize("state", ["dense", "clustered"])
+@pytest.mark.parametrize("centered", [True, False])
+def test_oracle_centered(state, centered):
+    X = _stream(shift=True) + 0.3
+    learner = opf.CenteredOnlinePCA(2, centered=centered, state=state, random_state=0).fit(X)
+    _check_oracle(learner, ref.auto_cumulative(X, 2, centered))
+
+
+def test_oracle_centered_lr_inv():
+    X = _stream(seed=4) + 0.5
+    m0 = np.full(8, 0.2)
+    learner = opf.CenteredOnlinePCA(2, center_lr_inv=3.0, mean_init=m0, random_state=0).fit(X)
+    _check_oracle(learner, ref.auto_cumulative(X, 2, True, 3.0, m0))
+
+
+@pytest.mark.parametrize("matrix", [False, True])
+def test_oracle_variance_minimizer(matrix):
+    X = _stream(n=6, seed=5)
+    if matrix:
+        X = 0.5 * np.einsum("ti,tj->tij", X, X)
+    learner = opf.VarianceMinimizer(random_state=0).fit(X)
+    _check_oracle(learner, ref.auto_meg(X, 5))
+
+
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("share,alpha", [(None, 0.0), ("fixed", 1e-2), ("uniform", 1e-2)])
+def test_oracle_experts(k, share, alpha):
+    L = np.random.default_rng(6).random((200, 6))
+    learner = opf.CappedHedge(k, share=share, alpha=alpha, random_state=0).fit(L)
+    _check_oracle(learner, ref.auto_experts(L, k, share, alpha))
+    if k == 1 and share is None:
+        _check_oracle(opf.Hedge(random_state=0).fit(L), ref.auto_experts(L, 5))
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1e-2])
+def test_oracle_simplex(alpha):
+    X = _stream(n=6, seed=7)
+    learner = opf.SimplexVarianceMinimizer(alpha=alpha).fit(X)
+    _check_oracle(learner, ref.auto_simplex(X, alpha))
+
+
+def test_uncapped_hedge_is_adahedge():
+    """Uncapped Hedge with eta="auto" is AdaHedge: w_t ~ exp(-eta_t L_{t-1})."""
+    L = np.random.default_rng(8).random((100, 5))
+    h = opf.Hedge(random_state=0)
+    Delta, cum = 0.0, np.zeros(5)
+    for t, loss in enumerate(L):
+        eta = np.log(5) / Delta if Delta > 0 else np.inf
+        if np.isfinite(eta):
+            w = np.exp(-eta * (cum - cum.min()))
+            w /= w.sum()
+        else:
+            w = np.full(5, 0.2)  # every loss so far equal: the leaders tie
+        np.testing.assert_allclose(h.weights_ if t else w, w, rtol=1e-9)
+        mix = (-np.log(w @ np.exp(-eta * loss)) / eta if np.isfinite(eta)
+               else loss.min())
+        Delta += w @ loss - mix
+        cum += loss
+        h.learn_one(loss)
+    np.testing.assert_allclose(h.mixability_gap_, Delta, rtol=1e-9)
+
+
+# -- the stated regret bounds -------------------------------------------------------
+def _adahedge_bound(D, ranges):
+    """2 Delta_T <= 2 sqrt(D sum s_t^2 / 4) + (4 D / 3 + 2) max s_t (docs)."""
+    return 2 * np.sqrt(D * np.sum(ranges ** 2) / 4) + (4 * D / 3 + 2) * ranges.max()
+
+
+STREAMS = {"adversarial": _adversarial, "shifting": lambda: _stream(shift=True),
+           "stationary": _stream}
+
+
+@pytest.mark.parametrize("stream", sorted(STREAMS))
+@pytest.mark.parametrize("make,alpha", [
+    (lambda: opf.OnlinePCA(3, random_state=0), 0.0),
+    (lambda: opf.OnlinePCA(3, state="clustered", random_state=0), 0.0),
+    (lambda: opf.OnlineAdaptivePCA(3, alpha=1e-3, random_state=0), 1e-3),
+    (lambda: opf.CenteredOnlinePCA(3, centered=False, random_state=0), 0.0),
+])
+def test_regret_bound_pca(stream, make, alpha):
+    X = STREAMS[stream]()
+    n, k = X.shape[1], 3
+    D = np.log(n / (n - k))
+    learner, done = make(), 0
+    for T in (20, 60, 100, X.shape[0]):  # every prefix checked at these points
+        learner.partial_fit(X[done:T])
+        done = T
+        regret = learner.expected_losses_.sum() - metrics.best_subspace_loss(X[:T], k)
+        Delta = learner.mixability_gap_
+        factor = 2 + T * np.log1p(alpha / (1 - alpha)) / D  # fixed share: docs
+        assert regret <= factor * Delta * (1 + 1e-12)
+        ranges = (n - k) * np.einsum("ij,ij->i", X[:T], X[:T])
+        assert 2 * Delta <= _adahedge_bound(D, ranges) * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+@pytest.mark.parametrize("kind", ["random", "switching"])
+def test_regret_bound_experts(k, kind):
+    rng = np.random.default_rng(9)
+    T, n = 300, 6
+    if kind == "random":
+        L = rng.random((T, n))
+    else:  # the best experts change every 50 trials
+        L = np.ones((T, n))
+        for s in range(0, T, 50):
+            L[s:s + 50, rng.choice(n, n - k, replace=False)] = 0.0
+    learner = opf.CappedHedge(k, random_state=0).fit(L)
+    d = n - k
+    best = np.sort(L.sum(axis=0))[:d].sum()
+    regret = learner.expected_losses_.sum() - best
+    D = np.log(n / d)
+    assert regret <= 2 * learner.mixability_gap_ * (1 + 1e-12)
+    assert 2 * learner.mixability_gap_ <= _adahedge_bound(D, np.full(T, float(d)))
+
+
+def test_regret_bound_variance_minimizer():
+    X = _stream(n=6, seed=10, shift=True)
+    learner = opf.VarianceMinimizer(random_state=0).fit(X)
+    C = X.T @ X
+    best = np.linalg.eigvalsh(C)[0]  # min over unit u of u^T C u
+    assert learner.expected_losses_.sum() - best <= 2 * learner.mixability_gap_ * (1 + 1e-12)
+
+
+def test_regret_bound_simplex():
+    """Quadratic loss, linearised: R_T <= 4 Delta_T (docs)."""
+    from scipy.optimize import minimize
+    X = _stream(n=5, seed=11, shift=True)
+    learner = opf.SimplexVarianceMinimizer().fit(X)
+    C = X.T @ X
+    res = minimize(lambda v: (np.exp(v) / np.exp(v).sum()) @ C @ (np.exp(v) / np.exp(v).sum()),
+                   np.zeros(5), method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-14,
+                                                               "maxiter": 20000})
+    assert learner.expected_losses_.sum() - res.fun <= 4 * learner.mixability_gap_
+
+
+# -- state: batch split, learn_one, pickle; numeric eta untouched ----------------------
+@pytest.mark.parametrize("make", [
+    lambda: opf.OnlinePCA(3, random_state=1),
+    lambda: opf.OnlinePCA(3, state="clustered", random_state=1),
+    lambda: opf.OnlineAdaptivePCA(3, random_state=1),
+    lambda: opf.CenteredOnlinePCA(3, random_state=1),
+    lambda: opf.CenteredOnlinePCA(3, state="clustered", random_state=1),
+])
+def test_batch_split_learn_one_pickle(make):
+    X = _stream(shift=True)
+    whole = make().fit(X)
+    split = make()
+    for a, b in ((0, 1), (1, 37), (37, 38), (38, 160)):
+        split.partial_fit(X[a:b])
+    one = make()
+    for i, x in enumerate(X):
+        one.learn_one(x)
+        if i == 80:
+            one = pickle.loads(pickle.dumps(one))
+    for other in (split, one):
+        np.testing.assert_array_equal(other.expected_losses_, whole.expected_losses_)
+        np.testing.assert_array_equal(other.realized_losses_, whole.realized_losses_)
+        assert other.eta_ == whole.eta_ and other.mixability_gap_ == whole.mixability_gap_
+
+
+def test_first_trials_follow_the_leader():
+    """While every gap is 0 (zero rows) the rate is infinite and W = I/n;
+    the first nonzero row sets a finite rate and the state stays finite."""
+    X = np.zeros((5, 6))
+    pca = opf.OnlinePCA(2, random_state=0).fit(X)
+    assert pca.eta_ == np.inf and pca.mixability_gap_ == 0.0
+    np.testing.assert_allclose(pca.density_, np.eye(6) / 6, rtol=1e-12)
+    pca.partial_fit(np.array([[1e-150, 0, 0, 0, 0, 0], [0, 1e150, 0, 0, 0, 0]]))
+    assert np.isfinite(pca.eta_) and np.all(np.isfinite(pca.eigenvalues_))
+
+
+def test_eta_reports_the_rate():
+    X = _stream()
+    assert opf.OnlinePCA(3, eta=0.5).fit(X).eta_ == 0.5
+    assert opf.OnlinePCA(3, eta=0.5).fit(X).mixability_gap_ == 0.0
+    pca = opf.OnlinePCA(3).fit(X)
+    n, d = 8, 5
+    assert pca.eta == "auto"
+    np.testing.assert_allclose(pca.eta_, d * np.log(n / d) / pca.mixability_gap_, rtol=1e-15)
+
+
+@pytest.mark.parametrize("bad", ["Auto", "", "fast", "1"])
+def test_bad_eta_string(bad):
+    with pytest.raises(TypeError, match="eta must be a real number or \"auto\""):
+        opf.OnlinePCA(2, eta=bad).fit(_stream())
+
+
+def test_numeric_eta_unchanged():
+    """eta=1.0 is the fixed-rate algorithm: the NumPy reference at eta 1."""
+    from onlinepca_fast import reference
+    X = _stream(T=60)
+    fast = opf.OnlinePCA(3, eta=1.0, random_state=0).fit(X)
+    slow = reference.OnlinePCA(3, eta=1.0, random_state=0).fit(X)
+    np.testing.assert_allclose(fast.expected_losses_, slow.expected_losses_, rtol=1e-9)
+
+
+# -- alpha="auto": alpha_t = 1/(t+1)**2 ------------------------------------------------
+@pytest.mark.parametrize("state", ["dense", "clustered"])
+@pytest.mark.parametrize("share", ["fixed", "uniform"])
+def test_oracle_alpha_auto_pca(state, share):
+    X = _stream(shift=True)
+    learner = opf.OnlinePCA(3, share=share, alpha="auto", state=state, random_state=0).fit(X)
+    _check_oracle(learner, ref.auto_meg(X, 3, share, "auto"))
+    assert learner.alpha_ == 1.0 / (X.shape[0] + 2) ** 2
+
+
+def test_oracle_alpha_auto_others():
+    L = np.random.default_rng(12).random((150, 6))
+    _check_oracle(opf.CappedHedge(2, share="fixed", alpha="auto", random_state=0).fit(L),
+                  ref.auto_experts(L, 2, "fixed", "auto"))
+    X = _stream(n=6, seed=13)
+    _check_oracle(opf.SimplexVarianceMinimizer(alpha="auto").fit(X), ref.auto_simplex(X, "auto"))
+    # a numeric eta with alpha="auto" mixes as well
+    a = opf.OnlineAdaptivePCA(3, eta=2.0, alpha="auto", random_state=0).fit(_stream())
+    b = opf.OnlineAdaptivePCA(3, eta=2.0, alpha=1e-5, random_state=0).fit(_stream())
+    assert not np.array_equal(a.expected_losses_, b.expected_losses_)
+
+
+@pytest.mark.parametrize("stream", ["shifting", "adversarial"])
+def test_adaptive_regret_bound_alpha_auto(stream):
+    """On every interval [r, s]: R <= Delta_s (2 + log(2 n r^2 / d) / log(n / d))."""
+    X = STREAMS[stream]()[:80]
+    n, k = X.shape[1], 3
+    d = n - k
+    learner = opf.OnlineAdaptivePCA(k, alpha="auto", random_state=0)
+    gaps = []
+    for x in X:
+        learner.learn_one(x)
+        gaps.append(learner.mixability_gap_)
+    losses = learner.expected_losses_
+    for r in range(1, 81, 7):
+        for s in range(r + 4, 81, 9):
+            regret = losses[r - 1:s].sum() - metrics.best_subspace_loss(X[r - 1:s], k)
+            bound = gaps[s - 1] * (2 + np.log(2 * n * r ** 2 / d) / np.log(n / d))
+            assert regret <= bound * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("bad,exc", [(1.0, ValueError), (-0.1, ValueError),
+                                     ("Auto", TypeError)])
+def test_bad_alpha(bad, exc):
+    with pytest.raises(exc, match="alpha must"):
+        opf.OnlineAdaptivePCA(2, alpha=bad).fit(_stream())
