@@ -37,8 +37,10 @@
  *    cluster's value (capped when the cluster is capped, or within a few
  *    ulps of it) merge into it: they are the top ones, so m just shrinks.
  *    With no cluster left (c = 0), entries at the cap form a new one.
- * 5. keep_finite as the dense learner: entries more than 2^20 below the top
- *    are raised to that floor.
+ * 5. keep_finite as the dense learner: entries more than 2^1020 below the
+ *    top are raised to that floor; the rank-one update's tolerance is taken
+ *    relative to the entries within 2^20 of the top (learner.c, r1_scale),
+ *    so that no entry needs a closer floor (which tied leading directions).
  *
  * A trial either completes or leaves the learner's weights and span as they
  * were (B and R may have been compressed: the same Q).  No allocation.
@@ -56,6 +58,7 @@
 #define OPF_BLOCK 256          /* columns of B per compression block */
 #define OPF_EIGEN_SPAN 0x1p20  /* as learner.c */
 #define OPF_LOG_SPAN 0x1p1020  /* as learner.c */
+#define OPF_EIGEN_FLOOR 0x1p60 /* as learner.c */
 
 size_t opf_clustered_work_len(ptrdiff_t n, ptrdiff_t cap, ptrdiff_t k)
 {
@@ -495,6 +498,10 @@ static int update(const opf_clustered *s, const cws *w, ptrdiff_t m,
     double dmax = c > 0 ? fabs(s->clus[0]) : 0.0;
     if (m > 0)
         dmax = fmax(dmax, fmax(fabs(s->mu[0]), fabs(s->mu[m - 1])));
+    /* relative to the entries that carry weight (learner.c, r1_scale) */
+    const double dscale = fabs((c > 0 ? s->clus[0] : s->mu[m - 1])
+                               - OPF_EIGEN_SPAN);
+    dmax = fmin(dmax, dscale);
     const double tol = OPF_R1_DEFLATION_FACTOR * DBL_EPSILON
                        * fmax(dmax, rho * xx);
     int add = 0, append = 0;
@@ -521,8 +528,9 @@ static int update(const opf_clustered *s, const cws *w, ptrdiff_t m,
     for (i = 0; i < mp; i++)
         w->qsm[i * mp + i] = 1.0;
     opf_r1_info info;
-    const int st = opf_rank_one_update(mp, w->dsm, w->qsm, mp, -rho, w->xs,
-                                       w->r1w, s->r1iwork, s->fns, 0, &info);
+    const int st = opf_rank_one_update_scaled(mp, w->dsm, w->qsm, mp, -rho,
+                                              w->xs, w->r1w, s->r1iwork,
+                                              s->fns, 0, dscale, &info);
     if (st != OPF_OK)
         return st;
 
@@ -565,11 +573,11 @@ static ptrdiff_t merge_into_cluster(const double *mu, ptrdiff_t m,
     return m;
 }
 
-/* keep_finite as the dense learner (learner.c): entries more than 2^20
+/* keep_finite as the dense learner (learner.c): entries more than 2^1020
  * below the top are raised to that floor. */
 static void floor_span(double *mu, ptrdiff_t m, double top)
 {
-    const double floor = top - OPF_EIGEN_SPAN;
+    const double floor = top - OPF_EIGEN_FLOOR;
     for (ptrdiff_t i = 0; i < m && mu[i] < floor; i++)
         mu[i] = floor;
 }

@@ -16,8 +16,8 @@
  * exactly, so a direction suppressed for thousands of trials keeps its
  * (tiny) weight instead of underflowing to 0, and capping is cap_log.
  * The one exception keeps lam finite on any stream (keep_finite below):
- * entries more than OPF_LOG_SPAN = 2^1020 (eigen-learners: 2^20) below the
- * largest are raised to that distance, and the eigenvalues of A
+ * entries more than OPF_LOG_SPAN = 2^1020 below the largest are raised to
+ * that distance, and the eigenvalues of A
  * (CUMULATIVE, never normalised) are shifted by a constant, which leaves W
  * unchanged, once the largest falls below -2^1020.  The Python layer bounds each trial's step
  * (eta |x|^2 <= 2^1020) so that nothing in between can overflow.
@@ -142,14 +142,23 @@ static void normalize_log(double *lam, ptrdiff_t n)
  */
 #define OPF_LOG_SPAN 0x1p1020
 
-/* The eigen-learners (ascending lam) floor at OPF_EIGEN_SPAN = 2^20 below
- * the largest: the rank-one update's deflation tolerance is relative to
- * max|lam|, so a spike eta |x|^2 = S put one log-weight at -S and froze the
- * learner (every later update < ~eps S negligible) for S >= 1e15.  Weight
- * exp(-2^20) is 0 as exp(-S) is: the floor changes no weight, loss or draw;
- * the direction may return after its rivals lose 2^20 more, not S.  The
- * reference applies the same floor. */
+/* The eigen-learners keep lam exact (floored only at OPF_LOG_SPAN, for
+ * finiteness): the smallest entries are the leading directions (components_
+ * of OnlinePCA, the top of C for Alg. 6 and Follow the Leader), and a floor
+ * closer to the top tied them (issue 22, item 1).  What made a floor
+ * necessary is the rank-one update's deflation tolerance, relative to
+ * max|lam|: a spike eta |x|^2 = S put one log-weight at -S and froze the
+ * learner (every later update < ~eps S negligible) for S >= 1e15.  The
+ * tolerance is now taken relative to the entries within OPF_EIGEN_SPAN of
+ * the largest (r1_scale), which is what it was when the state was floored
+ * there; nothing below is changed. */
 #define OPF_EIGEN_SPAN 0x1p20
+#define OPF_EIGEN_FLOOR 0x1p60
+
+static inline double r1_scale(const double *lam, ptrdiff_t n)
+{
+    return fabs(lam[n - 1] - OPF_EIGEN_SPAN);
+}
 
 static void keep_finite(double *lam, ptrdiff_t n, int ascending, int shift)
 {
@@ -163,7 +172,7 @@ static void keep_finite(double *lam, ptrdiff_t n, int ascending, int shift)
             lam[i] -= top;
         top = 0.0;
     }
-    floor = top - (ascending ? OPF_EIGEN_SPAN : OPF_LOG_SPAN);
+    floor = top - (ascending ? OPF_EIGEN_FLOOR : OPF_LOG_SPAN);
     if (ascending) { /* only a prefix can be below the floor */
         for (i = 0; i < n && lam[i] < floor; i++)
             lam[i] = floor;
@@ -566,8 +575,9 @@ static int trial_meg(const opf_learner *s, const workspace *w,
         for (i = 0; i < n; i++)
             w->y[i] = w->z[i] * w->z[i];
         losses(s, w, s->omega, w->y, 1, el, rl);
-        st = opf_rank_one_update(n, s->lam, s->q, n, -s->eta, x, w->r1w,
-                                 s->r1iwork, s->fns, 0, &info);
+        st = opf_rank_one_update_scaled(n, s->lam, s->q, n, -s->eta, x,
+                                        w->r1w, s->r1iwork, s->fns, 0,
+                                        r1_scale(s->lam, n), &info);
         if (st != OPF_OK)
             return st;
     }
@@ -606,8 +616,9 @@ static int trial_cumulative(const opf_learner *s, const workspace *w,
         f = (s->center_lr_inv + (double)(t - 1))
             / (s->center_lr_inv + (double)t); /* eq. (16) */
     if (f > 0.0) {
-        st = opf_rank_one_update(n, s->lam, s->q, n, -s->eta * f, w->y,
-                                 w->r1w, s->r1iwork, s->fns, 0, &info);
+        st = opf_rank_one_update_scaled(n, s->lam, s->q, n, -s->eta * f,
+                                        w->y, w->r1w, s->r1iwork, s->fns, 0,
+                                        r1_scale(s->lam, n), &info);
         if (st != OPF_OK)
             return st;
     }
