@@ -212,6 +212,10 @@ cdef class RowPath:
                 t = self.engine.s.t[0]
                 if self.every and t % self.every == 0:
                     self.learner._reorthogonalize()
+                if status == OPF_SWITCH:
+                    # state="auto" changes representation before the next
+                    # trial: the validating path (partial_fit's) does it
+                    self.ldict.pop("_row_path", None)
             finally:
                 self.e_release()
                 guard._writer = None

@@ -835,6 +835,10 @@ ptrdiff_t opf_clustered_trials(const opf_clustered *s, const double *X,
             return i;
         }
         (*s->t)++;
+        if (s->m_stop > 0 && s->dims[0] >= s->m_stop) {
+            *status = OPF_SWITCH;
+            return i + 1;
+        }
     }
     return i;
 }

@@ -668,6 +668,12 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
             return i;
         }
         (*s->t)++;
+        if (s->m_stop >= 0
+            && (s->kind == OPF_KIND_MEG || s->kind == OPF_KIND_CUMULATIVE)
+            && opf_explicit_count(s->lam, s->n) <= s->m_stop) {
+            *status = OPF_SWITCH;
+            return i + 1;
+        }
     }
     return i;
 }
