@@ -138,6 +138,9 @@ cdef extern from "learner.h" nogil:
                                   double *exp_loss, double *real_loss,
                                   int *status)
 
+cdef extern from "logweights.h" nogil:
+    double OPF_CAP_SHIFT_AT
+
 cdef extern from "clustered.h" nogil:
     ctypedef struct opf_clustered:
         Py_ssize_t n, d, cap

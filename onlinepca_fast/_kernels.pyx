@@ -446,6 +446,8 @@ def bordered_update(double[::1] evals not None, double[:, ::1] evecs not None,
 # --- the learners' trial loops -------------------------------------------------
 
 KIND_MEG = OPF_KIND_MEG
+#: capping shifts the level by the d-th largest entry beyond +-this (src/logweights.h)
+CAP_SHIFT_AT = OPF_CAP_SHIFT_AT
 KIND_CUMULATIVE = OPF_KIND_CUMULATIVE
 KIND_EXPERTS = OPF_KIND_EXPERTS
 KIND_SIMPLEX_VAR = OPF_KIND_SIMPLEX_VAR

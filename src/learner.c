@@ -30,6 +30,7 @@
 
 #include "cap.h"
 #include "learner.h"
+#include "logweights.h"
 #include "rank_one_update.h"
 #include "simd.h"
 #include "systematic.h"
@@ -102,24 +103,14 @@ static workspace split(const opf_learner *s)
     return w;
 }
 
-static inline double logaddexp(double a, double b)
-{
-    double m = a > b ? a : b;
-    if (m == -INFINITY)
-        return -INFINITY;
-    return m + log1p(exp(-fabs(a - b)));
-}
-
 /* lam -= logsumexp(lam) */
 static void normalize_log(double *lam, ptrdiff_t n)
 {
-    double m = -INFINITY, sum = 0.0, c;
+    double m = -INFINITY, c;
     ptrdiff_t i;
     for (i = 0; i < n; i++)
         m = lam[i] > m ? lam[i] : m;
-    for (i = 0; i < n; i++)
-        sum += exp(lam[i] - m);
-    c = m + log(sum);
+    c = opf_log_total(lam, n, m, 0.0, 0.0);
     for (i = 0; i < n; i++)
         lam[i] -= c;
 }
@@ -138,9 +129,9 @@ static void normalize_log(double *lam, ptrdiff_t n)
  * for A, whose level is not normalised; W = cap(exp(A)) is unchanged).
  * Bounds: entering a trial lam lies in [-2^1021, 0], a step subtracts at
  * most 2^1020, so everything stays below 2^1022 in magnitude, where the
- * rank-one update's power-of-two scaling cannot overflow.
+ * rank-one update's power-of-two scaling cannot overflow.  (The spans:
+ * logweights.h.)
  */
-#define OPF_LOG_SPAN 0x1p1020
 
 /* The eigen-learners keep lam exact (floored only at OPF_LOG_SPAN, for
  * finiteness): the smallest entries are the leading directions (components_
@@ -152,12 +143,10 @@ static void normalize_log(double *lam, ptrdiff_t n)
  * tolerance is now taken relative to the entries within OPF_EIGEN_SPAN of
  * the largest (r1_scale), which is what it was when the state was floored
  * there; nothing below is changed. */
-#define OPF_EIGEN_SPAN 0x1p20
-#define OPF_EIGEN_FLOOR 0x1p60
 
 static inline double r1_scale(const double *lam, ptrdiff_t n)
 {
-    return fabs(lam[n - 1] - OPF_EIGEN_SPAN);
+    return opf_r1_scale(lam[n - 1]);
 }
 
 static void keep_finite(double *lam, ptrdiff_t n, int ascending, int shift)
@@ -167,16 +156,12 @@ static void keep_finite(double *lam, ptrdiff_t n, int ascending, int shift)
      * it.  The eigen-learners' lam is ascending: top is lam[n - 1]. */
     double top = ascending ? lam[n - 1] : 0.0, floor;
     ptrdiff_t i;
-    if (shift && top < -OPF_LOG_SPAN) { /* CUMULATIVE, never normalised */
-        for (i = 0; i < n; i++)
-            lam[i] -= top;
-        top = 0.0;
-    }
-    floor = top - (ascending ? OPF_EIGEN_FLOOR : OPF_LOG_SPAN);
+    if (shift) /* CUMULATIVE, never normalised */
+        top = opf_lift_level(lam, n, NULL, top);
     if (ascending) { /* only a prefix can be below the floor */
-        for (i = 0; i < n && lam[i] < floor; i++)
-            lam[i] = floor;
+        opf_floor_ascending(lam, n, top, OPF_EIGEN_FLOOR);
     } else {
+        floor = top - OPF_LOG_SPAN;
         for (i = 0; i < n; i++)
             lam[i] = lam[i] < floor ? floor : lam[i];
     }
@@ -200,9 +185,8 @@ static void keep_finite(double *lam, ptrdiff_t n, int ascending, int shift)
  * 1/(d(n-d+1))) minus at most eta, so |v_d| <= 2 log(n) + eta, and only
  * eta > 512 - 2 log(n) makes it worth finding (a count, then a selection
  * if it is outside [-512, 512]).  scratch: n doubles, may not alias lam or
- * out.
+ * out.  (OPF_CAP_SHIFT_AT, opf_cap_level: logweights.h.)
  */
-#define OPF_CAP_SHIFT_AT 512.0
 
 static int cap_log_at_any_level(const opf_learner *s, const workspace *w,
                                 double *lam, int ascending, double *out,
@@ -237,7 +221,7 @@ static int cap_log_at_any_level(const opf_learner *s, const workspace *w,
             vd = opf_kth_largest(scratch, n, d);
         }
     }
-    if (fabs(vd) > OPF_CAP_SHIFT_AT && isfinite(vd)) {
+    if (opf_cap_level(vd) != 0.0) {
         for (i = 0; i < n; i++)
             scratch[i] = lam[i] - vd;
         src = scratch;
@@ -276,10 +260,7 @@ static int cap_log_at_any_level(const opf_learner *s, const workspace *w,
  * w <- alpha/n + (1 - alpha) w, in the log domain (order preserving). */
 static void mix_uniform_log(double *lam, ptrdiff_t n, double alpha)
 {
-    const double la = log(alpha / (double)n), l1a = log1p(-alpha);
-    ptrdiff_t i;
-    for (i = 0; i < n; i++)
-        lam[i] = logaddexp(la, l1a + lam[i]);
+    opf_mix_uniform_log(lam, n, n, alpha);
 }
 
 /* Expected loss d * sum omega_i v_i and realized loss sum_{corner} v_i,
@@ -369,7 +350,7 @@ static int finish_meg(const opf_learner *s, const workspace *w, ptrdiff_t t,
         if (s->kind == OPF_KIND_EXPERTS) {
             /* wsum already holds w^{t-1} */
             for (i = 0; i < n; i++)
-                s->lam[i] = logaddexp(la + s->lam[i],
+                s->lam[i] = opf_logaddexp(la + s->lam[i],
                                       log(s->alpha * s->wsum[i] / (double)t));
         } else {
             /* wprev = W^{t-1}; it joins wsum only if this succeeds */
@@ -613,8 +594,7 @@ static int trial_cumulative(const opf_learner *s, const workspace *w,
         return st;
     losses(s, w, w->omega, w->lam2, s->sampler != OPF_SAMPLER_LEADER, el, rl);
     if (s->centered)
-        f = (s->center_lr_inv + (double)(t - 1))
-            / (s->center_lr_inv + (double)t); /* eq. (16) */
+        f = opf_center_factor(s->center_lr_inv, t); /* eq. (16) */
     if (f > 0.0) {
         st = opf_rank_one_update_scaled(n, s->lam, s->q, n, -s->eta * f,
                                         w->y, w->r1w, s->r1iwork, s->fns, 0,
@@ -622,11 +602,8 @@ static int trial_cumulative(const opf_learner *s, const workspace *w,
         if (st != OPF_OK)
             return st;
     }
-    if (s->centered) {
-        const double g = 1.0 / (s->center_lr_inv + (double)t); /* eq. (15) */
-        for (i = 0; i < n; i++)
-            s->mean[i] -= g * (s->mean[i] - x[i]);
-    }
+    if (s->centered) /* eq. (15) */
+        opf_center_update(s->mean, x, n, s->center_lr_inv, t);
     keep_finite(s->lam, n, 1, 1);
     return OPF_OK;
 }

@@ -174,7 +174,8 @@ class ClusteredState:
         d = n - self.n_components
         mu, mu_c = self._cmu[:m], float(self._clus[0])
         vd = mu_c if c >= d else float(mu[m - 1 - (d - c - 1)])
-        shift = vd if abs(vd) > 512.0 and math.isfinite(vd) else 0.0
+        # the level shift of src/logweights.h (opf_cap_level)
+        shift = vd if abs(vd) > _kernels.CAP_SHIFT_AT and math.isfinite(vd) else 0.0
         values = np.concatenate([[mu_c] * (c > 0), mu[::-1]]) - shift
         mult = np.concatenate([[float(c)] * (c > 0), np.ones(m)])
         out = np.empty_like(values)
