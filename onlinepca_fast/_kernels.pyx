@@ -602,10 +602,10 @@ cdef class Engine:
             raise status_error(status, "trial", trials_done=0)
 
 
-include "_row_path.pxi"
-
-
 include "_clustered.pxi"
+
+
+include "_row_path.pxi"
 
 def kpca_null_tol(const double[::1] evals not None):
     """``m * eps * max|evals|``: eigenvalues of K at most this are zero."""

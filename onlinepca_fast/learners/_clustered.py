@@ -386,11 +386,6 @@ class ClusteredState:
         else:
             super()._reorthogonalize()
 
-    def _build_row_path(self, engine, config, every, p):
-        # the clustered state's learn_one takes the validating path
-        return None if self._is_clustered() else super()._build_row_path(
-            engine, config, every, p)
-
     def _kept_basis(self):
         return self._cl_kept_basis() if self._is_clustered() else super()._kept_basis()
 
