@@ -75,6 +75,7 @@ cdef class ClusterEngine:
         self.s.dims = &dims[0]
         self.s.t = &t[0]
         self.s.fns = &_LAPACK
+        self.s.m_stop = 0
         self._grow = grow
         self._bind(b, r, mu, omega, (clus, dims, t, mean))
 
@@ -103,6 +104,16 @@ cdef class ClusterEngine:
         self.s.r1iwork = &r1iwork_v[0]
 
     @property
+    def m_stop(self):
+        """state="auto": stop after the trial that leaves at least this
+        many explicit directions (0: never; see ``src/clustered.h``)."""
+        return self.s.m_stop
+
+    @m_stop.setter
+    def m_stop(self, Py_ssize_t value):
+        self.s.m_stop = value
+
+    @property
     def capacity(self):
         return self.s.cap
 
@@ -113,7 +124,7 @@ cdef class ClusterEngine:
 
     def run(self, const double[:, ::1] X, const double[::1] u,
             double[::1] exp_loss, double[::1] real_loss):
-        """One trial per row of X; return T (as :meth:`Engine.run`),
+        """One trial per row of X; return the number done (as :meth:`Engine.run`),
         growing the arrays through ``grow()`` when a trial needs room."""
         cdef Py_ssize_t T = X.shape[0], done, total = 0
         cdef int status = 0
@@ -136,7 +147,7 @@ cdef class ClusterEngine:
                 self._bind(b, r, mu, omega, self._keep[4])
         finally:
             self._lock.release()
-        if total < T:
+        if total < T and status != OPF_SWITCH:
             raise status_error(status, "trial", trials_done=total)
         return total
 

@@ -4,7 +4,7 @@
 cdef extern from "common.h" nogil:
     int OPF_OK, OPF_EINVAL, OPF_ENOTCAPPED, OPF_ENOSPACE, OPF_EEVALS
     int OPF_ERHO, OPF_EX, OPF_EEVECS, OPF_EOVERFLOW, OPF_EFAILED, OPF_EEIG
-    int OPF_EY, OPF_ECAPACITY
+    int OPF_EY, OPF_ECAPACITY, OPF_SWITCH
     const char *opf_strerror(int status)
     int OPF_FORCE_BISECTION, OPF_FORCE_EIG
     int OPF_SAMPLER_DECOMPOSITION, OPF_SAMPLER_SYSTEMATIC, OPF_SAMPLER_LEADER
@@ -131,6 +131,7 @@ cdef extern from "learner.h" nogil:
         Py_ssize_t *iwork
         int *r1iwork
         const opf_lapack *fns
+        Py_ssize_t m_stop
     size_t opf_learner_work_len(Py_ssize_t n, int kind, int with_matrices)
     size_t opf_learner_iwork_len(Py_ssize_t n)
     void opf_range(const double *x, Py_ssize_t n, double *lo, double *hi)
@@ -138,6 +139,9 @@ cdef extern from "learner.h" nogil:
                                   Py_ssize_t T, const double *u,
                                   double *exp_loss, double *real_loss,
                                   int *status)
+
+cdef extern from "logweights.h" nogil:
+    double OPF_CAP_SHIFT_AT
 
 cdef extern from "clustered.h" nogil:
     ctypedef struct opf_clustered:
@@ -160,6 +164,7 @@ cdef extern from "clustered.h" nogil:
         Py_ssize_t *iwork
         int *r1iwork
         const opf_lapack *fns
+        Py_ssize_t m_stop
     size_t opf_clustered_work_len(Py_ssize_t n, Py_ssize_t cap, Py_ssize_t k)
     size_t opf_clustered_iwork_len(Py_ssize_t n)
     Py_ssize_t opf_clustered_trials(const opf_clustered *s, const double *X,

@@ -447,6 +447,8 @@ def bordered_update(double[::1] evals not None, double[:, ::1] evecs not None,
 # --- the learners' trial loops -------------------------------------------------
 
 KIND_MEG = OPF_KIND_MEG
+#: capping shifts the level by the d-th largest entry beyond +-this (src/logweights.h)
+CAP_SHIFT_AT = OPF_CAP_SHIFT_AT
 KIND_CUMULATIVE = OPF_KIND_CUMULATIVE
 KIND_EXPERTS = OPF_KIND_EXPERTS
 KIND_SIMPLEX_VAR = OPF_KIND_SIMPLEX_VAR
@@ -532,6 +534,7 @@ cdef class Engine:
         self.s.alpha_auto = alpha_auto
         self.s.alpha = alpha
         self.s.center_lr_inv = center_lr_inv
+        self.s.m_stop = -1
         self.s.lam = &lam[0]
         self.s.omega = &omega[0]
         self.s.q = &q[0, 0]
@@ -543,10 +546,21 @@ cdef class Engine:
         self.s.r1iwork = &r1iwork_v[0]
         self.s.fns = &_LAPACK
 
+    @property
+    def m_stop(self):
+        """state="auto": stop after the trial that leaves at most this
+        many explicit directions (-1: never; see ``src/learner.h``)."""
+        return self.s.m_stop
+
+    @m_stop.setter
+    def m_stop(self, Py_ssize_t value):
+        self.s.m_stop = value
+
     def run(self, const double[:, ::1] X, const double[::1] u,
             double[::1] exp_loss, double[::1] real_loss):
         """Run one trial per row of X (T x n vectors, or T x n*n matrices
-        flattened); return T.
+        flattened); return the number done: T, or fewer when a trial left
+        the state at its ``m_stop`` (the rest is for the other state).
 
         If a trial fails, the trials before it are done (their losses
         written), that trial changed nothing, and the exception from
@@ -567,7 +581,7 @@ cdef class Engine:
                                           &exp_loss[0], &real_loss[0], &status)
         finally:
             self._lock.release()
-        if done < T:
+        if done < T and status != OPF_SWITCH:
             raise status_error(status, "trial", trials_done=done)
         return done
 
@@ -597,10 +611,10 @@ cdef class Engine:
             raise status_error(status, "trial", trials_done=0)
 
 
-include "_row_path.pxi"
-
-
 include "_clustered.pxi"
+
+
+include "_row_path.pxi"
 
 def kpca_null_tol(const double[::1] evals not None):
     """``m * eps * max|evals|``: eigenvalues of K at most this are zero."""

@@ -55,7 +55,8 @@ cdef class RowPath:
     PCG64DXSM, which a failed trial rewinds), same loss record, same
     re-orthogonalisation -- under the learner's guard and the engine's lock.
     """
-    cdef Engine engine
+    cdef Engine engine            # the dense state's engine, or None
+    cdef ClusterEngine cengine    # the clustered state's, or None
     cdef object learner, ldict, guard, bits, losses_obj
     # the bound acquire/release of the guard's, the engine's and the bit
     # generator's locks, looked up once
@@ -67,17 +68,22 @@ cdef class RowPath:
     cdef double[::1] row
     cdef double[:, ::1] losses
 
-    def __init__(self, learner, Engine engine, guard, rng, Py_ssize_t every,
+    def __init__(self, learner, engine, guard, rng, Py_ssize_t every,
                  bint record, double lo, double hi, double amax, double norm2):
-        if engine.s.matrix_input:
-            raise ValueError("RowPath: the engine takes matrices")
+        if isinstance(engine, ClusterEngine):
+            self.cengine = engine
+            self.n = self.cengine.s.n
+        else:
+            self.engine = engine
+            if self.engine.s.matrix_input:
+                raise ValueError("RowPath: the engine takes matrices")
+            self.n = self.engine.s.n
         self.learner = learner
         self.ldict = learner.__dict__
-        self.engine = engine
         self.guard = guard
         self.g_acquire, self.g_release = guard._lock.acquire, guard._lock.release
-        self.e_acquire, self.e_release = engine._lock.acquire, engine._lock.release
-        self.n = engine.s.n
+        lock = self.cengine._lock if self.cengine is not None else self.engine._lock
+        self.e_acquire, self.e_release = lock.acquire, lock.release
         self.row = np.empty(self.n)
         self.every = every
         self.record = record
@@ -188,6 +194,7 @@ cdef class RowPath:
         cdef double u = 0.0, exp_loss = 0.0, real_loss = 0.0
         cdef int status = 0
         cdef object guard = self.guard
+        cdef bint clustered = self.cengine is not None
         if not self.g_acquire(False):
             return False  # nested, or another thread: the caller says which
         try:
@@ -204,8 +211,19 @@ cdef class RowPath:
                     u = self.bitgen.next_double(self.bitgen.state)
                     self.b_release()
                 with nogil:
-                    done = opf_learner_trials(&self.engine.s, &self.row[0], 1, &u,
-                                              &exp_loss, &real_loss, &status)
+                    if clustered:
+                        done = opf_clustered_trials(&self.cengine.s, &self.row[0], 1,
+                                                    &u, &exp_loss, &real_loss, &status)
+                    else:
+                        done = opf_learner_trials(&self.engine.s, &self.row[0], 1, &u,
+                                                  &exp_loss, &real_loss, &status)
+                if done < 1 and status == OPF_ECAPACITY:
+                    # the clustered state needs larger arrays (the trial
+                    # changed nothing but B's compression, the same Q): the
+                    # validating path grows them and runs the trial
+                    if self.bitgen != NULL:
+                        self.bits.advance(-1)
+                    return False
                 if done < 1:
                     if self.bitgen != NULL:  # the failed trial consumed no uniform
                         self.bits.advance(-1)
@@ -217,9 +235,13 @@ cdef class RowPath:
                     self.losses[0, col] = exp_loss
                     self.losses[1, col] = real_loss
                     self.ldict["_n_recorded"] = col + 1
-                t = self.engine.s.t[0]
+                t = self.cengine.s.t[0] if clustered else self.engine.s.t[0]
                 if self.every and t % self.every == 0:
                     self.learner._reorthogonalize()
+                if status == OPF_SWITCH:
+                    # state="auto" changes representation before the next
+                    # trial: the validating path (partial_fit's) does it
+                    self.ldict.pop("_row_path", None)
             finally:
                 self.e_release()
                 guard._writer = None

@@ -37,8 +37,10 @@
  *    cluster's value (capped when the cluster is capped, or within a few
  *    ulps of it) merge into it: they are the top ones, so m just shrinks.
  *    With no cluster left (c = 0), entries at the cap form a new one.
- * 5. keep_finite as the dense learner: entries more than 2^20 below the top
- *    are raised to that floor.
+ * 5. keep_finite as the dense learner: entries more than 2^1020 below the
+ *    top are raised to that floor; the rank-one update's tolerance is taken
+ *    relative to the entries within 2^20 of the top (learner.c, r1_scale),
+ *    so that no entry needs a closer floor (which tied leading directions).
  *
  * A trial either completes or leaves the learner's weights and span as they
  * were (B and R may have been compressed: the same Q).  No allocation.
@@ -52,11 +54,10 @@
 
 #include "adaptive_rate.h"
 #include "learner.h"
+#include "logweights.h"
 #include "rank_one_update.h"
 
 #define OPF_BLOCK 256          /* columns of B per compression block */
-#define OPF_EIGEN_SPAN 0x1p20  /* as learner.c */
-#define OPF_LOG_SPAN 0x1p1020  /* as learner.c */
 
 size_t opf_clustered_work_len(ptrdiff_t n, ptrdiff_t cap, ptrdiff_t k)
 {
@@ -402,21 +403,13 @@ static int draw(const opf_clustered *s, const cws *w, double u, ptrdiff_t m,
 
 /* ---- the trial -------------------------------------------------------------------- */
 
-static inline double logaddexp(double a, double b)
-{
-    const double hi = a > b ? a : b;
-    return hi + log1p(exp(-fabs(a - b)));
-}
-
 /* Mix the normalised log-weights with the uniform distribution (the
  * groups: m explicit and the cluster). */
 static void mix(double *mu, ptrdiff_t m, double *mu_c, ptrdiff_t n,
                 double alpha)
 {
-    const double la = log(alpha / (double)n), l1a = log1p(-alpha);
-    for (ptrdiff_t i = 0; i < m; i++)
-        mu[i] = logaddexp(la, l1a + mu[i]);
-    *mu_c = logaddexp(la, l1a + *mu_c);
+    opf_mix_uniform_log(mu, m, n, alpha);
+    opf_mix_uniform_log(mu_c, 1, n, alpha);
 }
 
 /* Compress B when it is due; OPF_ECAPACITY when there is no room for a
@@ -496,6 +489,9 @@ static int update(const opf_clustered *s, const cws *w, ptrdiff_t m,
     double dmax = c > 0 ? fabs(s->clus[0]) : 0.0;
     if (m > 0)
         dmax = fmax(dmax, fmax(fabs(s->mu[0]), fabs(s->mu[m - 1])));
+    /* relative to the entries that carry weight (learner.c, r1_scale) */
+    const double dscale = opf_r1_scale(c > 0 ? s->clus[0] : s->mu[m - 1]);
+    dmax = fmin(dmax, dscale);
     const double tol = OPF_R1_DEFLATION_FACTOR * DBL_EPSILON
                        * fmax(dmax, rho * xx);
     int add = 0, append = 0;
@@ -522,8 +518,9 @@ static int update(const opf_clustered *s, const cws *w, ptrdiff_t m,
     for (i = 0; i < mp; i++)
         w->qsm[i * mp + i] = 1.0;
     opf_r1_info info;
-    const int st = opf_rank_one_update(mp, w->dsm, w->qsm, mp, -rho, w->xs,
-                                       w->r1w, s->r1iwork, s->fns, 0, &info);
+    const int st = opf_rank_one_update_scaled(mp, w->dsm, w->qsm, mp, -rho,
+                                              w->xs, w->r1w, s->r1iwork,
+                                              s->fns, 0, dscale, &info);
     if (st != OPF_OK)
         return st;
 
@@ -566,14 +563,6 @@ static ptrdiff_t merge_into_cluster(const double *mu, ptrdiff_t m,
     return m;
 }
 
-/* keep_finite as the dense learner (learner.c): entries more than 2^20
- * below the top are raised to that floor. */
-static void floor_span(double *mu, ptrdiff_t m, double top)
-{
-    const double floor = top - OPF_EIGEN_SPAN;
-    for (ptrdiff_t i = 0; i < m && mu[i] < floor; i++)
-        mu[i] = floor;
-}
 
 static int trial(const opf_clustered *s, const cws *w, const double *x,
                  double u, double *el, double *rl)
@@ -633,11 +622,8 @@ static int trial(const opf_clustered *s, const cws *w, const double *x,
     /* 4. mixing and capping */
     if (s->share == OPF_SHARE_FIXED && s->alpha > 0.0) {
         /* YL: v is a distribution before (11b) */
-        double top = cc > 0 ? mu_c : s->mu[m - 1], sum = 0.0;
-        for (i = 0; i < m; i++)
-            sum += exp(s->mu[i] - top);
-        sum += (double)cc * exp(mu_c - top);
-        const double lse = top + log(sum);
+        const double top = cc > 0 ? mu_c : s->mu[m - 1];
+        const double lse = opf_log_total(s->mu, m, top, (double)cc, mu_c);
         for (i = 0; i < m; i++)
             s->mu[i] -= lse;
         mu_c -= lse;
@@ -674,7 +660,8 @@ static int trial(const opf_clustered *s, const cws *w, const double *x,
     cc = n - m;
 
     /* 5. keep finite */
-    floor_span(s->mu, m, cc > 0 ? mu_c : s->mu[m - 1]);
+    opf_floor_ascending(s->mu, m, cc > 0 ? mu_c : s->mu[m - 1],
+                        OPF_EIGEN_FLOOR);
     for (i = 0; i < m; i++)
         s->omega[i] = exp(s->mu[i]);
     s->clus[0] = mu_c;
@@ -698,7 +685,7 @@ static int cumulative_weights(const opf_clustered *s, const cws *w,
     const double mu_c = s->clus[0];
     ptrdiff_t g = 0, i;
     const double vd = c >= d ? mu_c : s->mu[m - 1 - (d - c - 1)];
-    const double sh = fabs(vd) > 512.0 && isfinite(vd) ? vd : 0.0;
+    const double sh = opf_cap_level(vd);
     if (c > 0) {
         w->dsm[g] = mu_c - sh;
         w->mult[g++] = (double)c;
@@ -790,8 +777,7 @@ static int trial_cumulative(const opf_clustered *s, const cws *w,
 
     /* 3. A <- A - eta f y y^T (eq. 16) */
     if (s->centered)
-        f = (s->center_lr_inv + (double)(t - 1))
-            / (s->center_lr_inv + (double)t);
+        f = opf_center_factor(s->center_lr_inv, t); /* eq. (16) */
     double step = s->eta, gamma = 1.0, delta = 0.0;
     int learn = !s->rate
                 || opf_rate_trial(s->rate, (double)n, (double)d, *el, xx,
@@ -811,21 +797,13 @@ static int trial_cumulative(const opf_clustered *s, const cws *w,
         }
         opf_rate_commit(s->rate, opf_rate_scale((double)n, (double)d), delta);
     }
-    if (s->centered) {
-        const double g = 1.0 / (s->center_lr_inv + (double)t); /* eq. (15) */
-        for (i = 0; i < n; i++)
-            s->mean[i] -= g * (s->mean[i] - x[i]);
-    }
+    if (s->centered) /* eq. (15) */
+        opf_center_update(s->mean, x, n, s->center_lr_inv, t);
 
     /* keep finite: A's level is not normalised (learner.c) */
     double top = m < n ? s->clus[0] : s->mu[m - 1];
-    if (top < -OPF_LOG_SPAN) {
-        for (i = 0; i < m; i++)
-            s->mu[i] -= top;
-        s->clus[0] -= top;
-        top = 0.0;
-    }
-    floor_span(s->mu, m, top);
+    top = opf_lift_level(s->mu, m, &s->clus[0], top);
+    opf_floor_ascending(s->mu, m, top, OPF_EIGEN_FLOOR);
     s->clus[1] = exp(s->clus[0]);
     s->dims[0] = m;
     s->dims[1] = nb;
@@ -864,6 +842,10 @@ ptrdiff_t opf_clustered_trials(const opf_clustered *s, const double *X,
             return i;
         }
         (*s->t)++;
+        if (s->m_stop > 0 && s->dims[0] >= s->m_stop) {
+            *status = OPF_SWITCH;
+            return i + 1;
+        }
     }
     return i;
 }

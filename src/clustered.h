@@ -58,6 +58,9 @@ typedef struct {
     ptrdiff_t *iwork;        /* opf_clustered_iwork_len */
     int *r1iwork;            /* opf_r1_iwork_len(cap + 1) */
     const opf_lapack *fns;
+    /* state="auto": > 0, stop after the trial that leaves at least m_stop
+     * explicit directions, with status OPF_SWITCH; 0: never. */
+    ptrdiff_t m_stop;
 } opf_clustered;
 
 size_t opf_clustered_work_len(ptrdiff_t n, ptrdiff_t cap, ptrdiff_t k);

@@ -13,6 +13,8 @@ const char *opf_strerror(int status)
     switch (status) {
     case OPF_OK:
         return "success";
+    case OPF_SWITCH:
+        return "stopped where state=\"auto\" changes representation";
     case OPF_EINVAL:
         return "invalid argument (size, leading dimension, pointer or flag)";
     case OPF_ENOTCAPPED:

@@ -37,7 +37,11 @@ enum {
     OPF_EEIG = -20,       /* dsyevr of a formed matrix failed */
     OPF_EY = -30,         /* bordered update: y or kappa not finite, or |y|
                              overflows */
-    OPF_ECAPACITY = -40   /* kernel PCA: the batch does not fit the capacity */
+    OPF_ECAPACITY = -40,  /* kernel PCA: the batch does not fit the capacity */
+    OPF_SWITCH = 1        /* not a failure: the trial loop stopped after a
+                             trial that left the state at its m_stop (the
+                             learners' state="auto" changes representation
+                             there); the trials done are complete */
 };
 
 /* A short English description of a status code (never NULL). */
@@ -130,6 +134,25 @@ static inline void opf_gemm_abt(const opf_lapack *fns, int m, int n, int k,
     char tr = 'T', nt = 'N';
     fns->dgemm(&tr, &nt, &n, &m, &k, &one, (double *)b, &ldb, (double *)a,
                &lda, &zero, c, &ldc);
+}
+
+/*
+ * The explicit directions of an ascending spectrum lam[0..n): n minus the
+ * size of its top group, the entries within 4 eps max(1, |top|) of the
+ * largest (the cluster of the clustered state, clustered.c, which merges
+ * entries within that tolerance).  The one definition of m that
+ * state="auto" compares in both representations.  O(n - m).
+ */
+static inline ptrdiff_t opf_explicit_count(const double *lam, ptrdiff_t n)
+{
+    const double top = lam[n - 1];
+    const double tol = 4.0 * 2.220446049250313e-16
+                       * (1.0 > (top < 0 ? -top : top)
+                              ? 1.0 : (top < 0 ? -top : top));
+    ptrdiff_t c = 0;
+    while (c < n && lam[n - 1 - c] >= top - tol)
+        c++;
+    return n - c;
 }
 
 /* The k-th largest of v[0..n) (1 <= k <= n), reordering v: Hoare

@@ -16,8 +16,8 @@
  * exactly, so a direction suppressed for thousands of trials keeps its
  * (tiny) weight instead of underflowing to 0, and capping is cap_log.
  * The one exception keeps lam finite on any stream (keep_finite below):
- * entries more than OPF_LOG_SPAN = 2^1020 (eigen-learners: 2^20) below the
- * largest are raised to that distance, and the eigenvalues of A
+ * entries more than OPF_LOG_SPAN = 2^1020 below the largest are raised to
+ * that distance, and the eigenvalues of A
  * (CUMULATIVE, never normalised) are shifted by a constant, which leaves W
  * unchanged, once the largest falls below -2^1020.  The Python layer bounds each trial's step
  * (eta |x|^2 <= 2^1020) so that nothing in between can overflow.
@@ -31,6 +31,7 @@
 #include "adaptive_rate.h"
 #include "cap.h"
 #include "learner.h"
+#include "logweights.h"
 #include "rank_one_update.h"
 #include "simd.h"
 #include "systematic.h"
@@ -103,24 +104,14 @@ static workspace split(const opf_learner *s)
     return w;
 }
 
-static inline double logaddexp(double a, double b)
-{
-    double m = a > b ? a : b;
-    if (m == -INFINITY)
-        return -INFINITY;
-    return m + log1p(exp(-fabs(a - b)));
-}
-
 /* lam -= logsumexp(lam) */
 static void normalize_log(double *lam, ptrdiff_t n)
 {
-    double m = -INFINITY, sum = 0.0, c;
+    double m = -INFINITY, c;
     ptrdiff_t i;
     for (i = 0; i < n; i++)
         m = lam[i] > m ? lam[i] : m;
-    for (i = 0; i < n; i++)
-        sum += exp(lam[i] - m);
-    c = m + log(sum);
+    c = opf_log_total(lam, n, m, 0.0, 0.0);
     for (i = 0; i < n; i++)
         lam[i] -= c;
 }
@@ -139,18 +130,25 @@ static void normalize_log(double *lam, ptrdiff_t n)
  * for A, whose level is not normalised; W = cap(exp(A)) is unchanged).
  * Bounds: entering a trial lam lies in [-2^1021, 0], a step subtracts at
  * most 2^1020, so everything stays below 2^1022 in magnitude, where the
- * rank-one update's power-of-two scaling cannot overflow.
+ * rank-one update's power-of-two scaling cannot overflow.  (The spans:
+ * logweights.h.)
  */
-#define OPF_LOG_SPAN 0x1p1020
 
-/* The eigen-learners (ascending lam) floor at OPF_EIGEN_SPAN = 2^20 below
- * the largest: the rank-one update's deflation tolerance is relative to
- * max|lam|, so a spike eta |x|^2 = S put one log-weight at -S and froze the
- * learner (every later update < ~eps S negligible) for S >= 1e15.  Weight
- * exp(-2^20) is 0 as exp(-S) is: the floor changes no weight, loss or draw;
- * the direction may return after its rivals lose 2^20 more, not S.  The
- * reference applies the same floor. */
-#define OPF_EIGEN_SPAN 0x1p20
+/* The eigen-learners keep lam exact (floored only at OPF_LOG_SPAN, for
+ * finiteness): the smallest entries are the leading directions (components_
+ * of OnlinePCA, the top of C for Alg. 6 and Follow the Leader), and a floor
+ * closer to the top tied them (issue 22, item 1).  What made a floor
+ * necessary is the rank-one update's deflation tolerance, relative to
+ * max|lam|: a spike eta |x|^2 = S put one log-weight at -S and froze the
+ * learner (every later update < ~eps S negligible) for S >= 1e15.  The
+ * tolerance is now taken relative to the entries within OPF_EIGEN_SPAN of
+ * the largest (r1_scale), which is what it was when the state was floored
+ * there; nothing below is changed. */
+
+static inline double r1_scale(const double *lam, ptrdiff_t n)
+{
+    return opf_r1_scale(lam[n - 1]);
+}
 
 static void keep_finite(double *lam, ptrdiff_t n, int ascending, int shift)
 {
@@ -159,16 +157,12 @@ static void keep_finite(double *lam, ptrdiff_t n, int ascending, int shift)
      * it.  The eigen-learners' lam is ascending: top is lam[n - 1]. */
     double top = ascending ? lam[n - 1] : 0.0, floor;
     ptrdiff_t i;
-    if (shift && top < -OPF_LOG_SPAN) { /* CUMULATIVE, never normalised */
-        for (i = 0; i < n; i++)
-            lam[i] -= top;
-        top = 0.0;
-    }
-    floor = top - (ascending ? OPF_EIGEN_SPAN : OPF_LOG_SPAN);
+    if (shift) /* CUMULATIVE, never normalised */
+        top = opf_lift_level(lam, n, NULL, top);
     if (ascending) { /* only a prefix can be below the floor */
-        for (i = 0; i < n && lam[i] < floor; i++)
-            lam[i] = floor;
+        opf_floor_ascending(lam, n, top, OPF_EIGEN_FLOOR);
     } else {
+        floor = top - OPF_LOG_SPAN;
         for (i = 0; i < n; i++)
             lam[i] = lam[i] < floor ? floor : lam[i];
     }
@@ -192,9 +186,8 @@ static void keep_finite(double *lam, ptrdiff_t n, int ascending, int shift)
  * 1/(d(n-d+1))) minus at most eta, so |v_d| <= 2 log(n) + eta, and only
  * eta > 512 - 2 log(n) makes it worth finding (a count, then a selection
  * if it is outside [-512, 512]).  scratch: n doubles, may not alias lam or
- * out.
+ * out.  (OPF_CAP_SHIFT_AT, opf_cap_level: logweights.h.)
  */
-#define OPF_CAP_SHIFT_AT 512.0
 
 static int cap_log_at_any_level(const opf_learner *s, const workspace *w,
                                 double *lam, int ascending, double *out,
@@ -229,7 +222,7 @@ static int cap_log_at_any_level(const opf_learner *s, const workspace *w,
             vd = opf_kth_largest(scratch, n, d);
         }
     }
-    if (fabs(vd) > OPF_CAP_SHIFT_AT && isfinite(vd)) {
+    if (opf_cap_level(vd) != 0.0) {
         for (i = 0; i < n; i++)
             scratch[i] = lam[i] - vd;
         src = scratch;
@@ -268,10 +261,7 @@ static int cap_log_at_any_level(const opf_learner *s, const workspace *w,
  * w <- alpha/n + (1 - alpha) w, in the log domain (order preserving). */
 static void mix_uniform_log(double *lam, ptrdiff_t n, double alpha)
 {
-    const double la = log(alpha / (double)n), l1a = log1p(-alpha);
-    ptrdiff_t i;
-    for (i = 0; i < n; i++)
-        lam[i] = logaddexp(la, l1a + lam[i]);
+    opf_mix_uniform_log(lam, n, n, alpha);
 }
 
 /* Expected loss d * sum omega_i v_i and realized loss sum_{corner} v_i,
@@ -361,7 +351,7 @@ static int finish_meg(const opf_learner *s, const workspace *w, ptrdiff_t t,
         if (s->kind == OPF_KIND_EXPERTS) {
             /* wsum already holds w^{t-1} */
             for (i = 0; i < n; i++)
-                s->lam[i] = logaddexp(la + s->lam[i],
+                s->lam[i] = opf_logaddexp(la + s->lam[i],
                                       log(s->alpha * s->wsum[i] / (double)t));
         } else {
             /* wprev = W^{t-1}; it joins wsum only if this succeeds */
@@ -604,8 +594,9 @@ static int trial_meg(const opf_learner *s, const workspace *w,
                 sz += w->y[i];
         if (!s->rate || opf_rate_trial(s->rate, (double)n, (double)s->d,
                                        *el, sz, &step, &gamma, &delta)) {
-            st = opf_rank_one_update(n, s->lam, s->q, n, -step, x, w->r1w,
-                                     s->r1iwork, s->fns, 0, &info);
+            st = opf_rank_one_update_scaled(n, s->lam, s->q, n, -step, x,
+                                            w->r1w, s->r1iwork, s->fns, 0,
+                                            r1_scale(s->lam, n), &info);
             if (st != OPF_OK)
                 return st;
             /* the exact gap from the updated eigenvalues, O(n) */
@@ -652,8 +643,7 @@ static int trial_cumulative(const opf_learner *s, const workspace *w,
         return st;
     losses(s, w, w->omega, w->lam2, s->sampler != OPF_SAMPLER_LEADER, el, rl);
     if (s->centered)
-        f = (s->center_lr_inv + (double)(t - 1))
-            / (s->center_lr_inv + (double)t); /* eq. (16) */
+        f = opf_center_factor(s->center_lr_inv, t); /* eq. (16) */
     if (s->rate) { /* A = eta_t (log W0 - C^t), rescaled each trial */
         double sz = 0.0, step = 0.0, gamma = 1.0, delta = 0.0;
         for (i = 0; i < n; i++)
@@ -661,8 +651,9 @@ static int trial_cumulative(const opf_learner *s, const workspace *w,
         if (opf_rate_trial(s->rate, (double)n, (double)s->d, *el, sz, &step,
                            &gamma, &delta)
             && f > 0.0) {
-            st = opf_rank_one_update(n, s->lam, s->q, n, -step * f, w->y,
-                                     w->r1w, s->r1iwork, s->fns, 0, &info);
+            st = opf_rank_one_update_scaled(n, s->lam, s->q, n, -step * f,
+                                            w->y, w->r1w, s->r1iwork, s->fns,
+                                            0, r1_scale(s->lam, n), &info);
             if (st != OPF_OK)
                 return st;
         }
@@ -670,16 +661,14 @@ static int trial_cumulative(const opf_learner *s, const workspace *w,
         opf_rate_commit(s->rate, opf_rate_scale((double)n, (double)s->d),
                         delta);
     } else if (f > 0.0) {
-        st = opf_rank_one_update(n, s->lam, s->q, n, -s->eta * f, w->y,
-                                 w->r1w, s->r1iwork, s->fns, 0, &info);
+        st = opf_rank_one_update_scaled(n, s->lam, s->q, n, -s->eta * f,
+                                        w->y, w->r1w, s->r1iwork, s->fns, 0,
+                                        r1_scale(s->lam, n), &info);
         if (st != OPF_OK)
             return st;
     }
-    if (s->centered) {
-        const double g = 1.0 / (s->center_lr_inv + (double)t); /* eq. (15) */
-        for (i = 0; i < n; i++)
-            s->mean[i] -= g * (s->mean[i] - x[i]);
-    }
+    if (s->centered) /* eq. (15) */
+        opf_center_update(s->mean, x, n, s->center_lr_inv, t);
     keep_finite(s->lam, n, 1, 1);
     return OPF_OK;
 }
@@ -725,6 +714,12 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
             return i;
         }
         (*s->t)++;
+        if (s->m_stop >= 0
+            && (s->kind == OPF_KIND_MEG || s->kind == OPF_KIND_CUMULATIVE)
+            && opf_explicit_count(s->lam, s->n) <= s->m_stop) {
+            *status = OPF_SWITCH;
+            return i + 1;
+        }
     }
     return i;
 }

@@ -65,6 +65,10 @@ typedef struct {
     ptrdiff_t *iwork;
     int *r1iwork;            /* opf_r1_iwork_len(n) ints */
     const opf_lapack *fns;
+    /* state="auto" (MEG and CUMULATIVE): >= 0, stop after the trial that
+     * leaves at most m_stop explicit directions (opf_explicit_count), with
+     * status OPF_SWITCH; -1: never. */
+    ptrdiff_t m_stop;
 } opf_learner;
 
 size_t opf_learner_work_len(ptrdiff_t n, int kind, int with_matrices);
@@ -74,7 +78,7 @@ size_t opf_learner_iwork_len(ptrdiff_t n);
  * Run T trials on the instances X (T x n row-major vectors, or T x n x n
  * matrices), with the uniforms u[0..T) for the draws.  Writes the expected
  * and realized loss of each trial.  Returns the number of trials done; if it
- * is less than T, *status says why and the state is that after the trials
+ * is less than T, or *status is OPF_SWITCH (see m_stop), *status says why and the state is that after the trials
  * done (a failing trial changes nothing).
  */
 ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,

@@ -90,6 +90,16 @@ int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
                         double rho, const double *x, double *work, int *iwork,
                         const opf_lapack *fns, int flags, opf_r1_info *info)
 {
+    return opf_rank_one_update_scaled(n, d, q, ldq, rho, x, work, iwork, fns,
+                                      flags, INFINITY, info);
+}
+
+int opf_rank_one_update_scaled(ptrdiff_t n, double *d, double *q,
+                               ptrdiff_t ldq, double rho, const double *x,
+                               double *work, int *iwork,
+                               const opf_lapack *fns, int flags,
+                               double dscale, opf_r1_info *info)
+{
     opf_r1_info scratch_info;
     opf_sec_ws ws;
     opf_sec_defl df;
@@ -152,7 +162,7 @@ int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
         ws.u[k] /= znrm;
 
     /* 2. Deflation (secular.c), tolerance documented in the header. */
-    const double dmax = fmax(fabs(d[0]), fabs(d[ni - 1]));
+    const double dmax = fmin(fmax(fabs(d[0]), fabs(d[ni - 1])), dscale);
     const double tol = OPF_R1_DEFLATION_FACTOR * DBL_EPSILON * fmax(dmax, r);
     if (r * (zmax / znrm) <= tol)
         return OPF_OK; /* the whole update is below the tolerance */

@@ -76,4 +76,24 @@ int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
                         const opf_lapack *fns, int flags,
                         opf_r1_info *info);
 
+/*
+ * The same with the deflation tolerance's scale max_j |d_j| capped at
+ * dscale (> 0; INFINITY: the call above):
+ *
+ *     tol = OPF_R1_DEFLATION_FACTOR * eps * max(min(max_j |d_j|, dscale), r).
+ *
+ * For the learners' log-weights (learner.c, clustered.c): eigenvalues far
+ * below the ones that carry weight (a log-weight -1e15 after one spike)
+ * must neither set the tolerance -- every later update would be deflated
+ * and the learner freeze -- nor be floored, which would tie them and lose
+ * which directions lead.  Poles are still solved exactly; a pair of poles
+ * that the smaller tolerance no longer deflates is solved by the secular
+ * equation (or its bisection / dsyevr fallbacks).
+ */
+int opf_rank_one_update_scaled(ptrdiff_t n, double *d, double *q,
+                               ptrdiff_t ldq, double rho, const double *x,
+                               double *work, int *iwork,
+                               const opf_lapack *fns, int flags,
+                               double dscale, opf_r1_info *info);
+
 #endif

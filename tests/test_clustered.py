@@ -15,7 +15,7 @@ from learner_cases import CAPPED_ATOL, assert_same_state, orthogonality, unit_ba
 
 import onlinepca_fast as opf
 from onlinepca_fast import _kernels, reference
-from onlinepca_fast.learners._clustered import CLUSTERED_FROM
+from onlinepca_fast.learners._clustered import AUTO_DENSE_BELOW
 
 N, K = 8, 3
 
@@ -191,14 +191,16 @@ def test_pickle_and_copies_continue_identically():
     np.testing.assert_array_equal(a.eigenvectors_, b.eigenvectors_)
 
 
-def test_auto_chooses_by_dimension():
+def test_auto_starts_clustered_wherever_it_is_faster_at_small_m():
+    """state="auto" chooses by m (tests/test_auto_state.py); at m = 0 that
+    is clustered from AUTO_DENSE_BELOW features on, dense below."""
     rng = np.random.default_rng(0)
-    for n, clustered in [(CLUSTERED_FROM - 1, False), (CLUSTERED_FROM, True)]:
+    for n, clustered in [(AUTO_DENSE_BELOW - 1, False), (AUTO_DENSE_BELOW, True)]:
         learner = opf.OnlinePCA(2, random_state=0).fit(unit_ball(rng.standard_normal((2, n))))
         assert (learner.eigenvalues_.size < n) == clustered
         assert (learner.cluster_multiplicity_ > 0) == clustered
     past = opf.OnlinePCA(2, share="past", alpha=0.1).fit(
-        unit_ball(rng.standard_normal((1, CLUSTERED_FROM))))
+        unit_ball(rng.standard_normal((1, AUTO_DENSE_BELOW))))
     assert past.cluster_multiplicity_ == 0  # share="past" keeps the dense state
 
 

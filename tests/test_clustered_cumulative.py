@@ -138,7 +138,7 @@ def test_a_short_stream_in_high_dimension_costs_its_length_not_n_squared(centere
     rng = np.random.default_rng(4)
     X = rng.standard_normal((t, n)) * (1.0 + 3.0 * (np.arange(n) < 5)) / math.sqrt(n)
     learner = opf.CenteredOnlinePCA(K, eta=eta, centered=centered, random_state=0).fit(X)
-    assert learner._is_clustered()  # "auto" from 512 features on
+    assert learner._is_clustered()  # "auto": clustered while m is small
     # O(n t) memory: a few dozen rows of n, nothing n x n
     assert learner._b.shape[0] <= 64 and learner._r.size <= 64 * 64
     power, Vt = _gram_oracle(X, centered)
@@ -187,13 +187,13 @@ def test_the_state_cannot_change_mid_stream():
     lambda state: opf.OnlinePCA(K, eta=0.005, random_state=3, state=state),
 ], ids=["centered", "onlinepca"])
 def test_auto_turns_dense_once_enough_directions_are_explicit(make):
-    """state="auto" from 512 features: clustered, then (at DENSIFY_AT n
-    explicit directions) the dense state, with the trajectory of a learner
-    dense from the start (expected losses to 1e-9)."""
-    from onlinepca_fast.learners._clustered import CLUSTERED_FROM, DENSIFY_AT
-    n = CLUSTERED_FROM + 8
+    """state="auto": clustered, then (at auto_bounds(n)[1] explicit
+    directions) the dense state, with the trajectory of a learner dense from
+    the start (expected losses to 1e-9)."""
+    from onlinepca_fast.learners._clustered import auto_bounds
+    n = 520
     rng = np.random.default_rng(6)
-    X = unit_ball(rng.standard_normal((int(DENSIFY_AT * n) + 60, n)))
+    X = unit_ball(rng.standard_normal((auto_bounds(n)[1] + 60, n)))
     auto = make("auto").fit(X[:20])
     assert auto._is_clustered()
     auto.partial_fit(X[20:])

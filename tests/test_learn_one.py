@@ -13,8 +13,7 @@ from learner_cases import LEARNERS, assert_same_state, make_data
 
 import onlinepca_fast as opf
 
-# the clustered state (OnlinePCA(state="clustered"), meant for large n, where
-# a trial costs far more than validating its row) has no short path
+# (the clustered state's short path: test_clustered_state_takes_the_short_path...)
 TRIAL_LOOP = [e for e in LEARNERS if e[0] != "OnlineKernelPCA" and "clustered" not in e[0]]
 VECTOR_CASES = [e for e in TRIAL_LOOP if e[2] != "matrix"]
 
@@ -47,13 +46,24 @@ def test_short_path_takes_ordinary_rows_and_equals_partial_fit(entry):
     assert_same_state(single, batch)
 
 
-def test_clustered_state_takes_the_validating_path():
-    X = make_data("vector", 30, 4)
-    batch = opf.OnlinePCA(2, state="clustered", random_state=0).partial_fit(X)
-    single = opf.OnlinePCA(2, state="clustered", random_state=0).partial_fit(X[:1])
-    assert single.__dict__.get("_row_path") is None
-    for x in X[1:]:
-        single.learn_one(x)
+@pytest.mark.parametrize("make", [
+    lambda: opf.OnlinePCA(2, eta=1e-3, state="clustered", random_state=0),
+    lambda: opf.OnlinePCA(2, eta=1e-3, share="fixed", alpha=1e-3, state="clustered",
+                          random_state=0),
+    lambda: opf.CenteredOnlinePCA(3, eta=0.5, state="clustered", random_state=0),
+    lambda: opf.FollowTheLeader(3, state="clustered"),
+], ids=["OnlinePCA", "fixed-share", "CenteredOnlinePCA", "FollowTheLeader"])
+def test_clustered_state_takes_the_short_path_until_it_needs_room(make):
+    """The clustered state's learn_one runs its compiled trial in one call
+    (issue 23); a trial that needs larger arrays (m passes the capacity,
+    first 32) hands the row to the validating path, which grows them.
+    Either way the numbers are partial_fit's, bit for bit."""
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((70, 48)) / 10.0  # every row adds a direction
+    batch = make().partial_fit(X)
+    single = make().partial_fit(X[:1])
+    taken = [_taken(single, x) or single.learn_one(x) is None for x in X[1:]]
+    assert sum(taken) >= 60 and not all(taken)  # the growth went the long way
     assert_same_state(single, batch)
 
 

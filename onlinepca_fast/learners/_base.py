@@ -554,15 +554,20 @@ class TrialLoopLearner(RatesMixin, OnlineLearner):
         try:
             u = self._rng.random(T) if self._randomized else np.zeros(T)
             done = 0
+            # (a representation change due by the state, e.g. restored by
+            # pickle right after the trial that made it due, comes first)
+            engine = self._next_engine(engine, config, p)
             while done < T:
                 stop = min(T, done + pacer.size)
                 if every:
                     stop = min(stop, done + every - (t0 + done) % every)
                 pacer.start()
-                engine.run(X[done:stop], u[done:stop], losses[0, done:stop],
-                           losses[1, done:stop])
-                pacer.done(stop - done)
-                done = stop
+                # fewer than asked when a trial made a representation change
+                # due (state="auto"): decided by the state after each trial
+                ran = engine.run(X[done:stop], u[done:stop], losses[0, done:stop],
+                                 losses[1, done:stop])
+                pacer.done(ran)
+                done += ran
                 self._reorthogonalize_at(every, fixed)
                 engine = self._next_engine(engine, config, p)
             # inside the try: an interrupt landing in here settles again

@@ -26,19 +26,57 @@ from .._typing import FloatArray
 from .._validation import as_generator
 from ..kernels import sample_corner
 
-#: ``state="auto"`` uses the clustered state from this many features on.
-CLUSTERED_FROM = 512
 #: Dense n x n objects (``density_``, ``sample_projection``,
 #: ``full_eigensystem``) are formed only up to this n unless asked otherwise.
 MAX_DENSE = 10_000
 #: First capacity (explicit columns) of a reset learner.
 _FIRST_CAPACITY = 32
-#: ``state="auto"`` turns the clustered state dense (once, for good) when
-#: this fraction of the n directions is explicit and n <= MAX_DENSE: a
-#: clustered trial costs O(n m + m^3), more than a dense one from there on
-#: (measured, CenteredOnlinePCA at n = 1000: 7.7 ms against 7.2 ms at
-#: m = 500, 53 ms against 16 ms at m = n).
-DENSIFY_AT = 0.4
+#: ``state="auto"`` chooses the representation by m, the number of explicit
+#: directions, at every n: dense once m >= densify_at(n) n (and n <=
+#: MAX_DENSE), clustered again once m <= densify_at(n) n / 2 (capping
+#: collapsed the spectrum; the gap keeps it from flipping every trial).
+#: Decided by the state after each trial (:func:`auto_bounds`, the trial
+#: loops' ``m_stop``), never by chunk timing or the caller's batch split.  A clustered trial costs O(n m + m^3), a dense one O(n^2)
+#: plus the non-deflated block.  Crossovers measured by
+#: ``benchmarks/crossover_state.py`` (OnlinePCA, k = 10, full-rank rows, one
+#: BLAS thread; dense / clustered per-trial time): below 80 features dense
+#: is as fast or faster at every m (n = 50: clustered 1.0-1.3x slower); at
+#: n = 100 par up to m/n ~ 0.2 and clustered slower beyond 0.3; at n = 200
+#: and 400 the crossover is m/n ~ 0.5 (n = 400, m/n = 0.1: clustered 2.5x
+#: faster); at n = 1000, m/n = 0.1: 7x faster.
+AUTO_DENSE_BELOW = 80
+
+
+def densify_at(n):
+    """The fraction of explicit directions from which ``state="auto"`` keeps
+    a learner with n features dense (0: always dense)."""
+    if n < AUTO_DENSE_BELOW:
+        return 0.0
+    return 0.25 if n < 150 else 0.45
+
+
+def auto_bounds(n):
+    """(lo, hi): ``state="auto"`` is dense once m >= hi (and n <= MAX_DENSE),
+    clustered once m <= lo; lo < hi (hysteresis), lo = -1: never clustered,
+    hi = n + 1: never dense."""
+    f = densify_at(n)
+    if f == 0.0:
+        return -1, 0
+    hi = max(1, math.ceil(f * n)) if n <= MAX_DENSE else n + 1
+    lo = min(hi - 1, math.floor(f * n / 2))
+    return lo, hi
+
+
+def explicit_count(lam):
+    """m of a dense ascending spectrum: n minus its top group (within
+    4 eps max(1, |top|) of the largest), as ``opf_explicit_count`` (C)."""
+    n = lam.shape[0]
+    top = float(lam[n - 1])
+    tol = 4.0 * 2.220446049250313e-16 * max(1.0, abs(top))
+    c = 0
+    while c < n and lam[n - 1 - c] >= top - tol:
+        c += 1
+    return n - c
 
 
 def refuse_dense(n, what, max_features):
@@ -136,7 +174,8 @@ class ClusteredState:
         d = n - self.n_components
         mu, mu_c = self._cmu[:m], float(self._clus[0])
         vd = mu_c if c >= d else float(mu[m - 1 - (d - c - 1)])
-        shift = vd if abs(vd) > 512.0 and math.isfinite(vd) else 0.0
+        # the level shift of src/logweights.h (opf_cap_level)
+        shift = vd if abs(vd) > _kernels.CAP_SHIFT_AT and math.isfinite(vd) else 0.0
         values = np.concatenate([[mu_c] * (c > 0), mu[::-1]]) - shift
         mult = np.concatenate([[float(c)] * (c > 0), np.ones(m)])
         out = np.empty_like(values)
@@ -235,9 +274,11 @@ class ClusteredState:
         return (self._dims.copy(), self._b[:nb].copy(), self._r[:nb, :m].copy())
 
     # -- the learner's hooks and attributes: dense, or clustered ----------------
+    def _auto_switches(self, p):
+        """Whether ``state="auto"`` may change representation mid-stream."""
+        return p["state"] == "auto" and self._share(p) != "past"
+
     def _wants_clustered(self, p, n):
-        if p["state"] == "auto" and self.__dict__.get("_densified"):
-            return False  # turned dense mid-stream (see _next_engine)
         share = self._share(p)
         if p["state"] == "clustered":
             if share == "past":
@@ -245,7 +286,8 @@ class ClusteredState:
                                  "(share='past' changes the eigenbasis); use "
                                  "state='dense' or another share")
             return True
-        return p["state"] == "auto" and n >= CLUSTERED_FROM and share != "past"
+        # auto at reset (m = 0): clustered unless dense wins at every m
+        return self._auto_switches(p) and auto_bounds(n)[1] > 0
 
     def _is_clustered(self):
         return self.__dict__.get("_clustered", False)
@@ -253,7 +295,8 @@ class ClusteredState:
     def _plan(self, X, matrix, amax, name, reset):
         plan = super()._plan(X, matrix, amax, name, reset)
         clustered = self._wants_clustered(plan[2], X.shape[1])
-        if not reset and clustered != self._is_clustered():
+        if (not reset and clustered != self._is_clustered()
+                and not self._auto_switches(plan[2])):
             raise ValueError(
                 f"state={self.state!r} would change how the fitted learner keeps "
                 f"log W (it is {'clustered' if self._is_clustered() else 'dense'}); "
@@ -261,7 +304,6 @@ class ClusteredState:
         return plan
 
     def _reset(self, n, plan):
-        self.__dict__.pop("_densified", None)
         self._clustered = self._wants_clustered(plan[2], n)
         super()._reset(n, plan)
 
@@ -285,22 +327,56 @@ class ClusteredState:
         return self._engine
 
     def _next_engine(self, engine, config, p):
-        """``state="auto"``: from DENSIFY_AT n explicit directions on (n at
-        most MAX_DENSE) the state turns dense -- the same log W (or A) with
-        an orthonormal basis of the cluster appended -- and the trials go on
-        in the dense engine."""
-        if not (self._is_clustered() and p["state"] == "auto"
-                and self._cl_m() >= DENSIFY_AT * config.n and config.n <= MAX_DENSE):
+        """``state="auto"``, before the first trial of a batch and whenever
+        the trial loop stopped: the representation the state calls for (a
+        rule of the state alone, :func:`auto_bounds`, so the change lands
+        after the same trial whatever the batch split, timing, pickling or
+        interruption).  Dense once m >= hi (n <= MAX_DENSE): the same log W
+        (or A) with an orthonormal basis of the cluster appended;
+        clustered once m <= lo: the explicit eigenpairs, the top group as
+        the cluster.  Sets the engine's ``m_stop`` so that its loop stops
+        after the trial that makes the other representation due."""
+        if not self._auto_switches(p):
             return super()._next_engine(engine, config, p)
+        lo, hi = auto_bounds(config.n)
+        if self._is_clustered() and self._cl_m() >= hi:
+            self._densify()
+        elif not self._is_clustered() and explicit_count(self._lam) <= lo:
+            self._clusterify()
+        if self._is_clustered() is not isinstance(engine, _kernels.ClusterEngine):
+            engine = self._get_engine(config)
+        engine.m_stop = hi if self._is_clustered() else lo
+        return engine
+
+    def _densify(self):
         values, vectors = self.full_eigensystem(max_features=None)
         lam = np.ascontiguousarray(values)
         # one update (an interruption leaves one state or the other)
         self.__dict__.update(_lam=lam, _omega=np.exp(lam), _q=np.ascontiguousarray(vectors),
-                             _clustered=False, _densified=True, _engine=None,
+                             _clustered=False, _engine=None,
                              _engine_key=None)
         for key in ("_b", "_r", "_cmu", "_comega", "_clus", "_dims"):
             self.__dict__.pop(key, None)
-        return self._get_engine(config)
+
+    def _clusterify(self):
+        lam, q = self._lam, self._q
+        n = lam.shape[0]
+        m = explicit_count(lam)
+        cap = min(n, max(_FIRST_CAPACITY, (3 * m) // 2 + 17))
+        b = np.zeros((cap, n))
+        b[:m] = q[:, :m].T
+        r = np.zeros((cap, cap))
+        r[np.arange(m), np.arange(m)] = 1.0
+        mu = np.zeros(cap)
+        mu[:m] = lam[:m]
+        om = np.zeros(cap)
+        om[:m] = np.exp(lam[:m])
+        mu_c = float(lam[n - 1])
+        self.__dict__.update(_b=b, _r=r, _cmu=mu, _comega=om,
+                             _clus=np.array([mu_c, math.exp(mu_c)]),
+                             _dims=np.array([m, m], dtype=np.intp), _clustered=True,
+                             _lam=None, _omega=None, _q=None, _engine=None,
+                             _engine_key=None)
 
     def _basis_snapshot(self):
         return self._cl_snapshot() if self._is_clustered() else super()._basis_snapshot()
@@ -310,11 +386,6 @@ class ClusteredState:
             self._cl_reorthogonalize()
         else:
             super()._reorthogonalize()
-
-    def _build_row_path(self, engine, config, every, p):
-        # the clustered state's learn_one takes the validating path
-        return None if self._is_clustered() else super()._build_row_path(
-            engine, config, every, p)
 
     def _kept_basis(self):
         return self._cl_kept_basis() if self._is_clustered() else super()._kept_basis()

@@ -147,9 +147,9 @@ class CenteredOnlinePCA(_Cumulative):
         m = n).  Expected losses agree with the dense state to rounding,
         draws too unless a corner splits the cluster (its directions are
         then drawn uniformly in it, as in :class:`OnlinePCA`).  "auto"
-        (default): clustered from 512 features on, turning dense once 40%
-        of the directions are reached (n <= 10,000), as for
-        :class:`OnlinePCA`.
+        (default): chosen by the number m of explicit directions, as for
+        :class:`OnlinePCA` (clustered from the start from 80 features on,
+        dense once m >= 0.45 n, n <= 10,000).
 
     Attributes
     ----------

@@ -307,11 +307,14 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
         O(n m), m ~ 2k in steady state.  Expected losses agree with the
         dense state to rounding, draws too while the cluster is at the cap
         (before, a corner's left-out cluster directions are drawn uniformly
-        in the complement).  ``"auto"``: clustered from 512 features on,
-        unless ``share="past"`` (which needs the dense state), turning
-        dense for good (between chunks of a batch) once 40% of the
-        directions are explicit and n <= 10,000, where a dense trial is
-        the cheaper.
+        in the complement).  ``"auto"``: chosen by the number m of
+        explicit directions, whichever is faster (measured,
+        ``benchmarks/crossover_state.py``): clustered while m < 0.45 n
+        (0.25 n below 150 features; dense at every m below 80 features),
+        dense from there (n <= 10,000), clustered again once capping
+        collapses m to half that; decided after each trial by the state
+        alone, so a fit is the same however it is split, timed, pickled
+        or interrupted.  ``share="past"`` needs the dense state.
 
     Attributes
     ----------

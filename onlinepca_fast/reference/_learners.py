@@ -71,17 +71,6 @@ def _eigh(M):
     return np.linalg.eigh((M + M.T) / 2)
 
 
-#: Log-eigenvalues more than this below the largest are raised to that
-#: distance (their weight exp(-2**20) is 0 either way), as in the compiled
-#: learners (src/learner.c, OPF_EIGEN_SPAN): without it one huge step makes
-#: every later update negligible to the eigen-update's deflation tolerance.
-EIGEN_SPAN = 2.0 ** 20
-
-
-def _floor(lam):
-    return np.maximum(lam, lam.max() - EIGEN_SPAN)
-
-
 class _Learner:
     """Reset, the trial loop and the loss records shared by all learners."""
 
@@ -344,7 +333,8 @@ class OnlinePCA(_Learner, _Shares, _PCAState):
             W = (1 - self.alpha) * (Q * np.exp(lam)) @ Q.T + self.alpha * self._wsum / t
             ev, Q = _eigh(W)
             lam = np.log(np.maximum(ev, 1e-300))
-        self._lam, self._Q = _floor(lam), Q
+        # no floor: lam is kept exact (src/learner.c floors only at 2**1020)
+        self._lam, self._Q = lam, Q
         return expected, realized, corner
 
 
@@ -419,11 +409,9 @@ class CenteredOnlinePCA(_Learner, _PCAState):
             self._m = self._m - (self._m - x) / (c + t)  # eq. (15)
         else:  # "uncentered version of Alg. 6" (WK Sec. 6.2)
             self._A -= self.eta * np.outer(y, y)
-        lam, Q = _eigh(self._A)
-        if lam[0] < lam[-1] - EIGEN_SPAN:  # the floor, on A itself
-            lam = _floor(lam)
-            self._A = (Q * lam) @ Q.T
-        self._lam, self._Q = lam, Q
+        # A is kept exact: no floor (capping exponentiates lam, where the
+        # far-below entries give weight 0 by themselves)
+        self._lam, self._Q = _eigh(self._A)
         return expected, realized, corner
 
 
