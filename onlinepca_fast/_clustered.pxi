@@ -64,8 +64,8 @@ cdef class ClusterEngine:
         self.s.d = d
         self.s.sampler = sampler
         self.s.share = share
-        if auto_rate and (rate is None or rate.shape[0] != 2):
-            raise ValueError("ClusterEngine: eta='auto' needs the rate state (2,)")
+        if auto_rate and (rate is None or rate.shape[0] != 3):
+            raise ValueError("ClusterEngine: eta='auto' needs the rate state (3,)")
         self.s.eta = INFINITY if auto_rate else eta
         self.s.rate = &rate[0] if auto_rate else NULL
         self.s.alpha_auto = alpha_auto

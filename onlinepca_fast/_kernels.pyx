@@ -516,8 +516,8 @@ cdef class Engine:
         cdef double[::1] work_v = work
         cdef Py_ssize_t[::1] iwork_v = iwork
         cdef int[::1] r1iwork_v = r1iwork
-        if auto_rate and (rate is None or rate.shape[0] != 2):
-            raise ValueError("Engine: eta='auto' needs the rate state (2,)")
+        if auto_rate and (rate is None or rate.shape[0] != 3):
+            raise ValueError("Engine: eta='auto' needs the rate state (3,)")
         self._keep = (lam, omega, q, mean, wsum, t, work, iwork, r1iwork, rate)
         self.s.n = n
         self.s.d = d

@@ -10,14 +10,17 @@
  *   rate[0] = Delta, the cumulative mixability gap in the learner's loss
  *             scale (sum of delta_t >= 0);
  *   rate[1] = the rate in use, D / Delta (INFINITY while Delta = 0:
- *             Follow the Leader, whose parameter is still W^0).
+ *             Follow the Leader, whose parameter is still W^0);
+ *   rate[2] = tr C^t for the cumulative learners (the state keeps
+ *             A = eta_t (K - C^t) with an unknown level K, which the trace
+ *             fixes: explained_variance_), 0 for the others.
  * D = d log(n / d) (log n for the uncapped learners, d = 1) is the largest
  * relative entropy from W^0 = I/n of a capped comparator, times d (the
  * learner's losses are d times those of the update's scale).
  */
 #include <stddef.h>
 
-#define OPF_RATE_LEN 2
+#define OPF_RATE_LEN 3
 
 /* D = d log(n / d). */
 double opf_rate_scale(double n, double d);

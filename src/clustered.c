@@ -796,6 +796,7 @@ static int trial_cumulative(const opf_clustered *s, const cws *w,
             s->clus[0] *= gamma;
         }
         opf_rate_commit(s->rate, opf_rate_scale((double)n, (double)d), delta);
+        s->rate[2] += f * xx; /* tr C^t: explained_variance_ at any rate */
     }
     if (s->centered) /* eq. (15) */
         opf_center_update(s->mean, x, n, s->center_lr_inv, t);

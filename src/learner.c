@@ -660,6 +660,7 @@ static int trial_cumulative(const opf_learner *s, const workspace *w,
         opf_rate_scale_log(s->lam, n, gamma);
         opf_rate_commit(s->rate, opf_rate_scale((double)n, (double)s->d),
                         delta);
+        s->rate[2] += f * sz; /* tr C^t: explained_variance_ at any rate */
     } else if (f > 0.0) {
         st = opf_rank_one_update_scaled(n, s->lam, s->q, n, -s->eta * f,
                                         w->y, w->r1w, s->r1iwork, s->fns, 0,

@@ -135,21 +135,39 @@ def test_a_rate_changed_mid_stream_is_refused():
     assert_allclose(resumed.explained_variance_, pca.explained_variance_, rtol=0)
 
 
-def test_the_state_floor_is_reported():
-    """eta times the covariance's spread above 2**20: the state floors the
-    largest (see CenteredOnlinePCA's doc), and a RuntimeWarning says so."""
+def test_exact_beyond_the_old_floor_and_the_remaining_floor_is_reported():
+    """Issue 22 item 1: eta times the covariance's spread far above 2**20
+    (the floor main kept) is exact now; only a spread beyond EIGEN_SPAN
+    (2**60) floors the smallest variances, and a RuntimeWarning says so."""
     rng = np.random.default_rng(6)
     X = rng.standard_normal((2000, 4)) * [300.0, 200.0, 100.0, 1.0]
     ftl = opf.FollowTheLeader(1).fit(X)
-    assert np.linalg.eigvalsh(X.T @ X)[-1] > 100 * EIGEN_SPAN
-    with pytest.warns(RuntimeWarning, match="reached 2\\*\\*20"):
-        ev = ftl.explained_variance_
-    assert ev[0] < np.linalg.eigvalsh(X.T @ X / len(X))[-1]
-    # below the span: no warning
-    small = opf.FollowTheLeader(1).fit(X[:100] / 300.0)
+    assert np.linalg.eigvalsh(X.T @ X)[-1] > 100 * 2.0 ** 20
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        small.explained_variance_
+        ev = ftl.explained_variance_
+    assert_allclose(ev, np.linalg.eigvalsh(X.T @ X / len(X))[-1:], rtol=1e-9)
+    huge = opf.FollowTheLeader(1).fit(rng.standard_normal((50, 3)) * [1e10, 1.0, 1.0])
+    assert 1e20 > EIGEN_SPAN
+    with pytest.warns(RuntimeWarning, match="reached 2\\*\\*60"):
+        huge.explained_variance_
+
+
+@pytest.mark.parametrize("state", ["dense", "clustered"])
+@pytest.mark.parametrize("centered", [True, False])
+def test_auto_rate_reads_the_covariance_at_any_rate(state, centered):
+    """eta="auto": the state is A = eta_t (K - C^t) with a level K that the
+    rates decided; the trace kept by the compiled loop fixes it."""
+    X = _stream(300, 8, 3)
+    pca = opf.CenteredOnlinePCA(3, centered=centered, state=state,
+                                random_state=0).fit(X)
+    assert pca.eta == "auto" and 0 < pca.eta_ < np.inf
+    rows = X - X.mean(axis=0) if centered else X
+    _check(pca, rows, len(X) - 1 if centered else len(X), pca.eta_)
+    # scale-free: c X has c**2 the variances
+    big = opf.CenteredOnlinePCA(3, centered=centered, state=state,
+                                random_state=0).fit(1e3 * X)
+    assert_allclose(big.explained_variance_, 1e6 * pca.explained_variance_, rtol=1e-9)
 
 
 @pytest.mark.parametrize("learner", [opf.OnlinePCA(1), opf.OnlineAdaptivePCA(1)])

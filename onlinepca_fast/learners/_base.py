@@ -508,7 +508,7 @@ class TrialLoopLearner(RatesMixin, OnlineLearner):
         self._reset_state(p, n)
         self._wsum = np.zeros(self._past_size(config))  # sum of past parameters
         # eta="auto" (src/adaptive_rate.h): [cumulative mixability gap, rate]
-        self._rate = np.array([0.0, np.inf])
+        self._rate = np.array([0.0, np.inf, 0.0])  # Delta, eta_t, tr C^t
         self._t = np.zeros(1, dtype=np.intp)
         self._start_records()
         self._rng = rng

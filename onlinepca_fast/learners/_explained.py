@@ -40,8 +40,15 @@ from .._typing import FloatArray
 __all__ = ["ExplainedVariance", "EIGEN_SPAN"]
 
 #: The span the compiled loop keeps the eigenvalues of A within
-#: (``OPF_EIGEN_SPAN`` of ``src/learner.c``, ``src/clustered.c``).
-EIGEN_SPAN = 2.0 ** 20
+#: (``OPF_EIGEN_FLOOR`` of ``src/logweights.h``): only a spread beyond it
+#: (eta times ~1e18 times the smallest variance) floors a variance.
+EIGEN_SPAN = 2.0 ** 60
+
+
+def _rates_of(config):
+    """(eta or "auto", center_lr_inv, centered) of an engine configuration."""
+    eta = "auto" if getattr(config, "auto_rate", False) else config.eta
+    return (eta, config.center_lr_inv, config.centered)
 
 
 class ExplainedVariance:
@@ -57,13 +64,10 @@ class ExplainedVariance:
     # change (set_params mid-stream) leaves A a mix of rates
     def _reset(self, n, plan):
         super()._reset(n, plan)  # type: ignore[misc]
-        config = plan[0]
-        self._stat_rates = (config.eta, config.center_lr_inv, config.centered)
+        self._stat_rates = _rates_of(plan[0])
 
     def _run(self, X, plan):
-        config = plan[0]
-        if (config.eta, config.center_lr_inv, config.centered) != self.__dict__.get(
-                "_stat_rates"):
+        if _rates_of(plan[0]) != self.__dict__.get("_stat_rates"):
             self._stat_rates = None  # A no longer gives C^t
         return super()._run(X, plan)  # type: ignore[misc]
 
@@ -95,9 +99,16 @@ class ExplainedVariance:
         if top - low >= EIGEN_SPAN * (1 - 1e-9):
             warnings.warn(
                 f"{type(self).__name__}: eta times the spread of the covariance's "
-                "eigenvalues has reached 2**20, where the state keeps its eigenvalues "
+                "eigenvalues has reached 2**60, where the state keeps its eigenvalues "
                 "(see eigenvalues_): the largest variances are floored, "
                 "explained_variance_ underestimates them", RuntimeWarning, stacklevel=3)
+        if eta == "auto":
+            # A = eta_t (K - C^t) with a level K that the step sizes decided:
+            # the trace of C^t (kept by the compiled loop, rate[2]) fixes it
+            eta, trace = float(self._rate[1]), float(self._rate[2])  # type: ignore[attr-defined]
+            if not (np.isfinite(eta) and eta > 0.0) or trace <= 0.0:
+                return np.zeros(lam.size), extra, 0.0, 0
+            a0 = (eta * trace + float(np.sum(lam)) + extra * cluster) / n
         values = np.maximum((a0 - lam) / eta, 0.0)
         total = float(values.sum()) + extra * max((a0 - cluster) / eta, 0.0)
         t = int(self._t[0])
