@@ -40,6 +40,21 @@ def test_rank_one_ratios_run_on_small_sizes():
     assert len(rows) == 6  # dense, structured, cluster80 at each n
 
 
+def test_learners_ratios_run_their_short_sections():
+    proc = subprocess.run([sys.executable, str(BENCH / "ratios_learners.py"), "--quick",
+                           "--rows", "50", "--repeats", "1", "learn-one", "digits"],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines.count("== learn-one") == 1 and lines.count("== digits") == 1
+    assert "== states" not in lines
+    rows = [line.split() for line in lines if line.split()[:1] == ["OnlineAdaptivePCA"]]
+    assert len(rows) == 2  # one in each section
+    bad = subprocess.run([sys.executable, str(BENCH / "ratios_learners.py"), "bogus"],
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert bad.returncode == 2 and "unknown section 'bogus'" in bad.stderr
+
+
 def _import(stem):
     """A benchmark module as asv imports it: benchmarks.<stem>, the checkout's
     root on the path (the modules import benchmarks/workloads.py relatively)."""

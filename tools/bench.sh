@@ -18,6 +18,6 @@ if [ "${1:-}" = "--full" ]; then
     shift
 fi
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
-asv machine --yes >/dev/null
-asv run --python=same --set-commit-hash="$(git rev-parse HEAD)" --show-stderr \
+python -m asv machine --yes >/dev/null
+python -m asv run --python=same --set-commit-hash="$(git rev-parse HEAD)" --show-stderr \
     "${quick[@]}" "$@"
