@@ -31,8 +31,11 @@ import argparse
 import math
 import resource
 
-import workloads as W  # noqa: I001  (benchmarks/workloads.py, beside this script; first:
-# it limits BLAS to one thread before numpy loads)
+# benchmarks/workloads.py first: it limits BLAS to one thread before numpy loads
+try:
+    from . import workloads as W  # imported as benchmarks.ratios_learners (asv's discovery)
+except ImportError:
+    import workloads as W  # run as a script: benchmarks/ is on the path
 
 import numpy as np  # noqa: E402
 import scipy.linalg  # noqa: E402

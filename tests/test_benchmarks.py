@@ -63,6 +63,12 @@ def _import(stem):
     return importlib.import_module(f"benchmarks.{stem}")
 
 
+@pytest.mark.parametrize("stem", sorted(p.stem for p in BENCH.glob("*.py")))
+def test_every_module_imports_as_asv_discovers_it(stem):
+    """asv imports every module under benchmarks/, the scripts too."""
+    _import(stem)
+
+
 def _grid(params):
     if not params:
         return [()]
