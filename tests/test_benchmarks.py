@@ -98,7 +98,7 @@ def test_the_suite_covers_the_issue_26_figures():
     for expected in ("LearnerTrial.track_ratio_to_incremental_pca",
                      "StructuredProduct.track_ratio_to_dgemm",
                      "ClusteredLarge.peakmem_online_pca_clustered_n100000",
-                     "DigitsRegret.track_regret",
+                     "DigitsRegret.track_loss_over_best_subspace",
                      "LearnOneOverhead.track_ratio_to_batch_row"):
         assert expected in names
     config = json.loads((ROOT / "asv.conf.json").read_text(encoding="utf-8"))
