@@ -1,8 +1,6 @@
 """asv benchmarks of the vector kernels against the NumPy reference.
 
-Run with ``asv run --python=same --quick`` (benchmarks the installed
-package) or print the ratios in one run with
-``python benchmarks/ratios_kernels.py``.
+``python benchmarks/ratios_kernels.py`` prints the ratios in one run.
 """
 
 import numpy as np
@@ -12,7 +10,7 @@ from onlinepca_fast.bench import log_weights
 
 
 class Cap:
-    params = ([10**2, 10**3, 10**4, 10**5, 10**6, 10**7], [0.1])
+    params = ([10**3, 10**5, 10**6], [0.1])
     param_names = ["n", "d/n"]
     timeout = 300
 
@@ -32,7 +30,7 @@ class Cap:
 
 
 class CapReference:
-    params = ([10**2, 10**3, 10**4, 10**5, 10**6], [0.1])
+    params = ([10**3, 10**5], [0.1])
     param_names = ["n", "d/n"]
     timeout = 300
 
@@ -47,7 +45,7 @@ class CapReference:
 
 class Decompose:
     # O(n^2): kept to sizes that stay under a few seconds
-    params = ([10**2, 10**3, 3 * 10**3], [0.1, 0.5])
+    params = ([10**2, 10**3], [0.1, 0.5])
     param_names = ["n", "d/n"]
     timeout = 300
 
@@ -63,7 +61,7 @@ class Decompose:
 
 
 class Sample:
-    params = ([10**2, 10**3, 10**4, 10**5], ["decomposition", "systematic"])
+    params = ([10**3, 10**5], ["decomposition", "systematic"])
     param_names = ["n", "method"]
     timeout = 300
 
@@ -80,12 +78,3 @@ class Sample:
     def time_sample_corner_reference(self, n, method):
         reference.sample_corner(self.w, self.d, self.rng, method=method)
 
-
-if __name__ == "__main__":
-    import argparse
-
-    argparse.ArgumentParser(
-        description=__doc__.strip().splitlines()[0],
-        epilog="asv benchmarks: run them with `asv run` (or `asv run --python=same "
-               "--quick` for the installed build) from the checkout's root.").parse_args()
-    print(__doc__)

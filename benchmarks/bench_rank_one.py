@@ -6,12 +6,12 @@ validation, copies and workspace allocation; ``time_eigh`` is the
 baseline, numpy.linalg.eigh of the updated matrix.
 """
 
-from contextlib import nullcontext
-
 import numpy as np
 
 from onlinepca_fast.bench import rank_one_problem
-from onlinepca_fast.kernels import RankOneUpdater, dense_eigenvector_product, rank_one_update
+from onlinepca_fast.kernels import RankOneUpdater, rank_one_update
+
+from . import workloads as W
 
 
 def _problem(n, structured, seed=0):
@@ -19,11 +19,13 @@ def _problem(n, structured, seed=0):
 
 
 class RankOneUpdate:
-    params = ([20, 100, 300, 1000, 2000], ["dense", "structured"])
+    params = ([100, 1000], ["dense", "structured"])
     param_names = ["n", "z"]
     timeout = 300
+    repeat = (3, 10, 10.0)
 
     def setup(self, n, z):
+        W.one_blas_thread()
         self.evals, self.evecs, self.x = _problem(n, z == "structured")
         self.rho = 0.7
         a = (self.evecs * self.evals) @ self.evecs.T
@@ -81,6 +83,7 @@ class RankOneChain:
     timeout = 300
 
     def setup(self, n):
+        W.one_blas_thread()
         rng = np.random.default_rng(1)
         self.xs = rng.standard_normal((1000, n)) / np.sqrt(n)
         self.rhos = rng.choice([-1.0, 1.0], 1000)
@@ -104,44 +107,32 @@ class RankOneChain:
     track_chain_orthogonality.unit = "absolute"
 
 
-if __name__ == "__main__":
-    import argparse
-
-    argparse.ArgumentParser(
-        description=__doc__.strip().splitlines()[0],
-        epilog="asv benchmarks: run them with `asv run` (or `asv run --python=same "
-               "--quick` for the installed build) from the checkout's root.").parse_args()
-    print(__doc__)
-
-
 class StructuredProduct:
     """The update with a dense z with the hierarchical eigenvector product
     (the default from ``STRUCTURED_PRODUCT_MIN`` on) and with the dense GEMM
-    forced; ``python benchmarks/ratios_structured.py`` prints the ratios
-    against one dgemm."""
+    forced, against one n x n x n dgemm: thread CPU time, best of 3 inside
+    one call (``python benchmarks/ratios_structured.py`` prints the same)."""
 
     params = ([1000, 2000], ["structured", "dense"])
     param_names = ["n", "product"]
     timeout = 300
 
     def setup(self, n, product):
-        self.evals, self.evecs, self.x = _problem(n, False)
-        self.updater = RankOneUpdater(n)
-        self.work_evals = self.evals.copy()
-        self.work_evecs = self.evecs.copy()
-        self.sign = 1.0
+        W.one_blas_thread()
+        self.work = W.RankOneProduct(n)
 
-    def time_update(self, n, product):
-        context = dense_eigenvector_product() if product == "dense" else nullcontext()
-        with context:
-            self.updater.update(self.work_evals, self.work_evecs, self.sign * 0.7, self.x)
-        self.sign = -self.sign
+    def track_ms_per_update(self, n, product):
+        return 1e3 * self.work.update_seconds(product)
+
+    track_ms_per_update.unit = "ms"
+
+    def track_ratio_to_dgemm(self, n, product):
+        return self.work.update_seconds(product) / self.work.gemm_seconds()
+
+    track_ratio_to_dgemm.unit = "ratio"
 
     def track_orthogonality(self, n, product):
         """max |Q^T Q - I| after one update."""
-        context = dense_eigenvector_product() if product == "dense" else nullcontext()
-        with context:
-            _, q = rank_one_update(self.evals, self.evecs, 0.7, self.x)
-        return float(np.abs(q.T @ q - np.eye(n)).max())
+        return self.work.orthogonality(product)
 
     track_orthogonality.unit = "absolute"

@@ -75,8 +75,9 @@ sphinx_gallery_conf = {
 html_theme = "pydata_sphinx_theme"
 html_title = f"onlinepca_fast {release}"
 html_static_path = []
+# no link to a repository or site: none is published yet (a link must resolve
+# wherever the page is read)
 html_theme_options = {
-    "github_url": "https://github.com/onlinepca-fast/onlinepca_fast",
     "navigation_with_keys": False,
 }
 myst_heading_anchors = 3
