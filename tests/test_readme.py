@@ -18,7 +18,7 @@ LONG_DESCRIPTION = ROOT / "README_PYPI.md"
 #: Files that must not point anywhere on the web: nothing of this project is
 #: published (no site, repository, release or package index page), and any
 #: URL to it would lead nowhere.
-NO_URLS = ["README.md", "README_PYPI.md", "pyproject.toml", "asv.conf.json",
+NO_URLS = ["README.md", "README_PYPI.md", "CHANGELOG.md", "pyproject.toml", "asv.conf.json",
            ".readthedocs.yaml", "docs/*.md"]
 #: docs/conf.py may name these published sites (intersphinx, used only when
 #: building online).

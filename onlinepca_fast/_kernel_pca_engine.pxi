@@ -1,0 +1,91 @@
+# OnlineKernelPCA's compiled trial loop (src/kernel_pca.c), included in
+# _kernels.pyx (the one binding module).
+
+def kpca_null_tol(const double[::1] evals not None):
+    """``m * eps * max|evals|``: eigenvalues of K at most this are zero."""
+    if evals.shape[0] == 0:
+        return 0.0
+    return opf_kpca_null_tol(evals.shape[0], &evals[0])
+
+
+cdef class KernelPCAEngine:
+    """The compiled trial loop of OnlineKernelPCA (see ``src/kernel_pca.c``).
+
+    Points into the learner's state arrays ``evals`` (capacity,), ``q``
+    (capacity, capacity) and ``m`` (1,), which the learner owns and pickles,
+    and owns a workspace for that capacity.  A larger capacity needs a new
+    engine.
+    """
+    cdef opf_kpca s
+    cdef opf_kpca_stats st
+    cdef object _keep
+    cdef object _lock
+
+    def __cinit__(self, *args, **kwargs):
+        self._lock = threading.Lock()
+
+    def __init__(self, *, Py_ssize_t r, int sampler, double eta,
+                 double[::1] evals, double[:, ::1] q, Py_ssize_t[::1] m):
+        cdef Py_ssize_t cap = q.shape[0]
+        if not (cap >= 1 and q.shape[1] == cap and evals.shape[0] == cap
+                and m.shape[0] == 1 and 0 <= m[0] <= cap and r >= 1):
+            raise ValueError("KernelPCAEngine: inconsistent state shapes")
+        if sampler not in (OPF_SAMPLER_DECOMPOSITION, OPF_SAMPLER_SYSTEMATIC):
+            raise ValueError("KernelPCAEngine: unknown sampler")
+        work = np.empty(opf_kpca_work_len(cap))
+        iwork = np.empty(opf_kpca_iwork_len(cap), dtype=np.intp)
+        buiwork = np.empty(opf_bu_iwork_len(cap), dtype=np.intc)
+        cdef double[::1] work_v = work
+        cdef Py_ssize_t[::1] iwork_v = iwork
+        cdef int[::1] buiwork_v = buiwork
+        self._keep = (evals, q, m, work, iwork, buiwork)
+        self.s.r = r
+        self.s.sampler = sampler
+        self.s.eta = eta
+        self.s.capacity = cap
+        self.s.evals = &evals[0]
+        self.s.q = &q[0, 0]
+        self.s.m = &m[0]
+        self.s.work = &work_v[0]
+        self.s.iwork = &iwork_v[0]
+        self.s.buiwork = &buiwork_v[0]
+        self.s.fns = &_LAPACK
+
+    @property
+    def capacity(self):
+        return self.s.capacity
+
+    def run(self, const double[:, ::1] G, const double[::1] u,
+            double[::1] exp_loss, double[::1] real_loss):
+        """One trial per row of G; return T.
+
+        Row j holds the kernel values of instance j with the m0 + j stored
+        instances and itself (m0 = instances stored before the call).  If a
+        trial fails the exception carries ``trials_done`` (see
+        ``src/kernel_pca.h`` for what a failed bordered update leaves).
+        """
+        cdef Py_ssize_t T = G.shape[0], done
+        cdef int status = 0
+        if T == 0:
+            return 0
+        _check_losses(T, u, exp_loss, real_loss)
+        if self.s.m[0] + T > self.s.capacity or G.shape[1] < self.s.m[0] + T:
+            raise status_error(OPF_ECAPACITY, "kernel PCA trial", trials_done=0)
+        _enter(self._lock, "KernelPCAEngine.run")
+        try:
+            with nogil:
+                done = opf_kpca_trials(&self.s, &G[0, 0], G.shape[1], T, &u[0],
+                                       &exp_loss[0], &real_loss[0], &status,
+                                       &self.st)
+        finally:
+            self._lock.release()
+        if done < T:
+            raise status_error(status, "kernel PCA trial", trials_done=done)
+        return done
+
+    @property
+    def stats(self):
+        """Bordered updates done, the sum of their secular orders, fallbacks
+        (bisection roots + dsyevr blocks)."""
+        return {"n_updates": self.st.n_updates, "secular_sum": self.st.secular_sum,
+                "n_fallbacks": self.st.n_fallbacks}
