@@ -17,6 +17,7 @@ without it).
 """
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -252,3 +253,15 @@ def extreme_stream(pattern, T, scale, seed):
         X[: T // 2, 0] = 1.0
         X[T // 2:, 1] = 1.0
     return X * scale
+
+
+def wait_for_writer(learner, thread, timeout=10.0):
+    """Wait until `thread` holds `learner`'s guard for writing (its batch
+    runs); False if it never did within `timeout` seconds."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and thread.is_alive():
+        guard = learner.__dict__.get("_guard")
+        if guard is not None and guard._writer is not None:
+            return True
+        time.sleep(0.0005)
+    return False

@@ -28,22 +28,13 @@ import time
 import numpy as np
 import pytest
 from learner_cases import LEARNERS, assert_same_state, fitted, make_data
+from learner_cases import wait_for_writer as _wait_for_writer
 
 import onlinepca_fast as opf
 from onlinepca_fast import _guard
 from onlinepca_fast._validation import Interval, OneOf, Options, none_or
 
 ORTH_ATOL = 1e-10
-
-
-def _wait_for_writer(learner, thread, timeout=10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end and thread.is_alive():
-        guard = learner.__dict__.get("_guard")
-        if guard is not None and guard._writer is not None:
-            return True
-        time.sleep(0.0005)
-    return False
 
 
 # --- item 3: copies from another thread -------------------------------------------

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from learner_cases import assert_same_state, fitted, make_data
+from learner_cases import wait_for_writer as _wait_for_writer
 
 from onlinepca_fast import _kernels
 from onlinepca_fast.kernels import RankOneUpdater
@@ -31,16 +32,6 @@ def _long_batch(learner_case):
     name, _, kind = learner_case
     T = 300 if name == "OnlineKernelPCA" else (30_000 if kind == "matrix" else 150_000)
     return make_data(kind, T, 99)
-
-
-def _wait_for_writer(learner, thread, timeout=10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end and thread.is_alive():
-        guard = learner.__dict__.get("_guard")
-        if guard is not None and guard._writer is not None:
-            return True
-        time.sleep(0.0005)
-    return False
 
 
 # --- two threads on one learner -------------------------------------------------
