@@ -57,10 +57,17 @@ def test_learners_ratios_run_their_short_sections():
 
 def _import(stem):
     """A benchmark module as asv imports it: benchmarks.<stem>, the checkout's
-    root on the path (the modules import benchmarks/workloads.py relatively)."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    return importlib.import_module(f"benchmarks.{stem}")
+    root on the path (the modules import benchmarks/workloads.py relatively)
+    only while importing, and last: first, or left there, it would put the
+    source tree's onlinepca_fast/ (no compiled module) before the installed
+    package, for this process and every process started later (Dask's
+    workers)."""
+    import onlinepca_fast  # noqa: F401  (the installed package, before ROOT is seen)
+    sys.path.append(str(ROOT))
+    try:
+        return importlib.import_module(f"benchmarks.{stem}")
+    finally:
+        sys.path.remove(str(ROOT))
 
 
 @pytest.mark.parametrize("stem", sorted(p.stem for p in BENCH.glob("*.py")))

@@ -47,7 +47,7 @@ class GuardedState:
             return
         object.__setattr__(self, name, value)
 
-    def set_params(self: _Self, **params) -> _Self:
+    def set_params(self: _Self, **params: Any) -> _Self:
         """Set hyper-parameters (scikit-learn's ``set_params``).
 
         A write, as ``partial_fit``: while another thread uses the learner
