@@ -153,5 +153,5 @@ class Accuracy:
     def track_orthogonality_after_4000_trials(self, n):
         pca = opf.CenteredOnlinePCA(n_components=2, eta=W.ETA, centered=False,
                                     random_state=0).fit(self.X)
-        Q = pca.eigenvectors_
-        return float(np.abs(Q.T @ Q - np.eye(n)).max())
+        Q = pca.eigenvectors_  # n x m: the explicit ones in the clustered state
+        return float(np.abs(Q.T @ Q - np.eye(Q.shape[1])).max())
