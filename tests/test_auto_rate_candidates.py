@@ -1,0 +1,73 @@
+"""benchmarks/auto_rate_candidates.py (issue 24): the NumPy prototypes of
+the candidate rates are faithful -- their ``"auto"`` policy reproduces the
+package's ``eta="auto"`` (an independent implementation: loss units and eigh
+every trial against the compiled rank-one updates), the ``"inf"`` policy is
+the limit of a large rate, and the master's loss is within its AdaHedge
+bound of its best sub-learner."""
+
+import importlib
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import onlinepca_fast as opf
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def _cand():
+    sys.path.append(str(ROOT / "benchmarks"))
+    try:
+        return importlib.import_module("auto_rate_candidates")
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+
+def _stream(T=120, n=8, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(T, n)) * np.linspace(0.2, 1.0, n)
+    for s in range(0, T, 40):  # a new dominant subspace every 40 trials
+        X[s:s + 40] = X[s:s + 40] @ np.linalg.qr(rng.normal(size=(n, n)))[0]
+    return X / np.linalg.norm(X, axis=1).max()
+
+
+@pytest.mark.parametrize("make, proto", [
+    (lambda: opf.OnlinePCA(3, random_state=0), lambda c: c.MEG(8, 3, "auto")),
+    (lambda: opf.OnlineAdaptivePCA(3, random_state=0),
+     lambda c: c.MEG(8, 3, "auto", 1e-5)),
+    (lambda: opf.CenteredOnlinePCA(3, random_state=0),
+     lambda c: c.Cumulative(8, 3, "auto")),
+    (lambda: opf.CenteredOnlinePCA(3, centered=False, random_state=0),
+     lambda c: c.Cumulative(8, 3, "auto", centered=False)),
+])
+def test_auto_policy_is_the_package_auto(make, proto):
+    X = _stream()
+    ours = make().fit(X).expected_losses_
+    sub = proto(_cand())
+    theirs = np.array([sub.trial(x) for x in X])
+    np.testing.assert_allclose(theirs, ours, rtol=1e-8, atol=1e-12)
+
+
+def test_inf_policy_is_the_limit_of_large_rates():
+    c = _cand()
+    X = _stream(seed=1)
+    lim = c.total_loss(X, lambda: c.MEG(8, 3, "inf"))
+    big = [c.total_loss(X, lambda e=e: c.MEG(8, 3, e)) for e in (1e2, 1e3, 1e4)]
+    err = [abs(b - lim) / lim for b in big]
+    assert err[2] < 1e-3 and err[2] < err[0]
+
+
+def test_master_within_its_bound():
+    c = _cand()
+    X = _stream(seed=2)
+    subs = [c.MEG(8, 3, "auto"), c.MEG(8, 3, "inf")]
+    solo = [c.total_loss(X, lambda: c.MEG(8, 3, "auto")),
+            c.total_loss(X, lambda: c.MEG(8, 3, "inf"))]
+    total = c.master(subs, X)
+    # AdaHedge: R <= 2 Delta <= 2 (sqrt(ln 2 sum_t s_t^2 / 4) + (2/3 ln 2 + 1) max s_t),
+    # s_t = d |x_t|^2 the range of the sub-learners' losses
+    s = 5 * np.einsum("ij,ij->i", X, X)
+    bound = 2 * (np.sqrt(np.log(2) * np.sum(s ** 2) / 4) + (2 / 3 * np.log(2) + 1) * s.max())
+    assert total <= min(solo) + bound
