@@ -138,6 +138,42 @@ class MEG:
         return h
 
 
+class Tracker:
+    """The ``"inf"`` policy of :class:`MEG` (no mixing) at O(n k) per trial:
+    the state is r <= k explicit directions U with values ``lam`` below a
+    flat level b (every other direction).  A trial: ``z = U^T x``, ``rho =
+    |x - U z|``; W spreads 1/d over the flat cluster (``1/(n - r)`` each
+    while ``r < k``), so ``h = d rho^2 / (n - r)``; then ``M - x x^T`` on
+    span(U, x) is ``diag(lam, b) - v v^T``, ``v = (z, rho)``, an (r+1) x (r+1)
+    eigenproblem; at ``r = k`` its largest eigenvalue becomes the new flat
+    level (the cap at zero temperature), else every value below b stays."""
+
+    def __init__(self, n, k):
+        self.n, self.k, self.d = n, k, n - k
+        self.U = np.zeros((n, 0))
+        self.lam = np.zeros(0)
+        self.b = 0.0
+
+    def trial(self, x):
+        n, r = self.n, self.lam.size
+        z = self.U.T @ x
+        res = x - self.U @ z
+        rho = float(np.linalg.norm(res))
+        h = self.d * rho ** 2 / (n - r)
+        if rho > 1e-12 * np.linalg.norm(x):
+            V = np.column_stack([self.U, res / rho])
+            vals, v = np.append(self.lam, self.b), np.append(z, rho)
+        else:
+            V, vals, v = self.U, self.lam, z
+        mu, E = np.linalg.eigh(np.diag(vals) - np.outer(v, v))
+        V = V @ E
+        if mu.size > self.k:  # the cap at zero temperature: a new flat level
+            self.b, mu, V = mu[-1], mu[:-1], V[:, :-1]
+        keep = mu < self.b - 1e-12 * max(1.0, abs(self.b))
+        self.U, self.lam = V[:, keep], mu[keep]
+        return h
+
+
 class Cumulative:
     """WK Alg. 6 (``centered=True``) or its uncentered version, FTRL on
     C^t: ``W = cap(exp(-eta C^t))``; policy ``"auto"`` (two-point gap, as
@@ -221,10 +257,10 @@ def candidates(learner, n, k):
     a = 1e-5 if learner == "OnlineAdaptivePCA" else 0.0
     out = {
         "auto": lambda: MEG(n, k, "auto", a),
-        "inf": lambda: MEG(n, k, "inf"),
+        "inf": lambda: Tracker(n, k),
         "FlipFlop": lambda: MEG(n, k, "flip", a),
-        "master(auto,inf)": lambda: [MEG(n, k, "auto", a), MEG(n, k, "inf")],
-        "master(auto,inf,4 grid)": lambda: ([MEG(n, k, "auto", a), MEG(n, k, "inf")]
+        "master(auto,inf)": lambda: [MEG(n, k, "auto", a), Tracker(n, k)],
+        "master(auto,inf,4 grid)": lambda: ([MEG(n, k, "auto", a), Tracker(n, k)]
                                             + [MEG(n, k, ("grid", c), a)
                                                for c in (1.0, 10.0, 100.0, 1000.0)]),
     }

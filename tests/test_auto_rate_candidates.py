@@ -71,3 +71,15 @@ def test_master_within_its_bound():
     s = 5 * np.einsum("ij,ij->i", X, X)
     bound = 2 * (np.sqrt(np.log(2) * np.sum(s ** 2) / 4) + (2 / 3 * np.log(2) + 1) * s.max())
     assert total <= min(solo) + bound
+
+
+def test_tracker_is_the_inf_policy():
+    """The O(n k) state (k explicit directions and a flat level) gives the
+    losses of the eigh-based eta = inf limit, including instances that
+    keep to a subspace (ties at the flat level)."""
+    c = _cand()
+    X = _stream(seed=3)
+    X[:50, 5:] = 0.0  # the first 50 rows in a 5-dim subspace
+    a, b = c.MEG(8, 3, "inf"), c.Tracker(8, 3)
+    np.testing.assert_allclose([b.trial(x) for x in X], [a.trial(x) for x in X],
+                               rtol=1e-9, atol=1e-12)
