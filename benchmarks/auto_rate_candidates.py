@@ -38,7 +38,8 @@ Streams, scaling and the loss ratio are those of ``benchmarks/auto_rate.py``
 FILE`` reads that script's ``--json`` output to print the best grid eta
 and ``eta = 1`` next to the candidates.
 
-Run: ``python benchmarks/auto_rate_candidates.py [--quick] [--best FILE]``
+Run: ``python benchmarks/auto_rate_candidates.py [--quick] [--best FILE]
+[--stream S ...] [--learner L ...]``
 (a few minutes: every trial is an eigh of every sub-learner).
 """
 
@@ -216,8 +217,10 @@ class Cumulative:
         return h
 
 
-def master(subs, X):
-    """AdaHedge over the sub-learners' expected losses: total expected loss."""
+def master(subs, X, full=False):
+    """AdaHedge over the sub-learners' expected losses: the total expected
+    loss (``full``: also the master's cumulative mixability gap and each
+    sub-learner's total loss)."""
     m = len(subs)
     cum = np.zeros(m)
     gap = total = 0.0
@@ -236,7 +239,7 @@ def master(subs, X):
         gap += max(0.0, hm - mix)
         total += hm
         cum += hs
-    return total
+    return (total, gap, cum) if full else total
 
 
 def total_loss(X, make):
@@ -275,6 +278,11 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="k = 5 only")
     ap.add_argument("--best", metavar="FILE",
                     help="the --json output of benchmarks/auto_rate.py (best grid, eta=1)")
+    ap.add_argument("--stream", choices=("digits", "patches"), action="append",
+                    help="only these streams (repeatable; default both)")
+    ap.add_argument("--learner", action="append",
+                    choices=("OnlinePCA", "OnlineAdaptivePCA", "CenteredOnlinePCA"),
+                    help="only these learners (repeatable; default all three)")
     args = ap.parse_args(argv)
     from auto_rate import digits, patches, scaled  # noqa: E402  (this directory)
     from onlinepca_fast import metrics
@@ -282,10 +290,12 @@ def main(argv=None):
     if args.best:
         with open(args.best) as f:
             ref = {(r["stream"], r["learner"], r["k"]): r for r in json.load(f)}
-    streams = {"digits": scaled(digits()), "patches": scaled(patches())}
-    for sname, X in streams.items():
+    streams = {"digits": digits, "patches": patches}
+    for sname in args.stream or streams:
+        X = scaled(streams[sname]())
         n = X.shape[1]
-        for learner in ("OnlinePCA", "OnlineAdaptivePCA", "CenteredOnlinePCA"):
+        for learner in (args.learner
+                        or ("OnlinePCA", "OnlineAdaptivePCA", "CenteredOnlinePCA")):
             for k in ((5,) if args.quick else (2, 5, 10)):
                 best = metrics.best_subspace_loss(X, k,
                                                   centered=learner == "CenteredOnlinePCA")

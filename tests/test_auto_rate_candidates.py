@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import onlinepca_fast as opf
+from onlinepca_fast import metrics
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -83,3 +84,32 @@ def test_tracker_is_the_inf_policy():
     a, b = c.MEG(8, 3, "inf"), c.Tracker(8, 3)
     np.testing.assert_allclose([b.trial(x) for x in X], [a.trial(x) for x in X],
                                rtol=1e-9, atol=1e-12)
+
+
+def _adversarial(T=120, n=8):
+    X = np.zeros((T, n))
+    for t in range(T):
+        X[t, t % n] = 1.0 / (1 + (t // n) % 3)
+    return X
+
+
+def _stationary(T=120, n=8, seed=4):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(T, n)) * np.linspace(0.2, 1.0, n)
+    return X / np.linalg.norm(X, axis=1).max()
+
+
+@pytest.mark.parametrize("kind", ["stationary", "shifting", "adversarial"])
+@pytest.mark.parametrize("c", [1e-3, 1.0, 1e3])
+def test_master_regret_bound(kind, c):
+    """R_T <= min(2 Delta^A_T, L^inf_T - L*_T) + 2 Delta^M_T (docs/adaptive_rates.md),
+    at any scale of the data."""
+    cand = _cand()
+    X = c * {"stationary": _stationary, "shifting": _stream,
+             "adversarial": _adversarial}[kind]()
+    a = cand.MEG(8, 3, "auto")
+    total, gap, cum = cand.master([a, cand.Tracker(8, 3)], X, full=True)
+    best = metrics.best_subspace_loss(X, 3)
+    bound = min(2 * a.reg.dah, cum[1] - best) + 2 * gap
+    assert total - best <= bound + 1e-9 * np.sum(X * X)
+    assert gap > 0 and a.reg.dah > 0
