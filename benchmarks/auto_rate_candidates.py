@@ -28,6 +28,10 @@ at which the next trial caps it.  Policies:
   ``h - d (lmax(M^c) - lmax(M^c - x x^T))``;
 - ``master``: AdaHedge over the expected losses of sub-learners (each a
   full learner), regret ``<= 2 Delta_master`` against the best of them;
+- ``master(auto, auto restart)`` (OnlineAdaptivePCA): two AdaHedge
+  learners with fixed share, one with ``D = d log(n/d)`` (static regret),
+  one with ``D = d log(n/(d alpha))`` (the relative entropy a fixed-share
+  step leaves to any capped comparator: adaptive regret on every interval);
 - ``FTL`` and ``flipFTRL``: the cumulative learner (WK Alg. 6,
   ``centered=False`` or ``True``) at eta = infinity (true Follow the
   Leader: the d smallest eigenvalues of C^t) and FlipFlop on it (FTRL
@@ -112,12 +116,16 @@ class MEG:
     units under a rate policy (``"auto"``, ``"inf"``, ``"flip"``, a number,
     or ``("grid", c)``: eta = c / max_s |x_s|^2, scale-free)."""
 
-    def __init__(self, n, k, policy, alpha=0.0):
+    def __init__(self, n, k, policy, alpha=0.0, restart=False):
         self.n, self.d, self.alpha = n, n - k, alpha
         self.M = np.zeros((n, n))
         self.grid = policy[1] if isinstance(policy, tuple) else None
         self.smax = 0.0
-        self.reg = _Regimes("grid" if self.grid else policy, self.d * np.log(n / self.d))
+        # restart: D = d log(n / (d alpha)), the largest Delta(U, W) after a
+        # fixed-share step (every eigenvalue >= alpha / n), for the
+        # adaptive-regret bound instead of the static one
+        D = self.d * np.log(n / (self.d * alpha) if restart else n / self.d)
+        self.reg = _Regimes("grid" if self.grid else policy, D)
 
     def trial(self, x):
         d, n = self.d, self.n
@@ -267,6 +275,9 @@ def candidates(learner, n, k):
                                             + [MEG(n, k, ("grid", c), a)
                                                for c in (1.0, 10.0, 100.0, 1000.0)]),
     }
+    if learner == "OnlineAdaptivePCA":
+        out["master(auto,auto restart)"] = lambda: [MEG(n, k, "auto", a),
+                                                    MEG(n, k, "auto", a, restart=True)]
     if learner == "OnlinePCA":
         out["FTL(C^t)"] = lambda: Cumulative(n, k, "inf", centered=False)
         out["FlipFlop(C^t)"] = lambda: Cumulative(n, k, "flip", centered=False)

@@ -113,3 +113,28 @@ def test_master_regret_bound(kind, c):
     bound = min(2 * a.reg.dah, cum[1] - best) + 2 * gap
     assert total - best <= bound + 1e-9 * np.sum(X * X)
     assert gap > 0 and a.reg.dah > 0
+
+
+@pytest.mark.parametrize("kind", ["stationary", "shifting", "adversarial"])
+def test_restart_rate_adaptive_bound(kind):
+    """D = d log(n/(d alpha)): on every interval [r, s],
+    R_[r,s] <= Delta_[r,s] + Delta_s (1 + (s-r+1) log(1/(1-alpha)) / log(n/(d alpha)))
+    against the best fixed subspace of the interval (docs/adaptive_rates.md)."""
+    cand = _cand()
+    X = {"stationary": _stationary, "shifting": _stream, "adversarial": _adversarial}[kind]()
+    n, k, a = 8, 3, 1e-3
+    d = n - k
+    m = cand.MEG(n, k, "auto", a, restart=True)
+    h, gaps = [], []
+    for x in X:
+        before = m.reg.dah
+        h.append(m.trial(x))
+        gaps.append(m.reg.dah - before)
+    h, cum = np.array(h), np.cumsum(gaps)
+    for r, s in [(0, 39), (40, 79), (80, 119), (30, 100), (0, 119)]:
+        seg = X[r:s + 1]
+        regret = h[r:s + 1].sum() - metrics.best_subspace_loss(seg, k)
+        inner = cum[s] - (cum[r - 1] if r else 0.0)
+        bound = inner + cum[s] * (1 + (s - r + 1) * np.log(1 / (1 - a))
+                                  / np.log(n / (d * a)))
+        assert regret <= bound + 1e-12
