@@ -459,7 +459,7 @@ static void coordinates(const opf_clustered *s, const cws *w, ptrdiff_t m,
         gemv_b(s, (int)nb, 1.0, x, 0.0, w->y);
         gemv_bt(s, (int)nb, -1.0, w->y, w->rb);
         rr = dot(w->rb, w->rb, n);
-        if (rr < 0.5 * xx) {
+        if (rr < 0.0625 * xx) { /* DGKS with 1/4 in norm: |x| / |r_B| <= 4 keeps the new row orthogonal to ~4 n_B eps */
             gemv_b(s, (int)nb, 1.0, w->rb, 0.0, w->y2);
             gemv_bt(s, (int)nb, -1.0, w->y2, w->rb);
             for (ptrdiff_t i = 0; i < nb; i++)
