@@ -1,7 +1,17 @@
 """Per-trial time of the dense and the clustered state against m / n, and the
 crossover ``state="auto"`` uses (issue 23: auto chooses by m at every n).
 
-For each n, OnlinePCA (k = 10, eta = 1e-3: capping does not bind) is fed
+Two regimes (``--regime``):
+
+- ``steady`` (the default, what ``state="auto"`` is set from): rows in a
+  random r-dimensional subspace (standard deviations i^-0.7, max |x| = 1),
+  eta = 1e-3, so that after 3 r + 200 warm-up rows m = r explicit
+  directions stay explicit; the next 100 rows are timed.  The row adds no
+  direction: the steady state of a learner whose m capping (or the data's
+  rank) holds still.
+- ``growing``: as follows.
+
+In the growing regime, for each n, OnlinePCA (k = 10, eta = 1e-3: capping does not bind) is fed
 full-rank rows (spectrum i^-0.7 in a random basis, max |x| = 1, as issue
 23), so that each row adds one explicit direction: after m warm-up rows
 m directions are explicit, and the next T rows (m -> m + T, T <= m / 10)
@@ -28,7 +38,7 @@ import numpy as np  # noqa: E402
 import onlinepca_fast as opf  # noqa: E402
 
 FRACTIONS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8)
-SIZES = (50, 100, 200, 400, 1000, 2000)
+SIZES = (20, 32, 50, 100, 200, 400, 1000, 2000)
 #: clustered warm-up costs ~m^3 per trial: skip larger m
 MAX_M = 400
 
@@ -56,10 +66,42 @@ def per_trial(state, n, m, T, repeats=3):
     return best, copy
 
 
+def subspace_rows(n, r, T, seed=0):
+    rng = np.random.default_rng(seed)
+    B = np.linalg.qr(rng.standard_normal((n, r)))[0]
+    X = (rng.standard_normal((T, r)) * np.arange(1, r + 1) ** -0.7) @ B.T
+    return X / np.linalg.norm(X, axis=1).max()
+
+
+def steady_trial(state, n, m, T=100, repeats=3):
+    """Best of `repeats` timings of T trials with m = r explicit directions
+    held (rows in an r-dimensional subspace, warmed up on 3 r + 200 rows)."""
+    warm = 3 * m + 200
+    X = subspace_rows(n, m, warm + T)
+    learner = opf.OnlinePCA(10, eta=1e-3, state=state, random_state=0)
+    learner.partial_fit(X[:warm])
+    best = np.inf
+    for _ in range(repeats):
+        copy = pickle.loads(pickle.dumps(learner))
+        t0 = time.thread_time()
+        copy.partial_fit(X[warm:])
+        best = min(best, (time.thread_time() - t0) / T)
+    return best, copy
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer sizes and trials")
+    ap.add_argument("--regime", choices=("steady", "growing"), default="steady")
     args = ap.parse_args(argv)
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+    for info in threadpool_info():
+        if info.get("user_api") == "blas":
+            print(f"# BLAS: {info.get('internal_api')} {info.get('version')} "
+                  f"architecture {info.get('architecture')}")
+    print(f"# regime: {args.regime}")
     sizes = (50, 200, 1000) if args.quick else SIZES
     print(f"{'n':>5} {'m/n':>5} {'m':>5} {'dense us':>10} {'clustered us':>13} {'ratio':>6}")
     crossover = {}
@@ -69,9 +111,12 @@ def main(argv=None):
             m = max(1, int(round(f * n)))
             if m > MAX_M:
                 break
-            T = 40
-            dense, _ = per_trial("dense", n, m, T)
-            clus, lc = per_trial("clustered", n, m, T)
+            if args.regime == "steady":
+                dense, _ = steady_trial("dense", n, m)
+                clus, _ = steady_trial("clustered", n, m)
+            else:
+                dense, _ = per_trial("dense", n, m, 40)
+                clus, _ = per_trial("clustered", n, m, 40)
             print(f"{n:>5} {f:>5.2f} {m:>5} {dense * 1e6:>10.1f} {clus * 1e6:>13.1f} "
                   f"{clus / dense:>6.2f}", flush=True)
             if found is None and dense <= clus:

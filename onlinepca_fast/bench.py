@@ -58,20 +58,26 @@ class ChunkedStream:
     Parameters
     ----------
     kind : {"power", "signal"}
-        ``"power"``: variances i^-1 in a random basis (a product of three
-        Householder reflectors); ``"signal"``: a rank-20 signal plus
-        isotropic noise.
+        ``"power"`` (or ``"decay"``): standard deviations i^-exponent in a
+        random basis (a product of three Householder reflectors);
+        ``"signal"``: a rank-20 signal plus isotropic noise.
     n : int
         Dimension.
     seed : int, default=0
         Seed of the basis and the rows.
+    exponent : float, default=0.5
+        Decay of the standard deviations of ``"power"`` (0.5: variances i^-1).
     """
 
-    def __init__(self, kind: str, n: int, seed: int = 0) -> None:
+    def __init__(self, kind: str, n: int, seed: int = 0, exponent: float = 0.5) -> None:
+        if kind == "decay":
+            kind = "power"
+        if kind not in ("power", "signal"):
+            raise ValueError(f"kind must be 'power', 'decay' or 'signal', got {kind!r}")
         self.kind, self.n = kind, n
         self.rng = np.random.default_rng(seed)
         if kind == "power":
-            self.scale = np.arange(1, n + 1.0) ** -0.5
+            self.scale = np.arange(1, n + 1.0) ** -float(exponent)
             self.reflectors = [v / np.linalg.norm(v) for v in self.rng.standard_normal((3, n))]
         else:
             self.basis = np.linalg.qr(self.rng.standard_normal((n, 20)))[0]

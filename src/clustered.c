@@ -286,32 +286,49 @@ static double project_out_all(const opf_clustered *s, const cws *w,
     return sqrt(dot(h, h, n));
 }
 
-/*
- * Sum of (h_l^T x)^2 over e orthonormal directions h_l drawn uniformly in
- * the complement of Q (Gaussian vectors projected out of Q and of each
- * other, twice), from the generator seeded by the bits of u.
- */
-static double haar_energy(const opf_clustered *s, const cws *w, ptrdiff_t e,
-                          double u, ptrdiff_t m, ptrdiff_t nb, const double *x)
+/* A Gamma(a, 1) variate, a > 0 (Marsaglia & Tsang, ACM TOMS 26, 2000; for
+ * a < 1, Gamma(a + 1) U^(1/a)). */
+static double gamma_variate(double a, uint64_t *st)
 {
-    const ptrdiff_t n = s->n;
+    double boost = 1.0, g, v, uu;
+    if (a < 1.0) {
+        boost = pow(unit_open(st), 1.0 / a);
+        a += 1.0;
+    }
+    const double dd = a - 1.0 / 3.0, cc = 1.0 / sqrt(9.0 * dd);
+    for (;;) {
+        do {
+            gaussians(&g, 1, st);
+            v = 1.0 + cc * g;
+        } while (v <= 0.0);
+        v = v * v * v;
+        uu = unit_open(st);
+        if (uu < 1.0 - 0.0331 * (g * g) * (g * g)
+                || log(uu) < 0.5 * g * g + dd * (1.0 - v + log(v)))
+            return dd * v * boost;
+    }
+}
+
+/*
+ * The energy of x in e orthonormal directions drawn uniformly (Haar) in the
+ * c-dimensional complement of Q, where x's energy is beta2, drawn with the
+ * generator seeded by the bits of u.  By rotation invariance it is beta2
+ * times the energy of a uniform unit vector of R^c in e fixed coordinates,
+ * Beta(e/2, (c - e)/2) = X / (X + Y) with X ~ Gamma(e/2), Y ~ Gamma((c - e)/2):
+ * O(1) instead of drawing and orthogonalising e vectors of length n.
+ */
+static double haar_energy(ptrdiff_t e, ptrdiff_t c, double u, double beta2)
+{
     uint64_t st;
-    double acc = 0.0;
+    if (e <= 0 || !(beta2 > 0.0))
+        return 0.0;
+    if (e >= c)
+        return beta2;
     memcpy(&st, &u, sizeof st);
     st ^= 0x5851F42D4C957F2DULL;
-    for (ptrdiff_t l = 0; l < e; l++) {
-        double *h = w->haar + l * n;
-        double nrm;
-        do {
-            gaussians(h, n, &st);
-            nrm = project_out_all(s, w, m, nb, l, h);
-        } while (!(nrm > 1e-8 * sqrt((double)n)));
-        const double c = dot(h, x, n) / nrm;
-        for (ptrdiff_t i = 0; i < n; i++)
-            h[i] /= nrm;
-        acc += c * c;
-    }
-    return acc;
+    const double a = gamma_variate(0.5 * (double)e, &st);
+    const double b = gamma_variate(0.5 * (double)(c - e), &st);
+    return a + b > 0.0 ? beta2 * (a / (a + b)) : beta2 * ((double)e / (double)c);
 }
 
 /* Draw `size` of the `len` weights in wexp (the m explicit entries, then
@@ -388,14 +405,14 @@ static int draw(const opf_clustered *s, const cws *w, double u, ptrdiff_t m,
             if ((st = draw_split(s, w, u, m, m + k, m, &r, &virt)) != OPF_OK)
                 return st;
         }
-        r += fmax(0.0, beta2 - haar_energy(s, w, k - virt, u, m, nb, x));
+        r += fmax(0.0, beta2 - haar_energy(k - virt, c, u, beta2));
     } else {
         memcpy(w->wexp, om, (size_t)m * sizeof(double));
         for (i = m; i < n; i++)
             w->wexp[i] = wc;
         if ((st = draw_split(s, w, u, m, n, d, &r, &in_cluster)) != OPF_OK)
             return st;
-        r += fmax(0.0, beta2 - haar_energy(s, w, c - in_cluster, u, m, nb, x));
+        r += fmax(0.0, beta2 - haar_energy(c - in_cluster, c, u, beta2));
     }
     *rl = r;
     return OPF_OK;
@@ -442,7 +459,7 @@ static void coordinates(const opf_clustered *s, const cws *w, ptrdiff_t m,
         gemv_b(s, (int)nb, 1.0, x, 0.0, w->y);
         gemv_bt(s, (int)nb, -1.0, w->y, w->rb);
         rr = dot(w->rb, w->rb, n);
-        if (rr < 0.5 * xx) {
+        if (rr < 0.0625 * xx) { /* DGKS with 1/4 in norm: |x| / |r_B| <= 4 keeps the new row orthogonal to ~4 n_B eps */
             gemv_b(s, (int)nb, 1.0, w->rb, 0.0, w->y2);
             gemv_bt(s, (int)nb, -1.0, w->y2, w->rb);
             for (ptrdiff_t i = 0; i < nb; i++)

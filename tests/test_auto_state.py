@@ -135,7 +135,7 @@ def test_centered_pca_turns_dense_at_the_same_trial_however_it_is_fed(how, monke
     """The issue's case (CenteredOnlinePCA fitted twice differed from trial
     247 on), at n = 120: clustered until m = hi, dense from there."""
     rng = np.random.default_rng(1)
-    X = unit_ball(rng.standard_normal((60, N)) * np.arange(1, N + 1) ** -0.7)
+    X = unit_ball(rng.standard_normal((auto_bounds(N)[1] + 30, N)) * np.arange(1, N + 1) ** -0.7)
     switches = Switches(monkeypatch)
     make = lambda: opf.CenteredOnlinePCA(10, eta=1.0, random_state=0)  # noqa: E731
     base = make().fit(X)

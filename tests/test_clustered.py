@@ -252,3 +252,27 @@ def test_cap_groups_matches_cap_log_on_the_expanded_vector():
         expanded = reference.cap_log(np.repeat(v, mult.astype(int)), d)
         np.testing.assert_allclose(np.repeat(out, mult.astype(int)), expanded,
                                    rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("n, k", [(40, 8), (200, 3)])
+def test_realized_loss_in_haar_directions_has_their_distribution(n, k):
+    """The trial draws the energy of x in e Haar directions of the cluster as
+    beta2 * Beta(e/2, (c-e)/2), with no vectors.  On the first trial (no
+    explicit direction, W = I/n below the cap) the corner holds n - k
+    cluster slots and leaves k out: the realized loss is |x|^2 minus the
+    energy of x in k uniformly drawn orthonormal directions.  Oracle: those
+    directions drawn explicitly in NumPy (QR of Gaussian n x k matrices);
+    two-sample Kolmogorov-Smirnov over 2000 draws each."""
+    from scipy.stats import ks_2samp
+
+    draws = 2000
+    rng = np.random.default_rng(11)
+    x = unit_ball(rng.standard_normal((1, n)))
+    ours = np.array([opf.OnlinePCA(k, eta=1.0, state="clustered", random_state=s)
+                     .partial_fit(x).realized_losses_[0] for s in range(draws)])
+    oracle = np.empty(draws)
+    for s in range(draws):
+        V = np.linalg.qr(rng.standard_normal((n, k)))[0]
+        oracle[s] = float(x[0] @ x[0] - np.sum((V.T @ x[0]) ** 2))
+    assert np.ptp(ours) > 1e-3
+    assert ks_2samp(ours, oracle).pvalue > 1e-3

@@ -36,15 +36,16 @@ _FIRST_CAPACITY = 32
 #: MAX_DENSE), clustered again once m <= densify_at(n) n / 2 (capping
 #: collapsed the spectrum; the gap keeps it from flipping every trial).
 #: Decided by the state after each trial (:func:`auto_bounds`, the trial
-#: loops' ``m_stop``), never by chunk timing or the caller's batch split.  A clustered trial costs O(n m + m^3), a dense one O(n^2)
-#: plus the non-deflated block.  Crossovers measured by
-#: ``benchmarks/crossover_state.py`` (OnlinePCA, k = 10, full-rank rows, one
-#: BLAS thread; dense / clustered per-trial time): below 80 features dense
-#: is as fast or faster at every m (n = 50: clustered 1.0-1.3x slower); at
-#: n = 100 par up to m/n ~ 0.2 and clustered slower beyond 0.3; at n = 200
-#: and 400 the crossover is m/n ~ 0.5 (n = 400, m/n = 0.1: clustered 2.5x
-#: faster); at n = 1000, m/n = 0.1: 7x faster.
-AUTO_DENSE_BELOW = 80
+#: loops' ``m_stop``), never by chunk timing or the caller's batch split.
+#: A clustered trial costs O(n m + m^3), a dense one O(n^2) plus the
+#: non-deflated block.  Crossover measured by ``benchmarks/crossover_state.py``
+#: in the steady state (OnlinePCA, k = 10, m explicit directions held, one
+#: BLAS thread; clustered / dense per-trial time): at n = 50 0.5-0.8 up to
+#: m/n = 0.4, par at 0.5; at n = 200 0.35-0.9 up to m/n = 0.6; at n = 1000
+#: 0.06 at m/n = 0.05, 0.8 at 0.4.  Below 40 features the two are within
+#: ~15% at every m and the dense state (whose draw the NumPy reference
+#: reproduces trial by trial) is kept.
+AUTO_DENSE_BELOW = 40
 
 
 def densify_at(n):
@@ -52,7 +53,7 @@ def densify_at(n):
     a learner with n features dense (0: always dense)."""
     if n < AUTO_DENSE_BELOW:
         return 0.0
-    return 0.25 if n < 150 else 0.45
+    return 0.5
 
 
 def auto_bounds(n):

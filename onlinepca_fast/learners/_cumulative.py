@@ -148,8 +148,8 @@ class CenteredOnlinePCA(_Cumulative):
         draws too unless a corner splits the cluster (its directions are
         then drawn uniformly in it, as in :class:`OnlinePCA`).  "auto"
         (default): chosen by the number m of explicit directions, as for
-        :class:`OnlinePCA` (clustered from the start from 80 features on,
-        dense once m >= 0.45 n, n <= 10,000).
+        :class:`OnlinePCA` (clustered from the start from 40 features on,
+        dense once m >= n / 2, n <= 10,000).
 
     Attributes
     ----------

@@ -309,8 +309,8 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
         (before, a corner's left-out cluster directions are drawn uniformly
         in the complement).  ``"auto"``: chosen by the number m of
         explicit directions, whichever is faster (measured,
-        ``benchmarks/crossover_state.py``): clustered while m < 0.45 n
-        (0.25 n below 150 features; dense at every m below 80 features),
+        ``benchmarks/crossover_state.py``): clustered while m < n / 2
+        (dense at every m below 40 features),
         dense from there (n <= 10,000), clustered again once capping
         collapses m to half that; decided after each trial by the state
         alone, so a fit is the same however it is split, timed, pickled
