@@ -4,7 +4,7 @@
 cdef extern from "common.h" nogil:
     int OPF_OK, OPF_EINVAL, OPF_ENOTCAPPED, OPF_ENOSPACE, OPF_EEVALS
     int OPF_ERHO, OPF_EX, OPF_EEVECS, OPF_EOVERFLOW, OPF_EFAILED, OPF_EEIG
-    int OPF_EY, OPF_ECAPACITY, OPF_SWITCH
+    int OPF_EY, OPF_ECAPACITY, OPF_SWITCH, OPF_EINTR
     const char *opf_strerror(int status)
     int OPF_FORCE_BISECTION, OPF_FORCE_EIG
     int OPF_SAMPLER_DECOMPOSITION, OPF_SAMPLER_SYSTEMATIC, OPF_SAMPLER_LEADER
@@ -30,6 +30,12 @@ cdef extern from "common.h" nogil:
         opf_dgemv_t dgemv
         opf_dlaed4_t dlaed4
         opf_dsyevr_t dsyevr
+
+cdef extern from "interrupt.h" nogil:
+    int opf_interrupt_arm()
+    void opf_interrupt_disarm()
+    void opf_interrupt_test_countdown(long k)
+    int opf_interrupt_test_site()
 
 cdef extern from "cap.h" nogil:
     Py_ssize_t opf_cap(const double *x, Py_ssize_t n, Py_ssize_t d,
@@ -132,6 +138,7 @@ cdef extern from "learner.h" nogil:
         int *r1iwork
         const opf_lapack *fns
         Py_ssize_t m_stop
+        int poll
     size_t opf_learner_work_len(Py_ssize_t n, int kind, int with_matrices)
     size_t opf_learner_iwork_len(Py_ssize_t n)
     void opf_range(const double *x, Py_ssize_t n, double *lo, double *hi)
@@ -187,6 +194,7 @@ cdef extern from "kernel_pca.h" nogil:
         Py_ssize_t *iwork
         int *buiwork
         const opf_lapack *fns
+        int poll
     ctypedef struct opf_kpca_stats:
         long long n_updates
         long long secular_sum

@@ -45,3 +45,14 @@ cdef int _test_fns(opf_lapack *fns, int flags) except -1:
     if flags & _TEST_FAILING_DSYEVR:
         fns.dsyevr = _failing_dsyevr
     return flags & ~(_TEST_BAD_DLAED4 | _TEST_FAILING_DSYEVR)
+
+
+def _interrupt_at_poll(long k):
+    """Testing: raise SIGINT at the k-th poll (``src/interrupt.h``) of the
+    armed trial loops from now on (0: off); returns nothing."""
+    opf_interrupt_test_countdown(k)
+
+
+def _interrupt_site():
+    """Testing: the poll site that raised the SIGINT (-1: none yet)."""
+    return opf_interrupt_test_site()

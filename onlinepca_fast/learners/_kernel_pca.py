@@ -444,8 +444,10 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
                 stop = min(T, start + pacer.size)
                 pacer.start()
                 try:
-                    engine.run(G[start:stop], u[start:stop], losses[0, start:stop],
-                               losses[1, start:stop])
+                    # Ctrl-C inside: KeyboardInterrupt, the interrupted trial
+                    # undone (fewer done if the handler does not raise)
+                    ran = engine.run(G[start:stop], u[start:stop], losses[0, start:stop],
+                                     losses[1, start:stop])
                 except ValueError as exc:
                     if getattr(exc, "trials_done", None) is None:
                         raise
@@ -457,7 +459,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
                     self.n_eigh_fallbacks_ += 1
                     engine = self._get_engine(p)
                     continue
-                pacer.done(stop - start)
+                pacer.done(ran)
             # inside the try: an interrupt landing in here settles again
             done = self._settle(m0, n0, saved, losses, T)
         except BaseException:  # KeyboardInterrupt (or anything) between chunks
