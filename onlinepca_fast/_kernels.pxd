@@ -172,6 +172,7 @@ cdef extern from "clustered.h" nogil:
         int *r1iwork
         const opf_lapack *fns
         Py_ssize_t m_stop
+        int poll
     size_t opf_clustered_work_len(Py_ssize_t n, Py_ssize_t cap, Py_ssize_t k)
     size_t opf_clustered_iwork_len(Py_ssize_t n)
     Py_ssize_t opf_clustered_trials(const opf_clustered *s, const double *X,

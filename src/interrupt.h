@@ -34,7 +34,8 @@ int opf_interrupt_poll(int armed, int site);
 /* Poll sites outside learner.c (which numbers its own from 1). */
 enum {
     OPF_POLL_KPCA_TRIAL = 11, /* kernel PCA: before each trial */
-    OPF_POLL_BORDERED = 12    /* bordered update: block solved, nothing written */
+    OPF_POLL_BORDERED = 12,   /* bordered update: block solved, nothing written */
+    OPF_POLL_CLUSTERED_TRIAL = 21 /* clustered state: before each trial */
 };
 
 /* Testing: raise(SIGINT) at the k-th armed poll from now (k >= 1; 0: off),
