@@ -25,17 +25,36 @@ cdef extern from "common.h" nogil:
                                   double *, double *, int *, int *,
                                   double *, int *, int *, int *,
                                   int *) noexcept nogil
+    ctypedef void (*opf_dsytrd_t)(char *, int *, double *, int *, double *,
+                                  double *, double *, double *, int *,
+                                  int *) noexcept nogil
+    ctypedef void (*opf_dstemr_t)(char *, char *, int *, double *, double *,
+                                  double *, double *, int *, int *, int *,
+                                  double *, double *, int *, int *, int *,
+                                  bint *, double *, int *, int *, int *,
+                                  int *) noexcept nogil
+    ctypedef void (*opf_dormtr_t)(char *, char *, char *, int *, int *,
+                                  double *, int *, double *, double *, int *,
+                                  double *, int *, int *) noexcept nogil
     ctypedef struct opf_lapack:
         opf_dgemm_t dgemm
         opf_dgemv_t dgemv
         opf_dlaed4_t dlaed4
         opf_dsyevr_t dsyevr
+        opf_dsytrd_t dsytrd
+        opf_dstemr_t dstemr
+        opf_dormtr_t dormtr
 
 cdef extern from "interrupt.h" nogil:
     int opf_interrupt_arm()
     void opf_interrupt_disarm()
     void opf_interrupt_test_countdown(long k)
     int opf_interrupt_test_site()
+
+cdef extern from "phased_eig.h" nogil:
+    int opf_eig_phased(int n, double *a, double *w, double *z, double *work,
+                       int *iwork, int *isuppz, double *save,
+                       const opf_lapack *fns, int poll)
 
 cdef extern from "cap.h" nogil:
     Py_ssize_t opf_cap(const double *x, Py_ssize_t n, Py_ssize_t d,

@@ -13,7 +13,7 @@ extension links no BLAS of its own.
 """
 
 from scipy.linalg.cython_blas cimport dgemm, dgemv
-from scipy.linalg.cython_lapack cimport dlaed4, dsyevr
+from scipy.linalg.cython_lapack cimport dlaed4, dormtr, dstemr, dsyevr, dsytrd
 from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport INFINITY
 
@@ -260,6 +260,9 @@ _LAPACK.dgemm = dgemm
 _LAPACK.dgemv = dgemv
 _LAPACK.dlaed4 = dlaed4
 _LAPACK.dsyevr = dsyevr
+_LAPACK.dsytrd = dsytrd  # dsyevr's phases (src/phased_eig.h)
+_LAPACK.dstemr = dstemr
+_LAPACK.dormtr = dormtr
 
 
 include "_test_hooks.pxi"

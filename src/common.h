@@ -96,11 +96,28 @@ typedef void (*opf_dsyevr_t)(char *jobz, char *range, char *uplo, int *n,
                              double *work, int *lwork, int *iwork,
                              int *liwork, int *info);
 
+/* dsyevr's three phases (phased_eig.h); optional: NULL, one dsyevr call */
+typedef void (*opf_dsytrd_t)(char *uplo, int *n, double *a, int *lda,
+                             double *d, double *e, double *tau, double *work,
+                             int *lwork, int *info);
+typedef void (*opf_dstemr_t)(char *jobz, char *range, int *n, double *d,
+                             double *e, double *vl, double *vu, int *il,
+                             int *iu, int *m, double *w, double *z, int *ldz,
+                             int *nzc, int *isuppz, int *tryrac, double *work,
+                             int *lwork, int *iwork, int *liwork, int *info);
+typedef void (*opf_dormtr_t)(char *side, char *uplo, char *trans, int *m,
+                             int *n, double *a, int *lda, double *tau,
+                             double *c, int *ldc, double *work, int *lwork,
+                             int *info);
+
 typedef struct {
     opf_dgemm_t dgemm;
     opf_dgemv_t dgemv;
     opf_dlaed4_t dlaed4;
     opf_dsyevr_t dsyevr;
+    opf_dsytrd_t dsytrd;
+    opf_dstemr_t dstemr;
+    opf_dormtr_t dormtr;
 } opf_lapack;
 
 /* 1 if every routine of the table is set. */

@@ -33,6 +33,7 @@
 #include "interrupt.h"
 #include "learner.h"
 #include "logweights.h"
+#include "phased_eig.h"
 #include "rank_one_update.h"
 #include "simd.h"
 #include "systematic.h"
@@ -297,22 +298,18 @@ static void form(const opf_learner *s, const workspace *w, const double *v,
 }
 
 /* Eigensystem of the symmetric matrix in m1 (destroyed): eigenvalues to
- * lam2, eigenvectors to m2 in our row-major layout.  Returns 0 or
- * OPF_EEIG. */
+ * lam2, eigenvectors to m2 in our row-major layout, by dsyevr in its three
+ * phases, polling Ctrl-C between them (phased_eig.h; m2 holds the copy the
+ * phases need).  Returns 0, OPF_EEIG or OPF_EINTR. */
 static int eig(const opf_learner *s, const workspace *w)
 {
-    int n = (int)s->n, il = 0, iu = 0, m = 0, lwork = 26 * n,
-        liwork = 10 * n, info = 0;
-    double vl = 0.0, vu = 0.0, abstol = 0.0;
-    char jobz = 'V', range = 'A', uplo = 'L';
     ptrdiff_t i, j;
     int *isuppz = s->r1iwork, *iw = s->r1iwork + 2 * s->n;
-    /* dsyevr writes Z column-major into m3, then transpose into m2 */
-    s->fns->dsyevr(&jobz, &range, &uplo, &n, w->m1, &n, &vl, &vu, &il, &iu,
-                   &abstol, &m, w->lam2, w->m3, &n, isuppz, w->evw, &lwork,
-                   iw, &liwork, &info);
-    if (info != 0 || m != n)
-        return OPF_EEIG;
+    /* Z comes column-major into m3, then transposed into m2 */
+    int st = opf_eig_phased((int)s->n, w->m1, w->lam2, w->m3, w->evw, iw,
+                            isuppz, w->m2, s->fns, s->poll);
+    if (st != OPF_OK)
+        return st;
     for (i = 0; i < s->n; i++)
         for (j = 0; j < s->n; j++)
             w->m2[i * s->n + j] = w->m3[j * s->n + i];
@@ -321,7 +318,8 @@ static int eig(const opf_learner *s, const workspace *w)
 
 /* The poll points (interrupt.h) of the trial loop: before a trial, and
  * within the O(n^3) ones (share="past" mixing, matrix instances) after
- * each GEMM or eigendecomposition, before anything is committed. */
+ * each GEMM or eigendecomposition (and between its phases: phased_eig.h),
+ * before anything is committed. */
 enum {
     POLL_TRIAL = 1,   /* before each trial */
     POLL_WPREV = 2,   /* share="past": W^{t-1} formed */
@@ -387,7 +385,7 @@ static int finish_meg(const opf_learner *s, const workspace *w, ptrdiff_t t,
                 w->m1[i] += a * (s->wsum[i] + w->wprev[i]);
             if (opf_interrupt_poll(s->poll, POLL_MIXED))
                 return undo_trial(s, w, OPF_EINTR);
-            st = eig(s, w);
+            st = eig(s, w); /* OPF_EINTR too: interrupted inside */
             if (st != OPF_OK)
                 return undo_trial(s, w, st);
             if (opf_interrupt_poll(s->poll, POLL_MIX_EIG))

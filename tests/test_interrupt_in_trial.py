@@ -36,8 +36,9 @@ pytestmark = pytest.mark.skipif(
 CASES = {name: (make, kind) for name, make, kind in LEARNERS}
 # poll sites (src/learner.c, src/interrupt.h) inside the expensive trials
 BETWEEN = {1, 11, 21}
-PAST_PHASES = {2, 3, 4}        # W^{t-1} formed, mixture formed, its eigensystem
-MATRIX_PHASES = {5, 6}         # log W - eta C formed, its eigensystem
+EIG_PHASES = {31, 32}          # dsyevr's phases: tridiagonal, its eigensystem
+PAST_PHASES = {2, 3, 4} | EIG_PHASES  # W^{t-1} formed, mixture formed, its eigensystem
+MATRIX_PHASES = {5, 6} | EIG_PHASES   # log W - eta C formed, its eigensystem
 KERNEL_PHASES = {12}           # the bordered update's block solved
 
 
@@ -123,6 +124,31 @@ def test_a_handler_that_does_not_raise_changes_no_number():
     finally:
         signal.signal(signal.SIGINT, old)
     assert seen == [signal.SIGINT] * 3
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 17, 64, 130])
+@pytest.mark.parametrize("spectrum", ["random", "clustered", "tiny", "zero"])
+def test_phased_dsyevr_is_dsyevr_bit_for_bit(n, spectrum):
+    """The share="past" and matrix-instance eigensystem is dsyevr's in
+    three polled phases (src/phased_eig.h): the same numbers as one dsyevr
+    call, bit for bit, and an eigensystem of the matrix (eigh's values)."""
+    rng = np.random.default_rng(n)
+    A = rng.standard_normal((n, n))
+    A = A + A.T
+    if spectrum == "clustered":  # like a share="past" mixture: near-equal values
+        A = np.eye(n) / n + 1e-9 * A
+    elif spectrum == "tiny":  # dsyevr scales it: one dsyevr call
+        A *= 1e-150
+    elif spectrum == "zero":
+        A *= 0.0
+    w1, Z1 = _kernels._eig_phased(A.copy())
+    w2, Z2 = _kernels._eig_phased(A.copy(), phased=False)
+    np.testing.assert_array_equal(w1, w2, strict=True)
+    np.testing.assert_array_equal(Z1, Z2, strict=True)
+    scale = max(np.abs(A).max(), np.finfo(float).tiny)
+    np.testing.assert_allclose(w1, np.linalg.eigvalsh(A), rtol=0, atol=1e-12 * scale * n)
+    np.testing.assert_allclose(A @ Z1, Z1 * w1, rtol=0, atol=1e-12 * scale * n)
+    np.testing.assert_allclose(Z1.T @ Z1, np.eye(n), rtol=0, atol=1e-12 * n)
 
 
 def _fit_with_a_signal_from_a_thread(before, X, after_trials):
