@@ -431,8 +431,9 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         saved = self._rng.bit_generator.state
         n0 = self._n_recorded
         losses = np.empty((2, T))
-        # chunks of ~20 ms (Ctrl-C is seen between them), the first of a
-        # learner one trial (a trial may cost a second at large m)
+        # chunks of ~20 ms (Ctrl-C is seen between them, and in the main
+        # thread also between trials and inside one's eigen-update), the
+        # first of a learner one trial (a trial may cost a second at large m)
         pacer = Pacer(self.__dict__.get("_pace", 1))
         error = None
         try:
