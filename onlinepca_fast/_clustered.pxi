@@ -151,8 +151,9 @@ cdef class ClusterEngine:
                 self._bind(b, r, mu, omega, self._keep[4])
         finally:
             self.s.poll = 0
+            _disarm(armed)
             self._lock.release()
-        _disarm(armed)  # Ctrl-C: KeyboardInterrupt, the state after `total` trials
+        _honour(armed)  # Ctrl-C: KeyboardInterrupt, the state after `total` trials
         if total < T and status != OPF_SWITCH and status != OPF_EINTR:
             raise status_error(status, "trial", trials_done=total)
         return total

@@ -84,8 +84,9 @@ cdef class KernelPCAEngine:
                                        &self.st)
         finally:
             self.s.poll = 0
+            _disarm(armed)
             self._lock.release()
-        _disarm(armed)  # Ctrl-C: KeyboardInterrupt, the state after `done` trials
+        _honour(armed)  # Ctrl-C: KeyboardInterrupt, the state after `done` trials
         if done < T and status != OPF_EINTR:
             raise status_error(status, "kernel PCA trial", trials_done=done)
         return done

@@ -71,12 +71,18 @@ cdef int _arm() except -1:
     return 1
 
 
-cdef int _disarm(int armed) except -1:
-    """After an armed chunk (once its lock is released): disarm, then run
-    Python's SIGINT handler now, so that a Ctrl-C during the chunk raises
-    KeyboardInterrupt here with the state that of the trials done."""
+cdef void _disarm(int armed) noexcept:
+    """After an armed chunk, in its ``finally`` (so that an exception in
+    between cannot leave the handler installed)."""
     if armed:
         opf_interrupt_disarm()
+
+
+cdef int _honour(int armed) except -1:
+    """After an armed chunk (once its lock is released): run Python's SIGINT
+    handler now, so that a Ctrl-C during the chunk raises KeyboardInterrupt
+    here with the state that of the trials done."""
+    if armed:
         PyErr_CheckSignals()
     return 0
 
@@ -622,8 +628,9 @@ cdef class Engine:
                                           &exp_loss[0], &real_loss[0], &status)
         finally:
             self.s.poll = 0
+            _disarm(armed)
             self._lock.release()
-        _disarm(armed)  # Ctrl-C: KeyboardInterrupt, the state after `done` trials
+        _honour(armed)  # Ctrl-C: KeyboardInterrupt, the state after `done` trials
         if done < T and status != OPF_SWITCH and status != OPF_EINTR:
             raise status_error(status, "trial", trials_done=done)
         return done
