@@ -134,20 +134,27 @@ cdef class ClusterEngine:
             raise ValueError(f"X must have {self.s.n} columns, got {X.shape[1]}")
         _check_losses(T, u, exp_loss, real_loss)
         _enter(self._lock, "ClusterEngine.run")
+        cdef int armed = 0
         try:
+            armed = _arm()
             while True:
+                self.s.poll = armed
                 with nogil:
                     done = opf_clustered_trials(
                         &self.s, &X[total, 0], T - total, &u[total],
                         &exp_loss[total], &real_loss[total], &status)
+                self.s.poll = 0
                 total += done
                 if total == T or status != OPF_ECAPACITY or self._grow is None:
                     break
                 b, r, mu, omega = self._grow()
                 self._bind(b, r, mu, omega, self._keep[4])
         finally:
+            self.s.poll = 0
+            _disarm(armed)
             self._lock.release()
-        if total < T and status != OPF_SWITCH:
+        _honour(armed)  # Ctrl-C: KeyboardInterrupt, the state after `total` trials
+        if total < T and status != OPF_SWITCH and status != OPF_EINTR:
             raise status_error(status, "trial", trials_done=total)
         return total
 

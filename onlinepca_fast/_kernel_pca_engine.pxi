@@ -57,7 +57,9 @@ cdef class KernelPCAEngine:
 
     def run(self, const double[:, ::1] G, const double[::1] u,
             double[::1] exp_loss, double[::1] real_loss):
-        """One trial per row of G; return T.
+        """One trial per row of G; return the number done (T unless
+        interrupted: as :meth:`Engine.run`, a Ctrl-C stops between trials
+        or inside the bordered update, before it writes).
 
         Row j holds the kernel values of instance j with the m0 + j stored
         instances and itself (m0 = instances stored before the call).  If a
@@ -72,14 +74,20 @@ cdef class KernelPCAEngine:
         if self.s.m[0] + T > self.s.capacity or G.shape[1] < self.s.m[0] + T:
             raise status_error(OPF_ECAPACITY, "kernel PCA trial", trials_done=0)
         _enter(self._lock, "KernelPCAEngine.run")
+        cdef int armed = 0
         try:
+            armed = _arm()
+            self.s.poll = armed
             with nogil:
                 done = opf_kpca_trials(&self.s, &G[0, 0], G.shape[1], T, &u[0],
                                        &exp_loss[0], &real_loss[0], &status,
                                        &self.st)
         finally:
+            self.s.poll = 0
+            _disarm(armed)
             self._lock.release()
-        if done < T:
+        _honour(armed)  # Ctrl-C: KeyboardInterrupt, the state after `done` trials
+        if done < T and status != OPF_EINTR:
             raise status_error(status, "kernel PCA trial", trials_done=done)
         return done
 

@@ -4,7 +4,7 @@
 cdef extern from "common.h" nogil:
     int OPF_OK, OPF_EINVAL, OPF_ENOTCAPPED, OPF_ENOSPACE, OPF_EEVALS
     int OPF_ERHO, OPF_EX, OPF_EEVECS, OPF_EOVERFLOW, OPF_EFAILED, OPF_EEIG
-    int OPF_EY, OPF_ECAPACITY, OPF_SWITCH
+    int OPF_EY, OPF_ECAPACITY, OPF_SWITCH, OPF_EINTR
     const char *opf_strerror(int status)
     int OPF_FORCE_BISECTION, OPF_FORCE_EIG
     int OPF_SAMPLER_DECOMPOSITION, OPF_SAMPLER_SYSTEMATIC, OPF_SAMPLER_LEADER
@@ -25,11 +25,36 @@ cdef extern from "common.h" nogil:
                                   double *, double *, int *, int *,
                                   double *, int *, int *, int *,
                                   int *) noexcept nogil
+    ctypedef void (*opf_dsytrd_t)(char *, int *, double *, int *, double *,
+                                  double *, double *, double *, int *,
+                                  int *) noexcept nogil
+    ctypedef void (*opf_dstemr_t)(char *, char *, int *, double *, double *,
+                                  double *, double *, int *, int *, int *,
+                                  double *, double *, int *, int *, int *,
+                                  bint *, double *, int *, int *, int *,
+                                  int *) noexcept nogil
+    ctypedef void (*opf_dormtr_t)(char *, char *, char *, int *, int *,
+                                  double *, int *, double *, double *, int *,
+                                  double *, int *, int *) noexcept nogil
     ctypedef struct opf_lapack:
         opf_dgemm_t dgemm
         opf_dgemv_t dgemv
         opf_dlaed4_t dlaed4
         opf_dsyevr_t dsyevr
+        opf_dsytrd_t dsytrd
+        opf_dstemr_t dstemr
+        opf_dormtr_t dormtr
+
+cdef extern from "interrupt.h" nogil:
+    int opf_interrupt_arm()
+    void opf_interrupt_disarm()
+    void opf_interrupt_test_countdown(long k)
+    int opf_interrupt_test_site()
+
+cdef extern from "phased_eig.h" nogil:
+    int opf_eig_phased(int n, double *a, double *w, double *z, double *work,
+                       int *iwork, int *isuppz, double *save,
+                       const opf_lapack *fns, int poll)
 
 cdef extern from "cap.h" nogil:
     Py_ssize_t opf_cap(const double *x, Py_ssize_t n, Py_ssize_t d,
@@ -132,6 +157,7 @@ cdef extern from "learner.h" nogil:
         int *r1iwork
         const opf_lapack *fns
         Py_ssize_t m_stop
+        int poll
     size_t opf_learner_work_len(Py_ssize_t n, int kind, int with_matrices)
     size_t opf_learner_iwork_len(Py_ssize_t n)
     void opf_range(const double *x, Py_ssize_t n, double *lo, double *hi)
@@ -165,6 +191,7 @@ cdef extern from "clustered.h" nogil:
         int *r1iwork
         const opf_lapack *fns
         Py_ssize_t m_stop
+        int poll
     size_t opf_clustered_work_len(Py_ssize_t n, Py_ssize_t cap, Py_ssize_t k)
     size_t opf_clustered_iwork_len(Py_ssize_t n)
     Py_ssize_t opf_clustered_trials(const opf_clustered *s, const double *X,
@@ -187,6 +214,7 @@ cdef extern from "kernel_pca.h" nogil:
         Py_ssize_t *iwork
         int *buiwork
         const opf_lapack *fns
+        int poll
     ctypedef struct opf_kpca_stats:
         long long n_updates
         long long secular_sum

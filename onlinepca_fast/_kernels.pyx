@@ -13,7 +13,8 @@ extension links no BLAS of its own.
 """
 
 from scipy.linalg.cython_blas cimport dgemm, dgemv
-from scipy.linalg.cython_lapack cimport dlaed4, dsyevr
+from scipy.linalg.cython_lapack cimport dlaed4, dormtr, dstemr, dsyevr, dsytrd
+from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport INFINITY
 
 import threading
@@ -48,6 +49,41 @@ def status_error(int status, str what, trials_done=None):
 cdef inline int _check(Py_ssize_t status, str what) except -1:
     if status < 0:
         raise status_error(<int>status, what)
+    return 0
+
+
+# --- Ctrl-C inside a compiled chunk (src/interrupt.h) ------------------------------
+
+cdef unsigned long _MAIN_THREAD = threading.main_thread().ident
+
+
+cdef int _arm() except -1:
+    """Before a chunk: in the main thread, arm the SIGINT flag the trial
+    loops poll (their ``poll`` field is set to the result) and honour a
+    Ctrl-C that came just before (nothing run).  Returns 1 if armed."""
+    if PyThread_get_thread_ident() != _MAIN_THREAD or not opf_interrupt_arm():
+        return 0
+    try:
+        PyErr_CheckSignals()
+    except BaseException:
+        opf_interrupt_disarm()
+        raise
+    return 1
+
+
+cdef void _disarm(int armed) noexcept:
+    """After an armed chunk, in its ``finally`` (so that an exception in
+    between cannot leave the handler installed)."""
+    if armed:
+        opf_interrupt_disarm()
+
+
+cdef int _honour(int armed) except -1:
+    """After an armed chunk (once its lock is released): run Python's SIGINT
+    handler now, so that a Ctrl-C during the chunk raises KeyboardInterrupt
+    here with the state that of the trials done."""
+    if armed:
+        PyErr_CheckSignals()
     return 0
 
 
@@ -230,6 +266,9 @@ _LAPACK.dgemm = dgemm
 _LAPACK.dgemv = dgemv
 _LAPACK.dlaed4 = dlaed4
 _LAPACK.dsyevr = dsyevr
+_LAPACK.dsytrd = dsytrd  # dsyevr's phases (src/phased_eig.h)
+_LAPACK.dstemr = dstemr
+_LAPACK.dormtr = dormtr
 
 
 include "_test_hooks.pxi"
@@ -562,6 +601,11 @@ cdef class Engine:
         flattened); return the number done: T, or fewer when a trial left
         the state at its ``m_stop`` (the rest is for the other state).
 
+        In the main thread a Ctrl-C stops the chunk between two trials or
+        inside an O(n^3) one, which is then undone (``src/interrupt.h``),
+        and raises ``KeyboardInterrupt`` with the state that of the trials
+        done (fewer are returned if Python's handler does not raise).
+
         If a trial fails, the trials before it are done (their losses
         written), that trial changed nothing, and the exception from
         :func:`status_error` carries ``trials_done``.
@@ -575,13 +619,19 @@ cdef class Engine:
             raise ValueError(f"X must have {width} columns, got {X.shape[1]}")
         _check_losses(T, u, exp_loss, real_loss)
         _enter(self._lock, "Engine.run")
+        cdef int armed = 0
         try:
+            armed = _arm()
+            self.s.poll = armed
             with nogil:
                 done = opf_learner_trials(&self.s, &X[0, 0], T, &u[0],
                                           &exp_loss[0], &real_loss[0], &status)
         finally:
+            self.s.poll = 0
+            _disarm(armed)
             self._lock.release()
-        if done < T and status != OPF_SWITCH:
+        _honour(armed)  # Ctrl-C: KeyboardInterrupt, the state after `done` trials
+        if done < T and status != OPF_SWITCH and status != OPF_EINTR:
             raise status_error(status, "trial", trials_done=done)
         return done
 

@@ -45,3 +45,41 @@ cdef int _test_fns(opf_lapack *fns, int flags) except -1:
     if flags & _TEST_FAILING_DSYEVR:
         fns.dsyevr = _failing_dsyevr
     return flags & ~(_TEST_BAD_DLAED4 | _TEST_FAILING_DSYEVR)
+
+
+def _interrupt_at_poll(long k):
+    """Testing: raise SIGINT at the k-th poll (``src/interrupt.h``) of the
+    armed trial loops from now on (0: off); returns nothing."""
+    opf_interrupt_test_countdown(k)
+
+
+def _interrupt_site():
+    """Testing: the poll site that raised the SIGINT (-1: none yet)."""
+    return opf_interrupt_test_site()
+
+
+def _eig_phased(double[:, ::1] a not None, bint phased=True):
+    """Testing: (w, Z) of the symmetric matrix `a` (destroyed) by dsyevr in
+    its three phases (``src/phased_eig.h``), or (phased=False) by one
+    dsyevr call as the learners made it before; Z's columns are the
+    eigenvectors."""
+    cdef int n = a.shape[0], st
+    if n < 1 or a.shape[1] != n:
+        raise ValueError("a must be square")
+    cdef opf_lapack fns = _LAPACK
+    if not phased:
+        fns.dsytrd = NULL
+    w = np.empty(n)
+    z = np.empty((n, n))
+    work = np.empty(26 * n)
+    save = np.empty((n, n))
+    iwork = np.empty(12 * n, dtype=np.intc)
+    cdef double[::1] w_v = w, work_v = work
+    cdef double[:, ::1] z_v = z, save_v = save
+    cdef int[::1] iw_v = iwork
+    with nogil:
+        st = opf_eig_phased(n, &a[0, 0], &w_v[0], &z_v[0, 0], &work_v[0],
+                            &iw_v[2 * n], &iw_v[0], &save_v[0, 0], &fns, 0)
+    if st != OPF_OK:
+        raise status_error(st, "eig")
+    return w, z.T

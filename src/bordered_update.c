@@ -91,6 +91,7 @@
  */
 
 #include "bordered_update.h"
+#include "interrupt.h"
 
 #include <float.h>
 #include <limits.h>
@@ -229,7 +230,7 @@ int opf_bordered_update(ptrdiff_t m, double *d, double *q, ptrdiff_t ldq,
     if (m < 0 || m >= INT_MAX / 26 || ldq < m + 1 || ldq > INT_MAX ||
         d == NULL || q == NULL || work == NULL || iwork == NULL ||
         !opf_lapack_ok(fns) || (m > 0 && y == NULL) ||
-        (flags & ~(OPF_FORCE_BISECTION | OPF_FORCE_EIG)))
+        (flags & ~(OPF_FORCE_BISECTION | OPF_FORCE_EIG | OPF_POLL_INTERRUPT)))
         return OPF_EINVAL;
     if (!isfinite(kappa))
         return OPF_EY;
@@ -313,8 +314,12 @@ int opf_bordered_update(ptrdiff_t m, double *d, double *q, ptrdiff_t ldq,
     }
     double *S = ws.big;
     if (!solve_arrowhead(k, a, b, kappa / scale, bn0 / scale, &ws, S,
-                         S + (size_t)K * K, fns, flags, info))
+                         S + (size_t)K * K, fns, flags & ~OPF_POLL_INTERRUPT,
+                         info))
         return OPF_EFAILED;
+    /* the last point where the update can stop with d and q unchanged */
+    if (opf_interrupt_poll(flags & OPF_POLL_INTERRUPT, OPF_POLL_BORDERED))
+        return OPF_EINTR;
     info->n_fallbacks = info->n_bisection + info->n_eig;
 
     /* 4. Merge (deflated first on ties) and write d; nothing can fail from

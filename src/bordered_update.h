@@ -64,8 +64,10 @@ size_t opf_bu_iwork_len(ptrdiff_t capacity); /* ints:    23 c + 10 */
  * work/iwork: opf_bu_work_len / opf_bu_iwork_len of some capacity >= m + 1;
  * no other memory is allocated.  flags: 0, or the testing switches
  * OPF_FORCE_BISECTION (every root by bisection) / OPF_FORCE_EIG (the
- * arrowhead block by dsyevr).  info may be NULL.
- * Returns OPF_OK or a negative status (see above).
+ * arrowhead block by dsyevr), and OPF_POLL_INTERRUPT: poll the SIGINT flag
+ * (interrupt.h) once the block is solved and return OPF_EINTR, d and q
+ * unchanged, if it is set.  info may be NULL.
+ * Returns OPF_OK, OPF_EINTR or a negative status (see above).
  */
 int opf_bordered_update(ptrdiff_t m, double *d, double *q, ptrdiff_t ldq,
                         const double *y, double kappa, double *work,

@@ -53,6 +53,7 @@
 #include <string.h>
 
 #include "adaptive_rate.h"
+#include "interrupt.h"
 #include "learner.h"
 #include "logweights.h"
 #include "rank_one_update.h"
@@ -849,6 +850,10 @@ ptrdiff_t opf_clustered_trials(const opf_clustered *s, const double *X,
     for (i = 0; i < T; i++) {
         opf_clustered at = *s; /* alpha = "auto": this trial's alpha_t */
         int st;
+        if (opf_interrupt_poll(s->poll, OPF_POLL_CLUSTERED_TRIAL)) {
+            *status = OPF_EINTR;
+            return i;
+        }
         if (s->alpha_auto)
             at.alpha = opf_rate_alpha(*s->t + 1);
         st = s->cumulative ? trial_cumulative(&at, &w, X + i * s->n, u[i],

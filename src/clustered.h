@@ -61,6 +61,9 @@ typedef struct {
     /* state="auto": > 0, stop after the trial that leaves at least m_stop
      * explicit directions, with status OPF_SWITCH; 0: never. */
     ptrdiff_t m_stop;
+    /* nonzero: poll the SIGINT flag (interrupt.h) before each trial and
+     * stop with OPF_EINTR (a clustered trial is cheap: O(n m)) */
+    int poll;
 } opf_clustered;
 
 size_t opf_clustered_work_len(ptrdiff_t n, ptrdiff_t cap, ptrdiff_t k);

@@ -15,6 +15,9 @@ const char *opf_strerror(int status)
         return "success";
     case OPF_SWITCH:
         return "stopped where state=\"auto\" changes representation";
+    case OPF_EINTR:
+        return "interrupted (SIGINT) between two trials or inside one; that "
+               "trial changed nothing";
     case OPF_EINVAL:
         return "invalid argument (size, leading dimension, pointer or flag)";
     case OPF_ENOTCAPPED:

@@ -38,10 +38,13 @@ enum {
     OPF_EY = -30,         /* bordered update: y or kappa not finite, or |y|
                              overflows */
     OPF_ECAPACITY = -40,  /* kernel PCA: the batch does not fit the capacity */
-    OPF_SWITCH = 1        /* not a failure: the trial loop stopped after a
+    OPF_SWITCH = 1,       /* not a failure: the trial loop stopped after a
                              trial that left the state at its m_stop (the
                              learners' state="auto" changes representation
                              there); the trials done are complete */
+    OPF_EINTR = 2         /* not a failure: SIGINT arrived (interrupt.h); the
+                             trials done are complete and the next one
+                             changed nothing */
 };
 
 /* A short English description of a status code (never NULL). */
@@ -51,7 +54,10 @@ const char *opf_strerror(int status);
  * bordered_update.h) that force their fallback paths. */
 enum {
     OPF_FORCE_BISECTION = 1, /* every root by bisection, not dlaed4 */
-    OPF_FORCE_EIG = 2        /* the non-deflated block by dsyevr */
+    OPF_FORCE_EIG = 2,       /* the non-deflated block by dsyevr */
+    OPF_POLL_INTERRUPT = 4   /* not testing: the bordered update polls the
+                                SIGINT flag before it writes (interrupt.h)
+                                and returns OPF_EINTR, nothing changed */
 };
 
 /* Samplers of a d-corner from capped weights (WK Alg. 2 and 5). */
@@ -90,11 +96,28 @@ typedef void (*opf_dsyevr_t)(char *jobz, char *range, char *uplo, int *n,
                              double *work, int *lwork, int *iwork,
                              int *liwork, int *info);
 
+/* dsyevr's three phases (phased_eig.h); optional: NULL, one dsyevr call */
+typedef void (*opf_dsytrd_t)(char *uplo, int *n, double *a, int *lda,
+                             double *d, double *e, double *tau, double *work,
+                             int *lwork, int *info);
+typedef void (*opf_dstemr_t)(char *jobz, char *range, int *n, double *d,
+                             double *e, double *vl, double *vu, int *il,
+                             int *iu, int *m, double *w, double *z, int *ldz,
+                             int *nzc, int *isuppz, int *tryrac, double *work,
+                             int *lwork, int *iwork, int *liwork, int *info);
+typedef void (*opf_dormtr_t)(char *side, char *uplo, char *trans, int *m,
+                             int *n, double *a, int *lda, double *tau,
+                             double *c, int *ldc, double *work, int *lwork,
+                             int *info);
+
 typedef struct {
     opf_dgemm_t dgemm;
     opf_dgemv_t dgemv;
     opf_dlaed4_t dlaed4;
     opf_dsyevr_t dsyevr;
+    opf_dsytrd_t dsytrd;
+    opf_dstemr_t dstemr;
+    opf_dormtr_t dormtr;
 } opf_lapack;
 
 /* 1 if every routine of the table is set. */

@@ -45,6 +45,7 @@
 #include <math.h>
 
 #include "cap.h"
+#include "interrupt.h"
 
 /* Workspace (doubles): z, p, mu, nu, omega, decompose (n each), cap 3n,
  * and the bordered update's own. */
@@ -169,14 +170,20 @@ ptrdiff_t opf_kpca_trials(const opf_kpca *s, const double *G, ptrdiff_t ldg,
     for (j = 0; j < T; j++) {
         const ptrdiff_t m = *s->m;
         const double *row = G + j * ldg;
-        int st = losses(s, &w, m, row, row[m], u[j], exp_loss + j,
-                        real_loss + j);
+        int st;
+        if (opf_interrupt_poll(s->poll, OPF_POLL_KPCA_TRIAL)) {
+            *status = OPF_EINTR;
+            return j;
+        }
+        st = losses(s, &w, m, row, row[m], u[j], exp_loss + j,
+                    real_loss + j);
         if (st != OPF_OK) {
             *status = st;
             return j;
         }
         st = opf_bordered_update(m, s->evals, s->q, s->capacity, row, row[m],
-                                 w.buw, s->buiwork, s->fns, 0, &info);
+                                 w.buw, s->buiwork, s->fns,
+                                 s->poll ? OPF_POLL_INTERRUPT : 0, &info);
         if (st != OPF_OK) {
             *status = st;
             return j;

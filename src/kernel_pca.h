@@ -29,6 +29,10 @@ typedef struct {
     ptrdiff_t *iwork;
     int *buiwork;
     const opf_lapack *fns;
+    /* nonzero: poll the SIGINT flag (interrupt.h) before each trial and
+     * inside the bordered update, and stop with OPF_EINTR, the interrupted
+     * trial changing nothing; set by the binding layer around a chunk */
+    int poll;
 } opf_kpca;
 
 /* Running totals of the eigen-updates, for diagnostics and benchmarks. */
@@ -60,8 +64,9 @@ double opf_kpca_null_tol(ptrdiff_t m, const double *evals);
  *    its instance is not counted in *s->m; the eigensystem is that before
  *    the trial, and the caller rebuilds it with the new instance (and then
  *    counts it); or
- *  - any other status (OPF_ECAPACITY, a capping or sampling error): nothing
- *    of trial `done` was written or changed.
+ *  - any other status (OPF_EINTR, OPF_ECAPACITY, a capping or sampling
+ *    error): nothing of trial `done` was written or changed (its losses
+ *    may be).
  */
 ptrdiff_t opf_kpca_trials(const opf_kpca *s, const double *G, ptrdiff_t ldg,
                           ptrdiff_t T, const double *u, double *exp_loss,

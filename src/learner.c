@@ -30,8 +30,10 @@
 
 #include "adaptive_rate.h"
 #include "cap.h"
+#include "interrupt.h"
 #include "learner.h"
 #include "logweights.h"
+#include "phased_eig.h"
 #include "rank_one_update.h"
 #include "simd.h"
 #include "systematic.h"
@@ -296,26 +298,46 @@ static void form(const opf_learner *s, const workspace *w, const double *v,
 }
 
 /* Eigensystem of the symmetric matrix in m1 (destroyed): eigenvalues to
- * lam2, eigenvectors to m2 in our row-major layout.  Returns 0 or
- * OPF_EEIG. */
+ * lam2, eigenvectors to m2 in our row-major layout, by dsyevr in its three
+ * phases, polling Ctrl-C between them (phased_eig.h; m2 holds the copy the
+ * phases need).  Returns 0, OPF_EEIG or OPF_EINTR. */
 static int eig(const opf_learner *s, const workspace *w)
 {
-    int n = (int)s->n, il = 0, iu = 0, m = 0, lwork = 26 * n,
-        liwork = 10 * n, info = 0;
-    double vl = 0.0, vu = 0.0, abstol = 0.0;
-    char jobz = 'V', range = 'A', uplo = 'L';
     ptrdiff_t i, j;
     int *isuppz = s->r1iwork, *iw = s->r1iwork + 2 * s->n;
-    /* dsyevr writes Z column-major into m3, then transpose into m2 */
-    s->fns->dsyevr(&jobz, &range, &uplo, &n, w->m1, &n, &vl, &vu, &il, &iu,
-                   &abstol, &m, w->lam2, w->m3, &n, isuppz, w->evw, &lwork,
-                   iw, &liwork, &info);
-    if (info != 0 || m != n)
-        return OPF_EEIG;
+    /* Z comes column-major into m3, then transposed into m2 */
+    int st = opf_eig_phased((int)s->n, w->m1, w->lam2, w->m3, w->evw, iw,
+                            isuppz, w->m2, s->fns, s->poll);
+    if (st != OPF_OK)
+        return st;
     for (i = 0; i < s->n; i++)
         for (j = 0; j < s->n; j++)
             w->m2[i * s->n + j] = w->m3[j * s->n + i];
     return OPF_OK;
+}
+
+/* The poll points (interrupt.h) of the trial loop: before a trial, and
+ * within the O(n^3) ones (share="past" mixing, matrix instances) after
+ * each GEMM or eigendecomposition (and between its phases: phased_eig.h),
+ * before anything is committed. */
+enum {
+    POLL_TRIAL = 1,   /* before each trial */
+    POLL_WPREV = 2,   /* share="past": W^{t-1} formed */
+    POLL_MIXED = 3,   /* share="past": the mixture formed */
+    POLL_MIX_EIG = 4, /* share="past": its eigensystem found */
+    POLL_MATRIX = 5,  /* matrix instance: log W - eta C formed */
+    POLL_MAT_EIG = 6  /* matrix instance: its eigensystem found */
+};
+
+/* share="past" (eigen-learners): put back the state kept aside at the start
+ * of the trial (see trial_meg) and return st. */
+static int undo_trial(const opf_learner *s, const workspace *w, int st)
+{
+    const ptrdiff_t n = s->n;
+    memcpy(s->lam, w->lamsave, (size_t)n * sizeof(double));
+    memcpy(s->q, w->qsave, (size_t)(n * n) * sizeof(double));
+    memcpy(s->omega, w->omegasave, (size_t)n * sizeof(double));
+    return st;
 }
 
 /* The mixing and capping that follow the loss update of MEG and EXPERTS:
@@ -361,13 +383,13 @@ static int finish_meg(const opf_learner *s, const workspace *w, ptrdiff_t t,
             form(s, w, w->lam2, w->m1);
             for (i = 0; i < n * n; i++)
                 w->m1[i] += a * (s->wsum[i] + w->wprev[i]);
-            st = eig(s, w);
-            if (st != OPF_OK) {
-                memcpy(s->lam, w->lamsave, (size_t)n * sizeof(double));
-                memcpy(s->q, w->qsave, (size_t)(n * n) * sizeof(double));
-                memcpy(s->omega, w->omegasave, (size_t)n * sizeof(double));
-                return st;
-            }
+            if (opf_interrupt_poll(s->poll, POLL_MIXED))
+                return undo_trial(s, w, OPF_EINTR);
+            st = eig(s, w); /* OPF_EINTR too: interrupted inside */
+            if (st != OPF_OK)
+                return undo_trial(s, w, st);
+            if (opf_interrupt_poll(s->poll, POLL_MIX_EIG))
+                return undo_trial(s, w, OPF_EINTR);
             for (i = 0; i < n * n; i++)
                 s->wsum[i] += w->wprev[i];
             /* the mixture's eigenvalues are >= a/n > 0; clamp only rounding */
@@ -550,8 +572,12 @@ static int meg_matrix_update(const opf_learner *s, const workspace *w,
     form(s, w, s->lam, w->m1);
     for (i = 0; i < n * n; i++)
         w->m1[i] -= step * x[i];
+    if (opf_interrupt_poll(s->poll, POLL_MATRIX))
+        return OPF_EINTR; /* nothing written yet */
     if ((st = eig(s, w)) != OPF_OK)
         return st;
+    if (opf_interrupt_poll(s->poll, POLL_MAT_EIG))
+        return OPF_EINTR;
     memcpy(s->lam, w->lam2, (size_t)n * sizeof(double));
     memcpy(s->q, w->m2, (size_t)(n * n) * sizeof(double));
     return OPF_OK;
@@ -578,6 +604,8 @@ static int trial_meg(const opf_learner *s, const workspace *w,
         memcpy(w->lamsave, s->lam, (size_t)n * sizeof(double));
         memcpy(w->omegasave, s->omega, (size_t)n * sizeof(double));
         memcpy(w->qsave, s->q, (size_t)(n * n) * sizeof(double));
+        if (opf_interrupt_poll(s->poll, POLL_WPREV))
+            return OPF_EINTR; /* nothing changed yet */
     }
     if (s->matrix_input) {
         if ((st = meg_matrix_update(s, w, x, el, rl, &gamma, &delta))
@@ -706,6 +734,10 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
     for (i = 0; i < T; i++) {
         opf_learner at = *s; /* alpha = "auto": this trial's alpha_t */
         int st;
+        if (opf_interrupt_poll(s->poll, POLL_TRIAL)) {
+            *status = OPF_EINTR;
+            return i;
+        }
         if (s->alpha_auto)
             at.alpha = opf_rate_alpha(*s->t + 1);
         st = trial(&at, &w, X + i * stride, u[i], exp_loss + i,

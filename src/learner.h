@@ -69,6 +69,11 @@ typedef struct {
      * leaves at most m_stop explicit directions (opf_explicit_count), with
      * status OPF_SWITCH; -1: never. */
     ptrdiff_t m_stop;
+    /* nonzero: poll the SIGINT flag (interrupt.h) between trials and
+     * between the phases of an O(n^3) trial, and stop with OPF_EINTR, the
+     * interrupted trial undone; the binding layer sets it around a chunk
+     * it armed */
+    int poll;
 } opf_learner;
 
 size_t opf_learner_work_len(ptrdiff_t n, int kind, int with_matrices);
@@ -79,7 +84,8 @@ size_t opf_learner_iwork_len(ptrdiff_t n);
  * matrices), with the uniforms u[0..T) for the draws.  Writes the expected
  * and realized loss of each trial.  Returns the number of trials done; if it
  * is less than T, or *status is OPF_SWITCH (see m_stop), *status says why and the state is that after the trials
- * done (a failing trial changes nothing).
+ * done (a failing or interrupted trial changes nothing; OPF_EINTR: see
+ * poll).
  */
 ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
                              ptrdiff_t T, const double *u, double *exp_loss,

@@ -43,10 +43,12 @@ Conventions shared by all learners
   chunks of about 20 ms (the first of a learner is one trial, whatever a
   trial costs), after a validation that copies and checks the batch in
   steps of 8 MB: Ctrl-C (``KeyboardInterrupt``) is honoured at the next
-  step or trial boundary and leaves the learner exactly as after the rows
-  it processed -- as if the batch had been those rows: losses, counters and
-  generator consistent, also if a second Ctrl-C lands while the first is
-  being handled -- then propagates.
+  step or trial boundary -- in the main thread also inside an O(n^3)
+  trial (share="past", matrix instances, kernel PCA's eigen-update), which
+  is then undone (``src/interrupt.h``) -- and leaves the learner exactly as
+  after the rows it processed -- as if the batch had been those rows:
+  losses, counters and generator consistent, also if a second Ctrl-C lands
+  while the first is being handled -- then propagates.
 - One learner must not be used from two threads at once; if it is, the
   second call raises ``RuntimeError`` at once and changes nothing (see
   :mod:`onlinepca_fast._guard`); ``set_params`` (or setting a
@@ -543,7 +545,8 @@ class TrialLoopLearner(RatesMixin, OnlineLearner):
         saved = self._rng.bit_generator.state if self._randomized else None
         losses = np.empty((2, T))
         X = X.reshape(T, -1)
-        # The batch runs in chunks of ~20 ms (Ctrl-C is seen between them)
+        # The batch runs in chunks of ~20 ms (Ctrl-C is seen between them,
+        # and in the main thread between trials and inside a costly one)
         # that also end where the trial count reaches a multiple of `every`,
         # so that re-orthogonalisation happens after the same trials however
         # the stream is split into batches.  The first chunk of a learner is

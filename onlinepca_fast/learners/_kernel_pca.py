@@ -431,8 +431,9 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         saved = self._rng.bit_generator.state
         n0 = self._n_recorded
         losses = np.empty((2, T))
-        # chunks of ~20 ms (Ctrl-C is seen between them), the first of a
-        # learner one trial (a trial may cost a second at large m)
+        # chunks of ~20 ms (Ctrl-C is seen between them, and in the main
+        # thread also between trials and inside one's eigen-update), the
+        # first of a learner one trial (a trial may cost a second at large m)
         pacer = Pacer(self.__dict__.get("_pace", 1))
         error = None
         try:
@@ -444,8 +445,10 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
                 stop = min(T, start + pacer.size)
                 pacer.start()
                 try:
-                    engine.run(G[start:stop], u[start:stop], losses[0, start:stop],
-                               losses[1, start:stop])
+                    # Ctrl-C inside: KeyboardInterrupt, the interrupted trial
+                    # undone (fewer done if the handler does not raise)
+                    ran = engine.run(G[start:stop], u[start:stop], losses[0, start:stop],
+                                     losses[1, start:stop])
                 except ValueError as exc:
                     if getattr(exc, "trials_done", None) is None:
                         raise
@@ -457,7 +460,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
                     self.n_eigh_fallbacks_ += 1
                     engine = self._get_engine(p)
                     continue
-                pacer.done(stop - start)
+                pacer.done(ran)
             # inside the try: an interrupt landing in here settles again
             done = self._settle(m0, n0, saved, losses, T)
         except BaseException:  # KeyboardInterrupt (or anything) between chunks
