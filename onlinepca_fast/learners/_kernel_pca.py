@@ -17,6 +17,7 @@ References
 from __future__ import annotations
 
 import sys
+from typing import Literal
 
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -25,7 +26,7 @@ from .. import _kernels
 from .._guard import Pacer, settled
 from .._typing import ArrayLike, FloatArray, KernelLike, Sampler, SeedLike
 from .._validation import (
-    ETA_VALUE,
+    ETA,
     POSITIVE,
     SAMPLER,
     Boolean,
@@ -40,6 +41,7 @@ from .._validation import (
 from ..kernels import cap_log, null_space_tol
 from ._base import SAMPLERS, OnlineLearner, reads_state
 from ._kernel_checks import _check_kernel_values, _check_psd, _check_rows
+from ._rates import RatesMixin, rate_options
 from ._sparse import is_sparse, map_sparse, row_chunks
 
 __all__ = ["OnlineKernelPCA"]
@@ -250,7 +252,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
     _constraints = {
         "n_components": Interval("int", 1, _MAX_COMPONENTS),
         "kernel": OneOf(Options("linear", "poly", "rbf"), IsCallable()),
-        "eta": ETA_VALUE,
+        "eta": ETA,
         "degree": Interval("int", 1, None),
         "gamma": none_or(POSITIVE),
         "coef0": Interval("real"),
@@ -259,7 +261,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         "record_losses": Boolean(),
     }
 
-    def __init__(self, n_components: int, *, kernel: KernelLike = "rbf", eta: float = 1.0,
+    def __init__(self, n_components: int, *, kernel: KernelLike = "rbf",
+                 eta: float | Literal["auto"] = "auto",
                  degree: int = 3, gamma: float | None = None, coef0: float = 1.0,
                  sampler: Sampler = "decomposition", random_state: SeedLike = None,
                  record_losses: bool = True) -> None:
@@ -334,7 +337,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         past = X[:0] if reset else self._X[:int(self._m[0])]
         _check_rows(X, name)
         G = self._gram(X, np.concatenate([past, X]), p)
-        _check_kernel_values(G, name, p["eta"])
+        _check_kernel_values(G, name, rate_options(p["eta"])["eta"])
         if callable(p["kernel"]):  # the built-in kernels are PSD by construction
             m0 = past.shape[0]
             evals, q = ((np.empty(0), np.empty((0, 0))) if reset else
@@ -350,6 +353,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         self._q = np.empty((0, 0))
         self._m = np.zeros(1, dtype=np.intp)
         self._t = np.zeros(1, dtype=np.intp)
+        # eta="auto" (src/adaptive_rate.h): [cumulative mixability gap, rate, 0]
+        self._rate = np.array([0.0, np.inf, 0.0])
         self._start_records()
         self._rng = as_generator(self.random_state)
         self.n_eigh_fallbacks_ = 0
@@ -391,8 +396,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
     def _new_engine(self, p, evals, q):
         key = (q.shape[0], p["n_components"], p["eta"], p["sampler"])
         engine = _kernels.KernelPCAEngine(
-            r=p["n_components"], sampler=SAMPLERS[p["sampler"]], eta=p["eta"],
-            evals=evals, q=q, m=self._m)
+            r=p["n_components"], sampler=SAMPLERS[p["sampler"]], evals=evals, q=q,
+            m=self._m, rate=self._rate, **rate_options(p["eta"]))
         return engine, key
 
     def _get_engine(self, p):
@@ -529,8 +534,23 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         if D < 1:
             return None
         lam = self._evals[:m]
-        mu = np.where(np.abs(lam) > null_space_tol(lam), -p["eta"] * lam, 0.0)
+        eta = self._step(lam)
+        live = np.abs(lam) > null_space_tol(lam)
+        mu = np.zeros(m)
+        mu[live] = -eta * lam[live]
         return np.exp(cap_log(mu, D))
+
+    def _step(self, lam):
+        """The rate the next trial's softmin uses: ``eta``, or with
+        ``eta="auto"`` the rate of ``eta_`` limited to ``2**1000 /
+        max|lambda|`` (``opf_rate_step``)."""
+        if self.eta != "auto":
+            return float(self.eta)
+        eta, top = float(self._rate[1]), float(np.abs(lam).max(initial=0.0))
+        return 2.0 ** 1000 / top if top > 0 and eta * top > 2.0 ** 1000 else eta
+
+    eta_ = RatesMixin.eta_
+    mixability_gap_ = RatesMixin.mixability_gap_
 
     def fit_transform(self, X: ArrayLike, y: None = None) -> FloatArray:
         """:meth:`fit` on X, then :meth:`transform` X with the final eigensystem.
