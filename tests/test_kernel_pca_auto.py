@@ -178,15 +178,20 @@ STREAMS = {"adversarial": _adversarial, "shifting": lambda: _stream(shift=True),
                          ids=["linear", "poly2", "rbf"])
 @pytest.mark.parametrize("r", [1, 3])
 def test_regret_bound(stream, params, r):
-    """R_T <= 2 Delta_T at every checked prefix (docs/adaptive_rates.md)."""
+    """R_T <= 2 Delta_T and Delta_T <= sqrt(r sum_t h_t s_t) + (r + 2) max_t s_t
+    at every checked prefix (docs/adaptive_rates.md, s_t = k(x_t, x_t))."""
     X = STREAMS[stream]()
     K = reference.gram(X, X, **params)
+    s = np.diag(K)
     learner, done = opf.OnlineKernelPCA(r, random_state=0, **params), 0
     for T in (5, 20, 50, X.shape[0]):
         learner.partial_fit(X[done:T])
         done = T
         regret = learner.expected_losses_.sum() - _best_loss(K[:T, :T], r)
         assert regret <= 2 * learner.mixability_gap_ * (1 + 1e-12)
+        h = learner.expected_losses_
+        bound = np.sqrt(r * np.sum(h * s[:T])) + (r + 2) * s[:T].max()
+        assert learner.mixability_gap_ <= bound * (1 + 1e-12)
         np.testing.assert_allclose(learner.eta_, r / learner.mixability_gap_, rtol=1e-15)
 
 
