@@ -1,6 +1,11 @@
 # OnlineKernelPCA's compiled trial loop (src/kernel_pca.c), included in
 # _kernels.pyx (the one binding module).
 
+def kpca_gap(double h, double kappa, double eta):
+    """The feature-space mixability gap of eta="auto" (``opf_kpca_gap``)."""
+    return opf_kpca_gap(h, kappa, eta)
+
+
 def kpca_null_tol(const double[::1] evals not None):
     """``m * eps * max|evals|``: eigenvalues of K at most this are zero."""
     if evals.shape[0] == 0:
@@ -25,23 +30,27 @@ cdef class KernelPCAEngine:
         self._lock = threading.Lock()
 
     def __init__(self, *, Py_ssize_t r, int sampler, double eta,
-                 double[::1] evals, double[:, ::1] q, Py_ssize_t[::1] m):
+                 double[::1] evals, double[:, ::1] q, Py_ssize_t[::1] m,
+                 bint auto_rate=False, double[::1] rate=None):
         cdef Py_ssize_t cap = q.shape[0]
         if not (cap >= 1 and q.shape[1] == cap and evals.shape[0] == cap
                 and m.shape[0] == 1 and 0 <= m[0] <= cap and r >= 1):
             raise ValueError("KernelPCAEngine: inconsistent state shapes")
         if sampler not in (OPF_SAMPLER_DECOMPOSITION, OPF_SAMPLER_SYSTEMATIC):
             raise ValueError("KernelPCAEngine: unknown sampler")
+        if auto_rate and (rate is None or rate.shape[0] != 3):
+            raise ValueError("KernelPCAEngine: eta='auto' needs the rate state (3,)")
         work = np.empty(opf_kpca_work_len(cap))
         iwork = np.empty(opf_kpca_iwork_len(cap), dtype=np.intp)
         buiwork = np.empty(opf_bu_iwork_len(cap), dtype=np.intc)
         cdef double[::1] work_v = work
         cdef Py_ssize_t[::1] iwork_v = iwork
         cdef int[::1] buiwork_v = buiwork
-        self._keep = (evals, q, m, work, iwork, buiwork)
+        self._keep = (evals, q, m, work, iwork, buiwork, rate)
         self.s.r = r
         self.s.sampler = sampler
         self.s.eta = eta
+        self.s.rate = &rate[0] if auto_rate else NULL  # eta="auto": rate[1]
         self.s.capacity = cap
         self.s.evals = &evals[0]
         self.s.q = &q[0, 0]

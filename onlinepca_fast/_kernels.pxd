@@ -206,6 +206,7 @@ cdef extern from "kernel_pca.h" nogil:
         Py_ssize_t r
         int sampler
         double eta
+        double *rate
         Py_ssize_t capacity
         double *evals
         double *q
@@ -222,6 +223,7 @@ cdef extern from "kernel_pca.h" nogil:
     size_t opf_kpca_work_len(Py_ssize_t capacity)
     size_t opf_kpca_iwork_len(Py_ssize_t capacity)
     double opf_kpca_null_tol(Py_ssize_t m, const double *evals)
+    double opf_kpca_gap(double h, double kappa, double eta)
     Py_ssize_t opf_kpca_trials(const opf_kpca *s, const double *G,
                                Py_ssize_t ldg, Py_ssize_t T, const double *u,
                                double *exp_loss, double *real_loss,

@@ -59,7 +59,7 @@ from . import datasets, metrics
 from ._guard import reporting
 from ._results import environment, format_table, save_csv, save_json
 from ._typing import Result
-from ._validation import ALPHA_VALUE, ETA, N_COMPONENTS, POSITIVE, as_int, check_scalar
+from ._validation import ALPHA_VALUE, ETA, N_COMPONENTS, as_int, check_scalar
 from .learners import (
     CenteredOnlinePCA,
     FollowTheLeader,
@@ -98,16 +98,12 @@ def _seeds(seeds: Any) -> list[int]:
     return out
 
 
-def _positive(value, name):
-    return check_scalar(value, name, POSITIVE)
-
-
 def _alpha(value):
     return check_scalar(value, "alpha", ALPHA_VALUE)
 
 
 def _rate(value):
-    """A learner's eta: "auto" or a number (kernel PCA: numbers only)."""
+    """A learner's eta: "auto" or a number."""
     return ETA.check(value, "eta")
 
 
@@ -581,7 +577,8 @@ def digits(n_components: int = 2, eta: float = 5.0, alpha: float = 1e-4,
                    [f"digit {c}" for c in classes], "cumulative loss", curves, losses, ())
 
 
-def kw_cone(n_samples: int = 500, n_features: int = 20, n_components: int = 2, eta: float = 1.0,
+def kw_cone(n_samples: int = 500, n_features: int = 20, n_components: int = 2,
+            eta: float | Literal["auto"] = 1.0,
             noise: float = 0.05, seeds: int | Sequence[int] = 10, data_seed: int = 0,
             progress: Callable[[int, int], object] | None = None,
             embedding: Literal["padded", "full"] = "padded") -> Result:
@@ -605,8 +602,9 @@ def kw_cone(n_samples: int = 500, n_features: int = 20, n_components: int = 2, e
         Dimension n (KW: 20).
     n_components : int, default=2
         Rank k of the projection in feature space.
-    eta : float, default=1.0
-        KW Fig. 3 uses 1; the tuned rate of KW eq. (6) is 1.5 in Fig. 2.
+    eta : float or "auto", default=1.0
+        KW Fig. 3 uses 1; the tuned rate of KW eq. (6) is 1.5 in Fig. 2;
+        ``"auto"``: the AdaHedge rate (docs/adaptive_rates.md).
     noise : float, default=0.05
         Standard deviation of the Gaussian noise.
     seeds : int or sequence of int, default=10
@@ -635,7 +633,7 @@ def kw_cone(n_samples: int = 500, n_features: int = 20, n_components: int = 2, e
     m = as_int(n_samples, "n_samples", 2, 10**6)
     n = as_int(n_features, "n_features", 3, 10**5)
     k = as_int(n_components, "n_components", 1, m - 1)
-    eta, seeds = _positive(eta, "eta"), _seeds(seeds)
+    eta, seeds = _rate(eta), _seeds(seeds)
     data_seed = as_int(data_seed, "data_seed", 0, 2**63 - 1)
     X = datasets.noisy_cone(m, n, noise=noise, random_state=data_seed, embedding=embedding)
     learners = [("kernel_pca", "OnlineKernelPCA (KW Alg. 6, kernel (x.y)^2)",
@@ -658,7 +656,7 @@ def kw_cone(n_samples: int = 500, n_features: int = 20, n_components: int = 2, e
                   embedding=embedding, kernel="poly", degree=2, gamma=1.0, coef0=0.0,
                   data_seed=data_seed, n_seeds=len(seeds))
     return _result("kw-cone", f"KW Fig. 2: noisy cone ({embedding}), n={n}, k={k}, "
-                   f"eta={eta:g}, kernel (x.y)^2", "KW Sec. 5, Figs. 2-3", params, seeds, m,
+                   f"eta={_fmt(eta)}, kernel (x.y)^2", "KW Sec. 5, Figs. 2-3", params, seeds, m,
                    [], ["cone"], "cumulative loss", curves, losses,
                    [f"average regret per trial (KW Fig. 3): {avg_regret:.4f}"],
                    dict(offline_loss=float(offline[-1]), average_regret=float(avg_regret)))

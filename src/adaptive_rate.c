@@ -15,6 +15,9 @@
 #include <float.h>
 #include <math.h>
 
+#include "simd.h"
+#include "vexp.h"
+
 double opf_rate_scale(double n, double d)
 {
     return d * log(n / d);
@@ -103,43 +106,78 @@ double opf_rate_alpha(ptrdiff_t t)
     return 1.0 / (((double)t + 1.0) * ((double)t + 1.0));
 }
 
+/*
+ * Four O(n) passes, each vectorised (OPF_SIMD_WITH reductions; the exps by
+ * opf_exp_shifted, in blocks of a stack buffer): the expected loss and the
+ * range of l; lam <- lam - eta_t l in place with its maximum; the sum of
+ * exp(lam - max); lam <- gamma lam with its range.  The same values as one
+ * scalar pass each, up to the order of the sums and the last bit of the
+ * exps (vexp.c: within 1 ulp).
+ */
+#define OPF_RATE_EXP_BLOCK 256
+
+OPF_MULTIVERSION
 double opf_rate_vector_step(const double *rate, ptrdiff_t n, double d,
                             double *lam, const double *l, const double *w,
                             double *e, double *top, double *low)
 {
     const double eta = rate[1];
     double lmin = INFINITY, lmax = -INFINITY, lse = 0.0, next, step, gamma,
-           delta;
+           delta, ev = 0.0, hi = -INFINITY, lo = INFINITY;
     ptrdiff_t i;
-    *e = 0.0;
+    OPF_SIMD_WITH(reduction(+:ev) reduction(min:lmin) reduction(max:lmax))
     for (i = 0; i < n; i++) {
-        *e += w[i] * l[i];
-        lmin = l[i] < lmin ? l[i] : lmin;
-        lmax = l[i] > lmax ? l[i] : lmax;
+        const double li = l[i];
+        ev += w[i] * li;
+        OPF_MIN_INTO(lmin, li);
+        OPF_MAX_INTO(lmax, li);
     }
+    *e = ev;
     if (isfinite(eta)) { /* log sum w e^{-eta l}, shifted by its top term */
         double m = -INFINITY, sum = 0.0;
+        step = opf_rate_step(eta, fmax(fabs(lmin), fabs(lmax)));
+        OPF_SIMD_WITH(reduction(max:m))
         for (i = 0; i < n; i++) {
-            const double v = lam[i] - eta * l[i];
-            m = v > m ? v : m;
+            const double v = lam[i] - step * l[i];
+            lam[i] = v;
+            OPF_MAX_INTO(m, v);
         }
-        for (i = 0; i < n; i++)
-            sum += exp(lam[i] - eta * l[i] - m);
+        for (i = 0; i < n; i += OPF_RATE_EXP_BLOCK) {
+            double buf[OPF_RATE_EXP_BLOCK];
+            const ptrdiff_t len = n - i < OPF_RATE_EXP_BLOCK
+                                      ? n - i : OPF_RATE_EXP_BLOCK;
+            ptrdiff_t j;
+            opf_exp_shifted(lam + i, len, m, buf);
+            OPF_SIMD_WITH(reduction(+:sum))
+            for (j = 0; j < len; j++)
+                sum += buf[j];
+        }
         lse = m + log(sum);
+        delta = opf_rate_gap_exact(d * ev, lse, lmin, d, step);
+        next = opf_rate_next(rate, opf_rate_scale((double)n, d), delta);
+        gamma = next / eta;
+        OPF_SIMD_WITH(reduction(max:hi) reduction(min:lo))
+        for (i = 0; i < n; i++) {
+            const double v = gamma * lam[i];
+            lam[i] = v;
+            OPF_MAX_INTO(hi, v);
+            OPF_MIN_INTO(lo, v);
+        }
+    } else {
+        delta = opf_rate_gap_exact(d * ev, lse, lmin, d, eta);
+        next = opf_rate_next(rate, opf_rate_scale((double)n, d), delta);
+        step = opf_rate_step(isfinite(next) ? next : 0.0,
+                             fmax(fabs(lmin), fabs(lmax)));
+        OPF_SIMD_WITH(reduction(max:hi) reduction(min:lo))
+        for (i = 0; i < n; i++) {
+            const double v = lam[i] - step * l[i];
+            lam[i] = v;
+            OPF_MAX_INTO(hi, v);
+            OPF_MIN_INTO(lo, v);
+        }
     }
-    delta = opf_rate_gap_exact(d * *e, lse, lmin, d, eta);
-    next = opf_rate_next(rate, opf_rate_scale((double)n, d), delta);
-    gamma = isfinite(eta) ? next / eta : 1.0;
-    step = isfinite(eta) ? eta : (isfinite(next) ? next : 0.0);
-    step = opf_rate_step(step, fmax(fabs(lmin), fabs(lmax)));
-    *top = -INFINITY;
-    *low = INFINITY;
-    for (i = 0; i < n; i++) {
-        const double v = gamma * (lam[i] - step * l[i]);
-        lam[i] = v;
-        *top = v > *top ? v : *top;
-        *low = v < *low ? v : *low;
-    }
+    *top = hi;
+    *low = lo;
     return delta;
 }
 

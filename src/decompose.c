@@ -19,7 +19,8 @@
  * block with the untouched rest.  Any mass that rounding leaves behind at
  * the end is folded into the last coefficient.
  *
- * Cost: one O(n log n) sort, then O(n) per corner, at most n corners:
+ * Cost: one O(n log n) sort, then O(n) per corner (the merge of a short
+ * run into a long one by binary searches and block copies), at most n corners:
  * O(n^2) worst case; stopping at a selected corner is usually much earlier.
  * Workspace: n doubles, 3n indices.  No allocation.
  */
@@ -36,12 +37,56 @@ static inline int precedes(const double *val, ptrdiff_t i, ptrdiff_t j)
     return val[i] > val[j] || (val[i] == val[j] && i < j);
 }
 
+/* Merge of a run `small` into a much longer run `big` (both sorted by
+ * `precedes`): each element of small is placed by a binary search in the
+ * rest of big, the runs of big in between are copied whole.  The order is
+ * strict and total (value, then index), so this is the same sequence as
+ * the element-by-element merge, in O(ns log nb) comparisons. */
+static void merge_into_long(const double *val, const ptrdiff_t *big,
+                            ptrdiff_t nb, const ptrdiff_t *small,
+                            ptrdiff_t ns, ptrdiff_t *out)
+{
+    ptrdiff_t i, j = 0, k = 0;
+    for (i = 0; i < ns; i++) {
+        const ptrdiff_t x = small[i];
+        ptrdiff_t lo = j, hi = nb; /* first position of big not before x */
+        while (lo < hi) {
+            const ptrdiff_t mid = lo + (hi - lo) / 2;
+            if (precedes(val, big[mid], x))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        memcpy(out + k, big + j, (size_t)(lo - j) * sizeof(ptrdiff_t));
+        k += lo - j;
+        j = lo;
+        out[k++] = x;
+    }
+    memcpy(out + k, big + j, (size_t)(nb - j) * sizeof(ptrdiff_t));
+}
+
 static void merge(const double *val, const ptrdiff_t *a, ptrdiff_t na,
                   const ptrdiff_t *b, ptrdiff_t nb, ptrdiff_t *out)
 {
     ptrdiff_t i = 0, j = 0, k = 0;
-    while (i < na && j < nb)
-        out[k++] = precedes(val, b[j], a[i]) ? b[j++] : a[i++];
+    /* One run much shorter (a decomposition step lowers d - ncap chosen
+     * components and leaves the few others, or the reverse): place it. */
+    if (na >= 16 * (nb + 1)) {
+        merge_into_long(val, a, na, b, nb, out);
+        return;
+    }
+    if (nb >= 16 * (na + 1)) {
+        merge_into_long(val, b, nb, a, na, out);
+        return;
+    }
+    while (i < na && j < nb) { /* branch-free: the outcome is data noise */
+        const ptrdiff_t x = a[i], y = b[j];
+        const double vx = val[x], vy = val[y];
+        const int take_b = (vy > vx) | ((vy == vx) & (y < x)); /* precedes */
+        out[k++] = take_b ? y : x;
+        j += take_b;
+        i += !take_b;
+    }
     while (i < na)
         out[k++] = a[i++];
     while (j < nb)

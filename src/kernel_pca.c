@@ -31,6 +31,16 @@
  * Then the eigensystem grows by the bordered update (bordered_update.c):
  * one arrowhead eigenproblem -- deflation, one secular equation, one GEMM.
  *
+ * eta = "auto" (s->rate != NULL; docs/adaptive_rates.md, "OnlineKernelPCA"):
+ * the softmin uses the AdaHedge rate eta_t = r / Delta_{t-1} of rate[1]
+ * (limited so that eta_t max|lambda| <= 2^1000, opf_rate_step).  The
+ * learner is follow-the-regularised-leader (KW update (2)): the state is the
+ * eigensystem of K, not a log-weight, so a changed rate needs no rescaling.
+ * The gap of a trial is opf_kpca_gap (D >= 1) or its whole loss (D <= 0,
+ * the deterministic span projection: the Follow-the-Leader gap), committed
+ * once the trial is done (also when its bordered update fails: the caller
+ * completes that trial by eigh).
+ *
  * Cost per trial: two GEMVs-worth O(m^2) (z here, and inside the update),
  * O(m) capping, O(m^2) worst-case decomposition (usually far less), and the
  * bordered update: O(m^2) + one GEMM, m x k x (k + 1) for its k
@@ -44,6 +54,7 @@
 #include <float.h>
 #include <math.h>
 
+#include "adaptive_rate.h"
 #include "cap.h"
 #include "interrupt.h"
 
@@ -72,6 +83,31 @@ double opf_kpca_null_tol(ptrdiff_t m, const double *evals)
     return (double)m * DBL_EPSILON * (a > b ? a : b);
 }
 
+double opf_kpca_gap(double h, double kappa, double eta)
+{
+    double x, g;
+    if (!(h > 0.0) || !(kappa > 0.0))
+        return 0.0;
+    if (!isfinite(eta))
+        return h;
+    x = eta * kappa;
+    if (!(x < INFINITY))
+        return h;
+    if (x < 0.5) { /* g = sum_{j>=1} (-x)^(j-1) x / (j+1)!, no cancellation */
+        double term = x / 2.0;
+        int j;
+        g = term;
+        for (j = 2; j < 18; j++) {
+            term *= -x / (double)(j + 1);
+            g += term;
+        }
+    } else {
+        g = (expm1(-x) + x) / x;
+    }
+    g = g < 1.0 ? g : 1.0;
+    return h * g;
+}
+
 typedef struct {
     double *z, *p, *mu, *nu, *omega, *decw, *capw, *buw;
     ptrdiff_t *corner, *deciw, *mark;
@@ -98,16 +134,17 @@ static kpca_ws split(const opf_kpca *s)
 /* Losses of one trial with m stored instances (see the header comment). */
 static int losses(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m,
                   const double *y, double kappa, double u, double *el,
-                  double *rl)
+                  double *rl, double *delta)
 {
     const double *lam = s->evals;
     const ptrdiff_t D = m - s->r;
-    double tol, sum, e;
+    double tol, sum, e, eta = s->eta;
     ptrdiff_t i, n_raised;
     int st;
 
     if (m == 0) {
         *el = *rl = kappa;
+        *delta = kappa > 0.0 ? kappa : 0.0;
         return OPF_OK;
     }
     opf_gemv_qt(s->fns, (int)m, (int)m, s->q, (int)s->capacity, y, w->z);
@@ -120,11 +157,16 @@ static int losses(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m,
         for (i = 0; i < m; i++)
             sum += w->p[i];
         *el = *rl = kappa - sum;
+        *delta = *el > 0.0 ? *el : 0.0;
         return OPF_OK;
     }
 
+    if (s->rate != NULL) {
+        const double a = fabs(lam[0]), b = fabs(lam[m - 1]);
+        eta = opf_rate_step(s->rate[1], a > b ? a : b);
+    }
     for (i = 0; i < m; i++)
-        w->mu[i] = fabs(lam[i]) > tol ? -s->eta * lam[i] : 0.0;
+        w->mu[i] = fabs(lam[i]) > tol ? -eta * lam[i] : 0.0;
     if (opf_cap(w->mu, m, D, 1, w->nu, w->omega, w->capw, &n_raised) < 0)
         return OPF_EINVAL;
     st = opf_draw_corner(s->sampler, w->omega, m, D, u, w->corner, w->decw,
@@ -150,6 +192,7 @@ static int losses(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m,
         if (!w->mark[i])
             e += w->p[i];
     *rl = kappa - e;
+    *delta = s->rate != NULL ? opf_kpca_gap(*el, kappa, eta) : 0.0;
     return OPF_OK;
 }
 
@@ -170,13 +213,14 @@ ptrdiff_t opf_kpca_trials(const opf_kpca *s, const double *G, ptrdiff_t ldg,
     for (j = 0; j < T; j++) {
         const ptrdiff_t m = *s->m;
         const double *row = G + j * ldg;
+        double delta = 0.0;
         int st;
         if (opf_interrupt_poll(s->poll, OPF_POLL_KPCA_TRIAL)) {
             *status = OPF_EINTR;
             return j;
         }
         st = losses(s, &w, m, row, row[m], u[j], exp_loss + j,
-                    real_loss + j);
+                    real_loss + j, &delta);
         if (st != OPF_OK) {
             *status = st;
             return j;
@@ -184,6 +228,8 @@ ptrdiff_t opf_kpca_trials(const opf_kpca *s, const double *G, ptrdiff_t ldg,
         st = opf_bordered_update(m, s->evals, s->q, s->capacity, row, row[m],
                                  w.buw, s->buiwork, s->fns,
                                  s->poll ? OPF_POLL_INTERRUPT : 0, &info);
+        if (s->rate != NULL && (st == OPF_OK || st == OPF_EFAILED))
+            opf_rate_commit(s->rate, (double)s->r, delta); /* trial done */
         if (st != OPF_OK) {
             *status = st;
             return j;

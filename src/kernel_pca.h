@@ -19,6 +19,10 @@ typedef struct {
     ptrdiff_t r;           /* n_components */
     int sampler;           /* OPF_SAMPLER_DECOMPOSITION or _SYSTEMATIC */
     double eta;
+    /* eta = "auto" (NULL: the numeric eta above): the AdaHedge state
+     * rate[0..OPF_RATE_LEN) of adaptive_rate.h, caller-owned; the trial uses
+     * rate[1] and commits its gap (opf_kpca_gap) */
+    double *rate;
     ptrdiff_t capacity;    /* leading dimension of q; the order never exceeds it */
     /* state (caller-owned) */
     double *evals;         /* capacity: ascending eigenvalues of K (first m) */
@@ -41,6 +45,15 @@ typedef struct {
     long long secular_sum;   /* sum of the orders of their secular equations */
     long long n_fallbacks;   /* roots by bisection + blocks by dsyevr in them */
 } opf_kpca_stats;
+
+/*
+ * eta = "auto": the mixability gap of a trial in feature space of unbounded
+ * dimension, the d -> infinity limit of the two-point bound
+ * (opf_rate_gap_two_point), which is at least the gap in any dimension:
+ *     delta = h (1 - (1 - exp(-x)) / x),  x = eta kappa,
+ * h the expected loss, kappa = k(x, x); eta = INFINITY gives h.
+ */
+double opf_kpca_gap(double h, double kappa, double eta);
 
 size_t opf_kpca_work_len(ptrdiff_t capacity);  /* doubles */
 size_t opf_kpca_iwork_len(ptrdiff_t capacity); /* indices */

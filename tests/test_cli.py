@@ -180,11 +180,17 @@ def test_kw_cone_defaults_to_kws_padded_cone_in_a_folder_of_its_name(tmp_path):
     assert doc["params"]["embedding"] == "padded"
     X = opf.datasets.noisy_cone(60, 20, noise=0.05, random_state=0, embedding="padded")
     assert np.max(np.sum(X ** 2, axis=1) ** 2) < 1.0
-    result = experiments.kw_cone(n_samples=60, seeds=1)
-    ours = opf.OnlineKernelPCA(2, kernel="poly", degree=2, gamma=1.0, coef0=0.0,
-                               random_state=0).fit(X)
-    assert_allclose(result["losses"]["kernel_pca"]["expected"][0], ours.expected_losses_,
-                    rtol=0, atol=0)
+    for eta in (1.0, "auto"):  # KW's eta = 1 by default
+        result = experiments.kw_cone(n_samples=60, seeds=1, **({} if eta == 1.0 else
+                                                               dict(eta=eta)))
+        ours = opf.OnlineKernelPCA(2, kernel="poly", degree=2, gamma=1.0, coef0=0.0,
+                                   eta=eta, random_state=0).fit(X)
+        assert_allclose(result["losses"]["kernel_pca"]["expected"][0], ours.expected_losses_,
+                        rtol=0, atol=0)
+    proc = run_cli(["experiment", "kw-cone", "--n-samples", "60", "--seeds", "1",
+                    "--eta", "auto", "--output", "auto", "--no-plot"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "eta=auto" in proc.stdout
     full = run_cli(["experiment", "kw-cone", "--n-samples", "60", "--seeds", "1",
                     "--embedding", "full", "--output", "full", "--no-plot"], tmp_path)
     assert full.returncode == 0, full.stderr

@@ -180,7 +180,7 @@ def test_stress_n1000_d100():
     np.testing.assert_allclose(math.fsum(p), 1.0, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("n,d", [(3, 2), (10, 3), (50, 7), (200, 20)])
+@pytest.mark.parametrize("n,d", [(3, 2), (10, 3), (50, 7), (200, 20), (1000, 990)])
 def test_same_corners_as_reference_for_generic_input(n, d):
     # Without ties among the uncapped components, Alg. 2 with "the d largest
     # components" is deterministic: same corners in the same order, which
@@ -189,8 +189,11 @@ def test_same_corners_as_reference_for_generic_input(n, d):
     # corners carry p ~ 1e-15 computed from components that are themselves
     # rounding residues, and their order is noise.  Compare every corner
     # drawn before the cumulative coefficient reaches 1 - 1e-9.
+    # (1000, 990): near-uniform weights (CappedHedge at a small rate), few
+    # at the cap: every step merges a run of ~10 into one of ~900.
     rng = np.random.default_rng([n, d, 6])
-    w = kernels.cap(rng.standard_exponential(n) ** 3, d)
+    raw = 1 + 0.1 * rng.random(n) if n == 1000 else rng.standard_exponential(n) ** 3
+    w = kernels.cap(raw, d)
     p, corners = kernels.decompose(w, d)
     p_ref, corners_ref = reference.decompose(w, d)
     k = int(np.searchsorted(np.cumsum(p_ref), 1 - 1e-9)) + 1

@@ -96,7 +96,7 @@ def _learners():
                         lambda k=kernel, kw=kw, sm=sampler: opf.OnlineKernelPCA(
                             3, kernel=k, eta=1.0, sampler=sm, random_state=8, **kw), "cone"))
     out.append(("OnlineKernelPCA-callable", lambda: opf.OnlineKernelPCA(
-        2, kernel=lambda A, B: (A @ B.T + 1.0) ** 2 / 4.0, random_state=8), "cone"))
+        2, kernel=lambda A, B: (A @ B.T + 1.0) ** 2 / 4.0, eta=1.0, random_state=8), "cone"))
     return out
 
 

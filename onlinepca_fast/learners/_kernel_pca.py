@@ -17,6 +17,7 @@ References
 from __future__ import annotations
 
 import sys
+from typing import Literal
 
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -25,7 +26,7 @@ from .. import _kernels
 from .._guard import Pacer, settled
 from .._typing import ArrayLike, FloatArray, KernelLike, Sampler, SeedLike
 from .._validation import (
-    ETA_VALUE,
+    ETA,
     POSITIVE,
     SAMPLER,
     Boolean,
@@ -40,6 +41,7 @@ from .._validation import (
 from ..kernels import cap_log, null_space_tol
 from ._base import SAMPLERS, OnlineLearner, reads_state
 from ._kernel_checks import _check_kernel_values, _check_psd, _check_rows
+from ._rates import RatesMixin, rate_options
 from ._sparse import is_sparse, map_sparse, row_chunks
 
 __all__ = ["OnlineKernelPCA"]
@@ -89,8 +91,12 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         negative ``k(x, x)``) raises ``ValueError`` and changes nothing.
         KW's Sec. 5 kernel ``(x . y)^2`` is ``kernel="poly", degree=2,
         gamma=1, coef0=0``.
-    eta : float, default=1.0
-        Learning rate (> 0); KW eq. (6) gives the tuned value.
+    eta : float or "auto", default="auto"
+        Learning rate.  ``"auto"``: the AdaHedge rate ``eta_t = r /
+        Delta_{t-1}`` in feature space (see Notes), which needs neither the
+        horizon, nor the loss of the best subspace, nor the scale of the
+        kernel; a number (> 0) runs KW Alg. 6 at that rate (KW eq. (6) gives
+        the tuned value).
     degree : int, default=3
         Degree of the polynomial kernel (>= 1).
     gamma : float or None, default=None
@@ -122,6 +128,12 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
     expected_losses_, realized_losses_ : ndarray of shape (n_trials,)
         Expected and realized approximation errors in feature space.
     n_features_in_, n_trials_ : int
+    eta_ : float
+        The rate of the next trial: ``eta``, or with ``eta="auto"``
+        ``r / mixability_gap_`` (``inf`` while every gap is 0).
+    mixability_gap_ : float
+        ``eta="auto"``: ``Delta_T``, the cumulative mixability gap, which
+        bounds the regret (Notes); 0 with a numeric eta.
     n_eigh_fallbacks_ : int
         Trials whose eigen-update failed and was replaced by
         ``numpy.linalg.eigh`` of the kernel matrix (see Notes); 0 in
@@ -187,11 +199,31 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
       least while ``eta sum_{s<t} |x_s|^2 < r`` (and always while
       ``t - 1 <= r``, where the kernel learner is deterministic, see above).
 
+    **eta="auto"** (docs/adaptive_rates.md, "OnlineKernelPCA").  The
+    learner is follow-the-regularised-leader (KW update (2)): its state is
+    the eigensystem of K, independent of the rate, and trial t simply uses
+    ``eta_t = r / Delta_{t-1}``, ``Delta_t = delta_1 + ... + delta_t``.  The
+    gap of a trial with ``D >= 1`` is ``delta_t = h_t (1 - (1 - e^-x) /
+    x)``, ``x = eta_t k(x, x)``, ``h_t`` its expected loss: the limit, as the
+    feature dimension N grows, of the two-point gap of the N-dimensional
+    learner (and at least that gap for every N); ``r`` is the supremum over
+    N of the comparator's entropy term ``(N - r) log(N / (N - r))``.  The
+    first trials (``D <= 0``, deterministic) add their whole loss.  Then
+    ``R_T <= 2 Delta_T <= 2 sqrt(r sum_t h_t k(x_t, x_t)) + 2 (r + 2)
+    max_t k(x_t, x_t)`` for any kernel, finite or not (proved where the
+    learner is update (2) in feature space: after the first trials wherever
+    the cap binds on the null space, ``S^t >= r`` in "Linear kernel and KW
+    footnote 2" above, whose argument holds in any feature space; checked
+    numerically on the other trials).  Scaling the kernel by ``c > 0`` scales every loss and gap by
+    ``c`` and the rate by ``1/c``: the weights are unchanged.  The rate is
+    limited to ``2**1000 / max|lambda|``.
+
     **Numerics.**  KW Sec. 5 note that large feature norms make the kernel
     eigenvalues, and ``exp(-eta lambda)``, overflow; in the log domain they
     do not, but ``eta lambda`` of hundreds makes the softmin a hard top-r
-    choice (Follow the Leader): scale the data (or ``gamma``) so that
-    ``k(x, x) <= 1``, as KW's bound assumes, and tune ``eta`` (KW eq. 6).
+    choice (Follow the Leader): with a numeric eta, scale the data (or
+    ``gamma``) so that ``k(x, x) <= 1``, as KW's bound assumes, and tune
+    ``eta`` (KW eq. 6); ``eta="auto"`` needs neither.
     The remaining-mass underflow of KW's capping is handled by ``cap_log``.
     A batch is rejected, before any state change, with a ``ValueError``
     naming the row of ``X``, if a row has ``|x|^2 > 2**1020`` or a kernel
@@ -231,7 +263,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
 
     References
     ----------
-    KW Algorithms 2 and 6, update (2), footnote 2, Sec. 5; WK Algorithm 6.
+    KW Algorithms 2 and 6, update (2), footnote 2, Sec. 5; WK Algorithm 6;
+    de Rooij, van Erven, Grunwald and Koolen, JMLR 15 (2014) (AdaHedge).
 
     Examples
     --------
@@ -250,7 +283,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
     _constraints = {
         "n_components": Interval("int", 1, _MAX_COMPONENTS),
         "kernel": OneOf(Options("linear", "poly", "rbf"), IsCallable()),
-        "eta": ETA_VALUE,
+        "eta": ETA,
         "degree": Interval("int", 1, None),
         "gamma": none_or(POSITIVE),
         "coef0": Interval("real"),
@@ -259,7 +292,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         "record_losses": Boolean(),
     }
 
-    def __init__(self, n_components: int, *, kernel: KernelLike = "rbf", eta: float = 1.0,
+    def __init__(self, n_components: int, *, kernel: KernelLike = "rbf",
+                 eta: float | Literal["auto"] = "auto",
                  degree: int = 3, gamma: float | None = None, coef0: float = 1.0,
                  sampler: Sampler = "decomposition", random_state: SeedLike = None,
                  record_losses: bool = True) -> None:
@@ -334,7 +368,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         past = X[:0] if reset else self._X[:int(self._m[0])]
         _check_rows(X, name)
         G = self._gram(X, np.concatenate([past, X]), p)
-        _check_kernel_values(G, name, p["eta"])
+        _check_kernel_values(G, name, rate_options(p["eta"])["eta"])
         if callable(p["kernel"]):  # the built-in kernels are PSD by construction
             m0 = past.shape[0]
             evals, q = ((np.empty(0), np.empty((0, 0))) if reset else
@@ -350,6 +384,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         self._q = np.empty((0, 0))
         self._m = np.zeros(1, dtype=np.intp)
         self._t = np.zeros(1, dtype=np.intp)
+        # eta="auto" (src/adaptive_rate.h): [cumulative mixability gap, rate, 0]
+        self._rate = np.array([0.0, np.inf, 0.0])
         self._start_records()
         self._rng = as_generator(self.random_state)
         self.n_eigh_fallbacks_ = 0
@@ -391,8 +427,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
     def _new_engine(self, p, evals, q):
         key = (q.shape[0], p["n_components"], p["eta"], p["sampler"])
         engine = _kernels.KernelPCAEngine(
-            r=p["n_components"], sampler=SAMPLERS[p["sampler"]], eta=p["eta"],
-            evals=evals, q=q, m=self._m)
+            r=p["n_components"], sampler=SAMPLERS[p["sampler"]], evals=evals, q=q,
+            m=self._m, rate=self._rate, **rate_options(p["eta"]))
         return engine, key
 
     def _get_engine(self, p):
@@ -532,8 +568,23 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         if D < 1:
             return None
         lam = self._evals[:m]
-        mu = np.where(np.abs(lam) > null_space_tol(lam), -p["eta"] * lam, 0.0)
+        eta = self._step(lam)
+        live = np.abs(lam) > null_space_tol(lam)
+        mu = np.zeros(m)
+        mu[live] = -eta * lam[live]
         return np.exp(cap_log(mu, D))
+
+    def _step(self, lam):
+        """The rate the next trial's softmin uses: ``eta``, or with
+        ``eta="auto"`` the rate of ``eta_`` limited to ``2**1000 /
+        max|lambda|`` (``opf_rate_step``)."""
+        if self.eta != "auto":
+            return float(self.eta)
+        eta, top = float(self._rate[1]), float(np.abs(lam).max(initial=0.0))
+        return 2.0 ** 1000 / top if top > 0 and eta * top > 2.0 ** 1000 else eta
+
+    eta_ = RatesMixin.eta_
+    mixability_gap_ = RatesMixin.mixability_gap_
 
     def fit_transform(self, X: ArrayLike, y: None = None) -> FloatArray:
         """:meth:`fit` on X, then :meth:`transform` X with the final eigensystem.

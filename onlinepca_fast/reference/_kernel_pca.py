@@ -17,6 +17,11 @@ same seed and data give the same loss trajectories):
   ``k(x, x) - y^T K^+ y`` (``k(x, x)`` when m = 0).
 * Eigenvalues with ``|lambda| <= m * eps * max|lambda|`` are zero:
   ``Lambda^-1`` is 0 there (pseudo-inverse) and the softmin sees 0.
+* ``eta="auto"`` (docs/adaptive_rates.md, "OnlineKernelPCA"): trial t uses
+  ``eta_t = r / Delta_{t-1}`` (``inf`` while ``Delta = 0``), at most
+  ``2**1000 / max|lambda|``; its gap is ``h (1 - (1 - exp(-x)) / x)``,
+  ``x = eta_t k(x, x)`` (D >= 1) or ``h`` (D <= 0, and m = 0), with ``h``
+  the expected loss; ``Delta_t = Delta_{t-1} + gap``.
 
 References
 ----------
@@ -90,7 +95,8 @@ class OnlineKernelPCA(_Learner):
 
     def __init__(self, n_components: int,
                  kernel: str | Callable[[FloatArray, FloatArray], ArrayLike] = "rbf",
-                 eta: float = 1.0, degree: int = 3, gamma: float | None = None, coef0: float = 1.0,
+                 eta: float | str = "auto", degree: int = 3, gamma: float | None = None,
+                 coef0: float = 1.0,
                  sampler: str = "decomposition", random_state: SeedLike = None) -> None:
         self.n_components = n_components
         self.kernel = kernel
@@ -111,6 +117,7 @@ class OnlineKernelPCA(_Learner):
         self._expected, self._realized = [], []
         self.corners_, self.eigenvalues_history_ = [], []
         self.n_trials_ = 0
+        self.mixability_gap_, self.eta_ = 0.0, (np.inf if self.eta == "auto" else self.eta)
 
     def learn_one(self, x: ArrayLike) -> OnlineKernelPCA:
         """One trial on the instance x (the first one resets the learner).
@@ -149,7 +156,11 @@ class OnlineKernelPCA(_Learner):
                 Kplus = (U * inv) @ U.T
                 expected = realized = kappa - y @ Kplus @ y
             else:
-                mu = np.where(null, 0.0, -self.eta * lam)
+                eta, top = self.eta_, np.abs(lam).max()
+                if self.eta == "auto" and top > 0 and eta * top > 2.0 ** 1000:
+                    eta = 2.0 ** 1000 / top
+                mu = np.zeros(m)
+                mu[~null] = -eta * lam[~null]
                 lbar = np.exp(cap_log(mu, D))
                 corner = sample_corner(lbar, D, PresetUniform(u), self.sampler)
                 keep = np.setdiff1d(np.arange(m), corner)  # the r zero entries of c
@@ -158,6 +169,16 @@ class OnlineKernelPCA(_Learner):
                 W = (U * ((1.0 - D * lbar) * inv)) @ U.T  # W~
                 expected = kappa - y @ W @ y
                 realized = kappa - y @ P @ y
+        if self.eta == "auto":
+            with np.errstate(over="ignore"):
+                xs = eta * kappa if corner is not None else np.inf
+            if np.isinf(xs):  # the span projection (or Follow the Leader): the whole loss
+                gap = max(expected, 0.0)
+            else:
+                gap = max(expected, 0.0) * (1.0 + np.expm1(-xs) / xs) if xs > 0 else 0.0
+            self.mixability_gap_ += gap
+            self.eta_ = (self.n_components / self.mixability_gap_ if self.mixability_gap_ > 0
+                         else np.inf)
         self._past = np.vstack([Xp, x])
         self._expected.append(float(expected))
         self._realized.append(float(realized))

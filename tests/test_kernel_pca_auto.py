@@ -1,0 +1,254 @@
+"""OnlineKernelPCA with eta="auto" (the AdaHedge rate in feature space,
+docs/adaptive_rates.md "OnlineKernelPCA"): the NumPy oracle (eigh of the
+kernel matrix every trial), the feature-space learner of KW update (2) at
+the same rates, scale invariance, the stated regret bound, batch split /
+learn_one / pickling, and that a numeric eta is untouched.
+
+Tolerances: RTOL_ORACLE = 1e-9 (observed ~1e-13: the bordered updates and
+eigh agree to a few eps |K| per trial); RTOL_SCALE = 1e-12 (the same
+computation on kernel values scaled by c, rounded differently).
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import onlinepca_fast as opf
+from onlinepca_fast import _kernels, reference
+from onlinepca_fast.datasets import noisy_cone
+from onlinepca_fast.reference import cap_log
+from onlinepca_fast.reference._auto_rate import two_point_gap
+
+RTOL_ORACLE = 1e-9
+RTOL_SCALE = 1e-12
+
+KW_KERNEL = dict(kernel="poly", degree=2, gamma=1.0, coef0=0.0)  # (x . y)^2
+
+
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+def _stream(T=120, n=6, seed=0, shift=False):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(T, n)) * np.linspace(0.2, 1.0, n)
+    if shift:  # the dominant subspace changes every 30 trials
+        for s in range(0, T, 30):
+            X[s:s + 30] = X[s:s + 30] @ np.linalg.qr(rng.normal(size=(n, n)))[0]
+    return X / np.linalg.norm(X, axis=1).max()
+
+
+def _adversarial(T=120, n=6):
+    """Basis vectors in turn, norms 1, 1/2, 1/3: no direction stays good."""
+    X = np.zeros((T, n))
+    for t in range(T):
+        X[t, t % n] = 1.0 / (1 + (t // n) % 3)
+    return X
+
+
+def _rbf(A, B, gamma=0.5):
+    sq = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2 * A @ B.T
+    return np.exp(-gamma * np.maximum(sq, 0.0))
+
+
+def test_default_is_auto():
+    assert opf.OnlineKernelPCA(2).eta == "auto"
+    assert reference.OnlineKernelPCA(2).eta == "auto"
+
+
+# -- the NumPy oracle ----------------------------------------------------------------
+@pytest.mark.parametrize("params", [
+    dict(kernel="rbf", gamma=0.5),
+    dict(kernel="rbf", gamma=2.0, sampler="systematic"),
+    KW_KERNEL,
+    dict(kernel="linear"),
+    dict(kernel=_rbf),
+], ids=["rbf", "rbf-systematic", "poly2", "linear", "callable"])
+@pytest.mark.parametrize("shift", [False, True])
+def test_oracle(params, shift):
+    X = _stream(shift=shift)
+    fast = opf.OnlineKernelPCA(3, random_state=4, **params).fit(X)
+    ref = reference.OnlineKernelPCA(3, eta="auto", random_state=4, **params).fit(X)
+    np.testing.assert_allclose(fast.expected_losses_, ref.expected_losses_,
+                               rtol=RTOL_ORACLE, atol=1e-12)
+    np.testing.assert_allclose(fast.realized_losses_, ref.realized_losses_,
+                               rtol=RTOL_ORACLE, atol=1e-12)
+    np.testing.assert_allclose(fast.mixability_gap_, ref.mixability_gap_, rtol=RTOL_ORACLE)
+    np.testing.assert_allclose(fast.eta_, ref.eta_, rtol=RTOL_ORACLE)
+    assert np.isfinite(fast.eta_) and fast.mixability_gap_ > 0
+
+
+def test_linear_kernel_is_update_2_at_the_same_rates():
+    """Feature-space oracle, independent of the kernel matrix: with the
+    linear kernel the learner is KW update (2) in R^N, W = cap_{N-r}(exp(-eta_t
+    C^t)/Z), with the rate eta_t it reports, wherever the cap binds on the
+    null space (S^t = tr(I - exp(-eta_t C^t)) >= r, KW footnote 2; see
+    OnlineKernelPCA's Notes)."""
+    N, r, T = 6, 2, 150
+    X = np.random.default_rng(3).standard_normal((T, N))
+    kpca = opf.OnlineKernelPCA(r, kernel="linear", random_state=0)
+    checked = 0
+    C = np.zeros((N, N))
+    for t, x in enumerate(X):
+        eta = kpca.eta_ if t else np.inf
+        kpca.learn_one(x)
+        lam, Q = np.linalg.eigh(C)
+        lam = np.clip(lam, 0.0, None)
+        if t > r + 1 and np.sum(-np.expm1(-eta * lam)) >= r:
+            w = np.exp(cap_log(-eta * lam, N - r))
+            h = (N - r) * (w * (Q.T @ x) ** 2).sum()
+            np.testing.assert_allclose(kpca.expected_losses_[t], h, rtol=RTOL_ORACLE)
+            checked += 1
+        C += np.outer(x, x)
+    assert checked >= T - 10
+
+
+def test_gap_is_the_unbounded_dimension_limit():
+    """opf_kpca_gap is the d -> infinity limit of the two-point gap, and at
+    least the two-point gap in every dimension d (compared where the
+    reference's logarithms do not cancel, x = eta s >= 1e-2); for small x
+    it matches the series h (x/2 - x^2/6 + ...) without cancellation."""
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        s = 10.0 ** rng.uniform(-3, 3)
+        h, x = s * rng.uniform(0, 1), 10.0 ** rng.uniform(-2, 3)
+        gap = _kernels.kpca_gap(h, s, x / s)
+        np.testing.assert_allclose(gap, h * (1 + np.expm1(-x) / x), rtol=1e-12)
+        for d in (1, 10, 1e4):
+            assert two_point_gap(h, s, d, x / s) <= gap * (1 + 1e-12)
+        np.testing.assert_allclose(two_point_gap(h, s, 1e8, x / s), gap, rtol=1e-6)
+    for x in (1e-12, 1e-6, 1e-3):
+        np.testing.assert_allclose(_kernels.kpca_gap(0.5, 2.0, x / 2.0),
+                                   0.5 * (x / 2 - x ** 2 / 6 + x ** 3 / 24 - x ** 4 / 120),
+                                   rtol=1e-12)
+    assert _kernels.kpca_gap(0.3, 1.0, np.inf) == 0.3
+    assert _kernels.kpca_gap(0.0, 1.0, 2.0) == 0.0
+
+
+# -- scale invariance ------------------------------------------------------------------
+@pytest.mark.parametrize("how", ["callable", "linear"])
+def test_scale_invariance(how):
+    """k -> c k: the same weights and expected-loss ratios (to 1e-12), losses
+    times c, eta_ over c, mixability_gap_ times c."""
+    X = _stream(T=100, shift=True)
+    runs = []
+    for c in (1e-3, 1.0, 1e3):
+        if how == "callable":
+            learner = opf.OnlineKernelPCA(3, kernel=lambda A, B, c=c: c * _rbf(A, B),
+                                          random_state=0).fit(X)
+        else:
+            learner = opf.OnlineKernelPCA(3, kernel="linear", random_state=0).fit(
+                np.sqrt(c) * X)
+        runs.append((c, learner))
+    base = runs[1][1]
+    for c, learner in runs:
+        np.testing.assert_allclose(learner.expected_losses_ / c, base.expected_losses_,
+                                   rtol=RTOL_SCALE, atol=0)
+        np.testing.assert_allclose(learner.realized_losses_ / c, base.realized_losses_,
+                                   rtol=RTOL_SCALE, atol=1e-15)
+        np.testing.assert_allclose(learner.weights_, base.weights_, rtol=RTOL_SCALE, atol=0)
+        np.testing.assert_allclose(learner.eta_ * c, base.eta_, rtol=RTOL_SCALE)
+        np.testing.assert_allclose(learner.mixability_gap_ / c, base.mixability_gap_,
+                                   rtol=RTOL_SCALE)
+
+
+# -- the regret bound -----------------------------------------------------------------
+def _best_loss(K, r):
+    """Loss of the best rank-r feature-space subspace in hindsight (KW Alg. 2
+    on all instances): tr K minus its r largest eigenvalues."""
+    lam = np.linalg.eigvalsh(K)
+    return np.trace(K) - np.clip(lam[-r:], 0.0, None).sum()
+
+
+STREAMS = {"adversarial": _adversarial, "shifting": lambda: _stream(shift=True),
+           "stationary": _stream}
+
+
+@pytest.mark.parametrize("stream", sorted(STREAMS))
+@pytest.mark.parametrize("params", [dict(kernel="linear"), KW_KERNEL,
+                                    dict(kernel="rbf", gamma=0.5)],
+                         ids=["linear", "poly2", "rbf"])
+@pytest.mark.parametrize("r", [1, 3])
+def test_regret_bound(stream, params, r):
+    """R_T <= 2 Delta_T and Delta_T <= sqrt(r sum_t h_t s_t) + (r + 2) max_t s_t
+    at every checked prefix (docs/adaptive_rates.md, s_t = k(x_t, x_t))."""
+    X = STREAMS[stream]()
+    K = reference.gram(X, X, **params)
+    s = np.diag(K)
+    learner, done = opf.OnlineKernelPCA(r, random_state=0, **params), 0
+    for T in (5, 20, 50, X.shape[0]):
+        learner.partial_fit(X[done:T])
+        done = T
+        regret = learner.expected_losses_.sum() - _best_loss(K[:T, :T], r)
+        assert regret <= 2 * learner.mixability_gap_ * (1 + 1e-12)
+        h = learner.expected_losses_
+        bound = np.sqrt(r * np.sum(h * s[:T])) + (r + 2) * s[:T].max()
+        assert learner.mixability_gap_ <= bound * (1 + 1e-12)
+        np.testing.assert_allclose(learner.eta_, r / learner.mixability_gap_, rtol=1e-15)
+
+
+def test_regret_bound_kw_cone():
+    X = noisy_cone(300, 20, noise=0.05, random_state=0, embedding="padded")
+    learner = opf.OnlineKernelPCA(2, random_state=0, **KW_KERNEL).fit(X)
+    regret = learner.expected_losses_.sum() - _best_loss((X @ X.T) ** 2, 2)
+    assert 0 < regret <= 2 * learner.mixability_gap_
+
+
+# -- state --------------------------------------------------------------------------------
+def test_batch_split_learn_one_pickle():
+    X = _stream(shift=True)
+    make = lambda: opf.OnlineKernelPCA(3, kernel="rbf", gamma=0.5, random_state=1)  # noqa: E731
+    whole = make().fit(X)
+    split = make()
+    for a, b in ((0, 1), (1, 37), (37, 38), (38, X.shape[0])):
+        split.partial_fit(X[a:b])
+    one = make()
+    for i, x in enumerate(X):
+        one.learn_one(x)
+        if i == 60:
+            one = pickle.loads(pickle.dumps(one))
+    for other in (split, one):
+        np.testing.assert_array_equal(other.expected_losses_, whole.expected_losses_)
+        np.testing.assert_array_equal(other.realized_losses_, whole.realized_losses_)
+        assert other.eta_ == whole.eta_ and other.mixability_gap_ == whole.mixability_gap_
+
+
+def test_first_trials_and_extreme_scales():
+    """Zero rows: no gap, eta_ inf; the first nonzero row's whole loss is the
+    gap of a deterministic trial; norms spanning 1e-110 .. 1e50 keep the
+    state finite (the step is limited to 2**1000 / max|lambda|)."""
+    kpca = opf.OnlineKernelPCA(2, kernel="linear", random_state=0).fit(np.zeros((4, 3)))
+    assert kpca.eta_ == np.inf and kpca.mixability_gap_ == 0.0
+    x = np.array([[1e-110, 0.0, 0.0]])
+    kpca.partial_fit(x)
+    np.testing.assert_allclose(kpca.mixability_gap_, 1e-220, rtol=1e-15)
+    kpca.partial_fit(np.array([[0.0, 1e50, 0.0], [0.0, 0.0, 1e50], [1e50, 1e50, 0.0]]))
+    assert np.isfinite(kpca.eta_) and np.all(np.isfinite(kpca.expected_losses_))
+    assert np.all(np.isfinite(kpca.weights_))
+    ref = reference.OnlineKernelPCA(2, kernel="linear", random_state=0).fit(
+        np.vstack([np.zeros((4, 3)), x, [[0.0, 1e50, 0.0], [0.0, 0.0, 1e50],
+                                         [1e50, 1e50, 0.0]]]))
+    np.testing.assert_allclose(kpca.expected_losses_, ref.expected_losses_, rtol=1e-9)
+
+
+def test_numeric_eta_unchanged():
+    X = _stream()
+    fast = opf.OnlineKernelPCA(3, eta=2.0, random_state=0, **KW_KERNEL).fit(X)
+    ref = reference.OnlineKernelPCA(3, eta=2.0, random_state=0, **KW_KERNEL).fit(X)
+    np.testing.assert_allclose(fast.expected_losses_, ref.expected_losses_, rtol=1e-9)
+    assert fast.eta_ == 2.0 and fast.mixability_gap_ == 0.0
+
+
+@pytest.mark.parametrize("bad,exc", [("Auto", TypeError), ("", TypeError),
+                                     (0.0, ValueError), (-1.0, ValueError)])
+def test_bad_eta(bad, exc):
+    with pytest.raises(exc, match="eta must"):
+        opf.OnlineKernelPCA(2, eta=bad).fit(_stream(T=5))
