@@ -233,7 +233,8 @@ def assert_in_capped_set(learner):
 
 
 def orthogonality(Q):
-    return np.linalg.norm(Q.T @ Q - np.eye(Q.shape[0]), 2)
+    """|Q^T Q - I|_2 of the columns of Q (n x n, or the clustered state's n x m)."""
+    return np.linalg.norm(Q.T @ Q - np.eye(Q.shape[1]), 2)
 
 
 def extreme_stream(pattern, T, scale, seed):

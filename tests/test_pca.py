@@ -193,12 +193,13 @@ def test_long_run_uncentered_alg6_matches_eigh(every):
 
 
 @pytest.mark.slow
-def test_long_run_online_pca_stays_orthogonal_and_capped():
+@pytest.mark.parametrize("state", ["dense", "clustered"])
+def test_long_run_online_pca_stays_orthogonal_and_capped(state):
     """10^5 trials of WK Alg. 5 at n = 50: log W after capping has no closed
     form in the data, so check orthogonality, the capped set and the exact
     cap level of the top eigenvalues, every 5000 trials."""
     n, k = LONG_N, 5
-    learner = opf.OnlinePCA(k, eta=1.0, random_state=0, record_losses=False)
+    learner = opf.OnlinePCA(k, eta=1.0, random_state=0, record_losses=False, state=state)
     for X in _long_stream(LONG_T, n, 2, LONG_CHUNK):
         learner.partial_fit(X)
         lam = learner.eigenvalues_
