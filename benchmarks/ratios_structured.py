@@ -15,7 +15,7 @@ flatters every ratio against it.  Unset both in the command alone::
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/ratios_structured.py
 
 The first lines printed are the BLAS libraries and the architecture
-threadpoolctl reports.  Then, K BLAS threads (default 1; thread CPU time for
+threadpoolctl reports, and the load average (also at the end).  Then, K BLAS threads (default 1; thread CPU time for
 one thread, wall time for more -- thread CPU time would miss the other
 threads), min and median of several runs:
 
@@ -90,6 +90,14 @@ def blas_lines():
             lines.append(f"warning: {var}={os.environ[var]} is set: the dgemm may not run "
                          "the best kernel (env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE ...)")
     return lines
+
+
+def load_average():
+    """The 1, 5 and 15 minute load averages, or "unknown"."""
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except (AttributeError, OSError):
+        return "unknown"
 
 
 def timed(fn, repeat, prepare=None):
@@ -195,6 +203,8 @@ def main(argv=None):
     targets = {1000: 0.6, 2000: 0.3, 4000: 0.15}
     for line in blas_lines():
         print(line)
+    print(f"load average {load_average()} ({os.cpu_count()} CPUs; a shared machine "
+          "inflates wall time with more than one thread)")
     clock = "thread CPU time" if args.threads == 1 else "wall time (a shared machine inflates it)"
     print(f"{args.threads} BLAS thread(s), {clock}, min (median) of several runs")
     print(f"{'n':>5} {'m':>5} {'structured ms':>16} {'dense ms':>16} {'dgemm ms':>16} "
@@ -242,6 +252,7 @@ def main(argv=None):
               flush=True)
     if args.crossover:
         crossover()
+    print(f"load average at the end {load_average()}")
 
 
 if __name__ == "__main__":

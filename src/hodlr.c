@@ -38,6 +38,19 @@
  * new eigenvectors by |G| |e|: the tolerances keep that at a few eps, as
  * the GEMM's own rounding (measured: within 5e-16 of the GEMM's
  * eigenvectors; after 10^4 updates the same orthogonality, ~2e-14).
+ *
+ * Measured and not kept (issue 25; OpenBLAS 0.3.30 Haswell kernel on an
+ * AMD EPYC, one thread): batching the low-rank applications so that the
+ * GEMMs are taller -- per leaf, the rows of X of every block on its path
+ * stacked into one GEMM of ~L r rows (L levels), its rows added into a
+ * per-chunk T of all blocks, then one GEMM per block for the Y side
+ * straight from T (or per leaf with T's rows gathered) -- gave the same
+ * time within the noise (+-3%) at n = 1000 / 2000 / 4000, with leaves of
+ * 62 or 125.  The shapes run at ~25 GFlop/s either way (a (21 x 256 x
+ * 1000) GEMM at 18, (130 x 256 x 62) at 26, a 2000^3 dgemm at 35-41), and
+ * the scatter and gather of T cost what the taller GEMMs gain.  The flops
+ * are already ~0.15 of one dgemm's; what is left is fewer flops (nested
+ * bases), not better-shaped GEMMs.
  */
 #include "hodlr.h"
 
