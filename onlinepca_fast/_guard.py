@@ -77,6 +77,21 @@ class Guard:
         self._depth = 1
         return 1
 
+    def try_enter_write(self):
+        """Take the guard for one non-nested write without waiting or
+        raising: True if taken (leave with ``exit_write(1)``); False if any
+        thread (this one included) writes or a reader is registered.  The
+        compiled ``learn_one`` path uses it and lets its caller's validating
+        path name what is busy."""
+        if not self._lock.acquire(False):
+            return False
+        if self._readers:
+            self._lock.release()
+            return False
+        self._writer = threading.get_ident()
+        self._depth = 1
+        return True
+
     def exit_write(self, level=None):
         """Leave the write entered at nesting `level`.  With the level the
         call is idempotent: repeating it (a Ctrl-C landed in the first

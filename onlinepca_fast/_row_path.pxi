@@ -58,9 +58,9 @@ cdef class RowPath:
     cdef Engine engine            # the dense state's engine, or None
     cdef ClusterEngine cengine    # the clustered state's, or None
     cdef object learner, ldict, guard, bits, losses_obj
-    # the bound acquire/release of the guard's, the engine's and the bit
+    # the guard's try_enter_write/exit_write, the engine's and the bit
     # generator's locks, looked up once
-    cdef object g_acquire, g_release, e_acquire, e_release, b_acquire, b_release
+    cdef object g_enter, g_exit, e_acquire, e_release, b_acquire, b_release
     cdef _np_bitgen *bitgen
     cdef double lo, hi, amax, norm2
     cdef Py_ssize_t n, every
@@ -81,7 +81,7 @@ cdef class RowPath:
         self.learner = learner
         self.ldict = learner.__dict__
         self.guard = guard
-        self.g_acquire, self.g_release = guard._lock.acquire, guard._lock.release
+        self.g_enter, self.g_exit = guard.try_enter_write, guard.exit_write
         lock = self.cengine._lock if self.cengine is not None else self.engine._lock
         self.e_acquire, self.e_release = lock.acquire, lock.release
         self.row = np.empty(self.n)
@@ -193,15 +193,12 @@ cdef class RowPath:
         cdef Py_ssize_t col = 0, done, t
         cdef double u = 0.0, exp_loss = 0.0, real_loss = 0.0
         cdef int status = 0
-        cdef object guard = self.guard
         cdef bint clustered = self.cengine is not None
-        if not self.g_acquire(False):
-            return False  # nested, or another thread: the caller says which
+        if not self.g_enter():
+            return False  # nested, a reader, or another thread: the caller says which
         try:
-            if guard._readers or not self.e_acquire(False):
+            if not self.e_acquire(False):
                 return False
-            guard._writer = PyThread_get_thread_ident()
-            guard._depth = 1
             try:
                 if self.record:
                     col = self.ldict["_n_recorded"]
@@ -244,8 +241,6 @@ cdef class RowPath:
                     self.ldict.pop("_row_path", None)
             finally:
                 self.e_release()
-                guard._writer = None
-                guard._depth = 0
         finally:
-            self.g_release()
+            self.g_exit(1)
         return True

@@ -529,3 +529,27 @@ def test_ctrl_c_while_a_big_batch_is_validated_changes_nothing(learner_case, mon
     assert calls == [4, 4, 4]
     monkeypatch.undo()
     assert pickle.dumps(learner) == before
+
+
+def test_guard_try_enter_write_never_blocks_or_nests():
+    """The compiled learn_one path takes the guard through try_enter_write:
+    refused (False, nothing changed) while a reader is registered, while any
+    writer holds it (this thread's too), and free again after exit_write(1)."""
+    g = _guard.Guard()
+    owner = object()
+    g.enter_read(owner, "transform")
+    assert g.try_enter_write() is False and g._writer is None
+    g.exit_read()
+    assert g.try_enter_write() is True
+    assert g.try_enter_write() is False  # no nesting, even in the same thread
+    done = []
+    t = threading.Thread(target=lambda: done.append(g.try_enter_write()))
+    t.start()
+    t.join()
+    assert done == [False]
+    g.exit_write(1)
+    assert g._writer is None and g._depth == 0
+    assert g.try_enter_write() is True
+    g.exit_write(1)
+    g.enter_write(owner, "partial_fit")  # the raising API agrees
+    g.exit_write(1)
