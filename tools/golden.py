@@ -43,7 +43,11 @@ def _streams():
     C = A @ np.swapaxes(A, 1, 2)
     C /= np.linalg.eigvalsh(C)[:, -1][:, None, None] * 1.2
     cone = noisy_cone(90, n_features=5, embedding="padded", random_state=3)
-    return {"X20": X20, "X8": X8, "Xc": Xc, "L": L, "V": V, "C": C, "cone": cone}
+    X60 = rng.normal(size=(400, 60)) * (np.arange(1, 61) ** -0.7)
+    X60 = X60 @ np.linalg.qr(rng.normal(size=(60, 60)))[0]
+    X60 /= np.linalg.norm(X60, axis=1).max()
+    return {"X20": X20, "X8": X8, "Xc": Xc, "L": L, "V": V, "C": C, "cone": cone,
+            "X60": X60}
 
 
 def _learners():
@@ -100,6 +104,45 @@ def _learners():
     return out
 
 
+def _clustered_learners():
+    """The eigen-learners on the clustered state (and state="auto" across
+    its switch): a redesign of the state layer must change none of these
+    numbers either.  ``--set clustered``; not part of tests/data/golden.npz
+    (the clustered draw's realized losses depend on its random stream)."""
+    import onlinepca_fast as opf
+
+    out = []
+    for share, alpha in ((None, 0.0), ("fixed", 1e-3), ("uniform", 1e-2)):
+        for sampler in ("decomposition", "systematic"):
+            out.append((f"cl/OnlinePCA-{share}-{sampler}",
+                        lambda s=share, a=alpha, sm=sampler: opf.OnlinePCA(
+                            2, eta=1.0, share=s, alpha=a, sampler=sm, state="clustered",
+                            random_state=5), "X20"))
+    out.append(("cl/OnlinePCA-auto", lambda: opf.OnlinePCA(
+        3, state="clustered", random_state=5), "X60"))
+    out.append(("cl/OnlineAdaptivePCA-auto", lambda: opf.OnlineAdaptivePCA(
+        3, state="clustered", random_state=5), "X60"))
+    out.append(("cl/OnlineAdaptivePCA", lambda: opf.OnlineAdaptivePCA(
+        2, eta=1.0, alpha=1e-4, state="clustered", random_state=3), "X20"))
+    for centered in (True, False):
+        for sampler in ("decomposition", "systematic"):
+            out.append((f"cl/CenteredOnlinePCA-{centered}-{sampler}",
+                        lambda c=centered, sm=sampler: opf.CenteredOnlinePCA(
+                            2, eta=0.5, centered=c, sampler=sm, state="clustered",
+                            random_state=4), "X20"))
+        out.append((f"cl/FollowTheLeader-{centered}", lambda c=centered: opf.FollowTheLeader(
+            2, centered=c, state="clustered"), "X20"))
+    out.append(("cl/CenteredOnlinePCA-auto", lambda: opf.CenteredOnlinePCA(
+        3, state="clustered", random_state=4), "X60"))
+    for eta in (1.0, "auto"):
+        out.append((f"auto/OnlinePCA-{eta}", lambda e=eta: opf.OnlinePCA(
+            3, eta=e, random_state=5), "X60"))
+        out.append((f"auto/CenteredOnlinePCA-{eta}", lambda e=eta: opf.CenteredOnlinePCA(
+            3, eta=e, random_state=4), "X60"))
+    out.append(("auto/OnlinePCA-eta30", lambda: opf.OnlinePCA(3, eta=30.0, random_state=5), "X60"))
+    return out
+
+
 def _attrs(est):
     out = {}
     for name in ("expected_losses_", "realized_losses_", "eigenvalues_", "eigenvectors_",
@@ -114,43 +157,60 @@ def _attrs(est):
     return out
 
 
-def compute():
+def _run_learner(res, name, make, X):
+    """Fit half of X, learn_one five rows, partial_fit the rest; keep every
+    output of the learner."""
+    half = X.shape[0] // 2
+    est = make().fit(X[:half])
+    for i in range(half, half + 5):  # learn_one, then a partial_fit
+        est.learn_one(X[i])
+    est.partial_fit(X[half + 5:])
+    for key, value in _attrs(est).items():
+        res[f"{name}/{key}"] = value
+    if hasattr(est, "transform"):
+        res[f"{name}/transform"] = est.transform(X[:7])
+    if hasattr(est, "inverse_transform") and hasattr(est, "components_"):
+        res[f"{name}/inverse"] = est.inverse_transform(
+            _inverse_input(est.components_.shape[0]))
+    for draw in ("sample_projection", "sample_corner", "sample_direction"):
+        if hasattr(est, draw):
+            res[f"{name}/{draw}"] = np.stack(
+                [np.asarray(getattr(est, draw)(random_state=s)) for s in range(4)])
+
+
+def _reference(res, name, make, X):
+    """The same learner again through the NumPy reference (a few of them)."""
+    from onlinepca_fast import reference
+
+    if name not in ("OnlinePCA-None-decomposition", "CappedHedge-fixed-systematic",
+                    "CenteredOnlinePCA-True-decomposition", "FollowTheLeader-True",
+                    "VarianceMinimizer-fixed-vec", "SimplexVarianceMinimizer-0.02-mat",
+                    "OnlineKernelPCA-poly-decomposition", "Hedge"):
+        return
+    est = make()
+    ref_cls = getattr(reference, type(est).__name__)
+    params = {k: v for k, v in est.get_params().items()
+              if k not in ("record_losses", "reorthogonalize_every", "state")}
+    if type(est).__name__ == "OnlineAdaptivePCA":
+        params.pop("share", None)
+    ref = ref_cls(**params).fit(X)
+    res[f"reference/{name}/expected_losses_"] = ref.expected_losses_
+    res[f"reference/{name}/realized_losses_"] = ref.realized_losses_
+
+
+def compute(which="main"):
     import onlinepca_fast as opf
     from onlinepca_fast import kernels, metrics, reference
 
     S = _streams()
     res = {}
+    if which == "clustered":
+        for name, make, stream in _clustered_learners():
+            _run_learner(res, name, make, S[stream])
+        return res
     for name, make, stream in _learners():
-        X = S[stream]
-        half = X.shape[0] // 2
-        est = make().fit(X[:half])
-        for i in range(half, half + 5):  # learn_one, then a partial_fit
-            est.learn_one(X[i])
-        est.partial_fit(X[half + 5:])
-        for key, value in _attrs(est).items():
-            res[f"{name}/{key}"] = value
-        if hasattr(est, "transform"):
-            res[f"{name}/transform"] = est.transform(X[:7])
-        if hasattr(est, "inverse_transform") and hasattr(est, "components_"):
-            res[f"{name}/inverse"] = est.inverse_transform(
-                _inverse_input(est.components_.shape[0]))
-        for draw in ("sample_projection", "sample_corner", "sample_direction"):
-            if hasattr(est, draw):
-                res[f"{name}/{draw}"] = np.stack(
-                    [np.asarray(getattr(est, draw)(random_state=s)) for s in range(4)])
-        # the same learner again through the NumPy reference
-        ref_cls = getattr(reference, type(est).__name__)
-        params = {k: v for k, v in est.get_params().items()
-                  if k not in ("record_losses", "reorthogonalize_every", "state")}
-        if type(est).__name__ == "OnlineAdaptivePCA":
-            params.pop("share", None)
-        if name in ("OnlinePCA-None-decomposition", "CappedHedge-fixed-systematic",
-                    "CenteredOnlinePCA-True-decomposition", "FollowTheLeader-True",
-                    "VarianceMinimizer-fixed-vec", "SimplexVarianceMinimizer-0.02-mat",
-                    "OnlineKernelPCA-poly-decomposition", "Hedge"):
-            ref = ref_cls(**params).fit(X)
-            res[f"reference/{name}/expected_losses_"] = ref.expected_losses_
-            res[f"reference/{name}/realized_losses_"] = ref.realized_losses_
+        _run_learner(res, name, make, S[stream])
+        _reference(res, name, make, S[stream])
 
     rng = np.random.default_rng(7)
     for n, d in ((1, 1), (5, 2), (50, 7), (1000, 300), (4097, 1000)):
@@ -327,10 +387,14 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("mode", choices=("record", "compare"))
     p.add_argument("path")
+    p.add_argument("--set", default="main", choices=("main", "clustered"),
+                   help="main: every learner and kernel (tests/data/golden.npz); "
+                        "clustered: the eigen-learners on the clustered state and "
+                        "across state='auto''s switch")
     p.add_argument("--exact", action="store_true",
                    help="compare bit for bit (on the machine that recorded the file)")
     args = p.parse_args(argv)
-    res = compute()
+    res = compute(args.set)
     if args.mode == "record":
         np.savez_compressed(args.path, _fingerprint=np.array(fingerprint()), **res)
         print(f"recorded {len(res)} outputs to {args.path} ({fingerprint()})")
