@@ -140,6 +140,8 @@ def _clustered_learners():
         out.append((f"auto/CenteredOnlinePCA-{eta}", lambda e=eta: opf.CenteredOnlinePCA(
             3, eta=e, random_state=4), "X60"))
     out.append(("auto/OnlinePCA-eta30", lambda: opf.OnlinePCA(3, eta=30.0, random_state=5), "X60"))
+    # dense from trial ~20 to ~80, then clustered again: the switch both ways
+    out.append(("auto/OnlinePCA-eta0.3", lambda: opf.OnlinePCA(3, eta=0.3, random_state=5), "X60"))
     return out
 
 
