@@ -9,6 +9,7 @@ the environment variable ``CI`` is set, otherwise "dev" (fewer examples);
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 _COMMON = dict(
@@ -34,6 +35,19 @@ except ImportError:  # pragma: no cover - scikit-learn missing
     threadpool_limits = None
 if threadpool_limits is not None:
     _BLAS_LIMIT = threadpool_limits(limits=1, user_api="blas")
+
+
+@pytest.fixture
+def one_blas_thread():
+    """One BLAS thread around a test, the libraries loaded since the
+    session's limit above included (a module that needs it sets
+    ``pytestmark = pytest.mark.usefixtures("one_blas_thread")``): on a
+    loaded machine a multi-threaded eigh of order 1000 was 50x slower."""
+    if threadpool_limits is None:  # pragma: no cover
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
 
 
 def pytest_generate_tests(metafunc):

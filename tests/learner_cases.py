@@ -17,6 +17,7 @@ without it).
 """
 
 import math
+import pickle
 import time
 
 import numpy as np
@@ -211,6 +212,26 @@ def assert_same_state(a, b):
     assert sa[1] == sb[1]
     assert_array_equal(sa[2], sb[2], strict=True)
     assert_array_equal(sa[3], sb[3], strict=True)
+
+
+def assert_split_learn_one_pickle_match(make, X, pickle_after):
+    """A learner of ``make()`` fed X in one batch, in the batches 0:1, 1:37,
+    37:38, 38:end, and row by row through ``learn_one`` with a pickle round
+    trip after row `pickle_after`: the same losses bit for bit, and the same
+    ``eta_`` and ``mixability_gap_`` (eta="auto")."""
+    whole = make().fit(X)
+    split = make()
+    for a, b in ((0, 1), (1, 37), (37, 38), (38, X.shape[0])):
+        split.partial_fit(X[a:b])
+    one = make()
+    for i, x in enumerate(X):
+        one.learn_one(x)
+        if i == pickle_after:
+            one = pickle.loads(pickle.dumps(one))
+    for other in (split, one):
+        assert_array_equal(other.expected_losses_, whole.expected_losses_)
+        assert_array_equal(other.realized_losses_, whole.realized_losses_)
+        assert other.eta_ == whole.eta_ and other.mixability_gap_ == whole.mixability_gap_
 
 
 def assert_in_capped_set(learner):

@@ -2,14 +2,14 @@
 NumPy oracle, the stated regret bounds, batch split / pickling, and that a
 numeric eta is untouched."""
 
-import pickle
-
 import numpy as np
 import pytest
 
 import onlinepca_fast as opf
 from onlinepca_fast import metrics
 from onlinepca_fast.reference import _auto_rate as ref
+
+from learner_cases import assert_split_learn_one_pickle_match
 
 RTOL_ORACLE = 1e-9
 RTOL_SCALE = 1e-12
@@ -260,20 +260,7 @@ def test_regret_bound_simplex():
     lambda: opf.CenteredOnlinePCA(3, state="clustered", random_state=1),
 ])
 def test_batch_split_learn_one_pickle(make):
-    X = _stream(shift=True)
-    whole = make().fit(X)
-    split = make()
-    for a, b in ((0, 1), (1, 37), (37, 38), (38, 160)):
-        split.partial_fit(X[a:b])
-    one = make()
-    for i, x in enumerate(X):
-        one.learn_one(x)
-        if i == 80:
-            one = pickle.loads(pickle.dumps(one))
-    for other in (split, one):
-        np.testing.assert_array_equal(other.expected_losses_, whole.expected_losses_)
-        np.testing.assert_array_equal(other.realized_losses_, whole.realized_losses_)
-        assert other.eta_ == whole.eta_ and other.mixability_gap_ == whole.mixability_gap_
+    assert_split_learn_one_pickle_match(make, _stream(shift=True), pickle_after=80)
 
 
 def test_first_trials_follow_the_leader():

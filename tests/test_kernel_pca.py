@@ -35,17 +35,9 @@ REF_ATOL = 1e-10
 LINEAR_RTOL = 1e-9
 
 
-@pytest.fixture(autouse=True)
-def _one_blas_thread():
-    """The matrices here are small: BLAS threads only contend (on a loaded
-    machine a multi-threaded eigh of order 1000 was 50x slower)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover
-        yield
-        return
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
+# The matrices here are small: BLAS threads only contend (conftest.py's
+# one_blas_thread, around every test of this module).
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 KW_KERNEL = dict(kernel="poly", degree=2, gamma=1.0, coef0=0.0)  # (x . y)^2
 

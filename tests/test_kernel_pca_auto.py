@@ -9,8 +9,6 @@ eigh agree to a few eps |K| per trial); RTOL_SCALE = 1e-12 (the same
 computation on kernel values scaled by c, rounded differently).
 """
 
-import pickle
-
 import numpy as np
 import pytest
 
@@ -20,21 +18,16 @@ from onlinepca_fast.datasets import noisy_cone
 from onlinepca_fast.reference import cap_log
 from onlinepca_fast.reference._auto_rate import two_point_gap
 
+from learner_cases import assert_split_learn_one_pickle_match
+
 RTOL_ORACLE = 1e-9
 RTOL_SCALE = 1e-12
 
 KW_KERNEL = dict(kernel="poly", degree=2, gamma=1.0, coef0=0.0)  # (x . y)^2
 
 
-@pytest.fixture(autouse=True)
-def _one_blas_thread():
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover
-        yield
-        return
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
+# One BLAS thread around every test (conftest.py's one_blas_thread).
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
 def _stream(T=120, n=6, seed=0, shift=False):
@@ -204,21 +197,8 @@ def test_regret_bound_kw_cone():
 
 # -- state --------------------------------------------------------------------------------
 def test_batch_split_learn_one_pickle():
-    X = _stream(shift=True)
     make = lambda: opf.OnlineKernelPCA(3, kernel="rbf", gamma=0.5, random_state=1)  # noqa: E731
-    whole = make().fit(X)
-    split = make()
-    for a, b in ((0, 1), (1, 37), (37, 38), (38, X.shape[0])):
-        split.partial_fit(X[a:b])
-    one = make()
-    for i, x in enumerate(X):
-        one.learn_one(x)
-        if i == 60:
-            one = pickle.loads(pickle.dumps(one))
-    for other in (split, one):
-        np.testing.assert_array_equal(other.expected_losses_, whole.expected_losses_)
-        np.testing.assert_array_equal(other.realized_losses_, whole.realized_losses_)
-        assert other.eta_ == whole.eta_ and other.mixability_gap_ == whole.mixability_gap_
+    assert_split_learn_one_pickle_match(make, _stream(shift=True), pickle_after=60)
 
 
 def test_first_trials_and_extreme_scales():
