@@ -31,6 +31,11 @@ import onlinepca_fast as opf
 from onlinepca_fast import reference
 from onlinepca_fast.datasets import noisy_cone
 
+try:  # the image patches of auto_rate.py, defined once
+    from .auto_rate import patches as image_patches, scaled  # as benchmarks.auto_rate_kernel
+except ImportError:
+    from auto_rate import patches as image_patches, scaled  # run as a script
+
 GRID = 10.0 ** np.arange(-2.0, 5.01, 0.5)
 
 
@@ -42,16 +47,8 @@ def digits():
 
 
 def patches(per_image=200, size=10, seed=0):
-    from sklearn.datasets import load_sample_images
-    rng = np.random.default_rng(seed)
-    rows = []
-    for img in load_sample_images().images:
-        g = img.astype(float).mean(axis=2)
-        i = rng.integers(0, g.shape[0] - size, per_image)
-        j = rng.integers(0, g.shape[1] - size, per_image)
-        rows.append(np.stack([g[a:a + size, b:b + size].ravel() for a, b in zip(i, j)]))
-    X = np.concatenate(rows)
-    return X / np.linalg.norm(X, axis=1).max()
+    """auto_rate.py's patches, 200 of each image, scaled to max |x| = 1."""
+    return scaled(image_patches(per_image, size, seed))
 
 
 STREAMS = {

@@ -37,6 +37,11 @@ import numpy as np  # noqa: E402
 
 import onlinepca_fast as opf  # noqa: E402
 
+try:  # the BLAS report of benchmarks/workloads.py
+    from .workloads import one_blas_thread_report  # noqa: E402
+except ImportError:  # run as a script: benchmarks/ is on the path
+    from workloads import one_blas_thread_report  # noqa: E402
+
 FRACTIONS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8)
 SIZES = (20, 32, 50, 100, 200, 400, 1000, 2000)
 #: clustered warm-up costs ~m^3 per trial: skip larger m
@@ -94,13 +99,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="fewer sizes and trials")
     ap.add_argument("--regime", choices=("steady", "growing"), default="steady")
     args = ap.parse_args(argv)
-    from threadpoolctl import threadpool_info, threadpool_limits
-
-    threadpool_limits(limits=1, user_api="blas")
-    for info in threadpool_info():
-        if info.get("user_api") == "blas":
-            print(f"# BLAS: {info.get('internal_api')} {info.get('version')} "
-                  f"architecture {info.get('architecture')}")
+    one_blas_thread_report()
     print(f"# regime: {args.regime}")
     sizes = (50, 200, 1000) if args.quick else SIZES
     print(f"{'n':>5} {'m/n':>5} {'m':>5} {'dense us':>10} {'clustered us':>13} {'ratio':>6}")

@@ -42,6 +42,11 @@ import numpy as np  # noqa: E402
 import onlinepca_fast as opf  # noqa: E402
 from onlinepca_fast.bench import ChunkedStream  # noqa: E402
 
+try:  # the BLAS report and the per-row timer of benchmarks/workloads.py
+    from .workloads import median_per_row, one_blas_thread_report  # noqa: E402
+except ImportError:  # run as a script: benchmarks/ is on the path
+    from workloads import median_per_row, one_blas_thread_report  # noqa: E402
+
 K = 10
 CHUNK = 50
 SMALL = (50, 100, 200, 400, 1000, 2000)
@@ -60,12 +65,8 @@ def learners(n):
 
 
 def per_row(fit, chunks):
-    times = []
-    for X in chunks:
-        t0 = time.thread_time()
-        fit(X)
-        times.append((time.thread_time() - t0) / X.shape[0])
-    return float(np.median(times))
+    """Median over the chunks of the thread CPU seconds per row."""
+    return median_per_row(fit, chunks, clock=time.thread_time)
 
 
 def two_passes(learner, repeats=50):
@@ -116,13 +117,7 @@ def main(argv=None):
     ap.add_argument("--sizes", type=int, nargs="*", help="dimensions to run")
     ap.add_argument("--kinds", nargs="*", default=["decay", "signal"])
     args = ap.parse_args(argv)
-    from threadpoolctl import threadpool_info, threadpool_limits
-
-    threadpool_limits(limits=1, user_api="blas")
-    for info in threadpool_info():
-        if info.get("user_api") == "blas":
-            print(f"# BLAS: {info.get('internal_api')} {info.get('version')} "
-                  f"architecture {info.get('architecture')} threads {info.get('num_threads')}")
+    one_blas_thread_report(threads=True)
     sizes = args.sizes or (SMALL[:5] if args.quick else SMALL + LARGE)
     out = []
     print("# stream n learner state m nb eta_ per-trial /IncrementalPCA(batch 100) per row "

@@ -44,6 +44,22 @@ def one_blas_thread():
     threadpool_limits(limits=1, user_api="blas")
 
 
+def one_blas_thread_report(threads=False):
+    """:func:`one_blas_thread`, then print one line per BLAS library,
+    ``# BLAS: <internal_api> <version> architecture <architecture>`` and,
+    with `threads`, `` threads <num_threads>``."""
+    from threadpoolctl import threadpool_info
+
+    one_blas_thread()
+    for info in threadpool_info():
+        if info.get("user_api") == "blas":
+            line = (f"# BLAS: {info.get('internal_api')} {info.get('version')} "
+                    f"architecture {info.get('architecture')}")
+            if threads:
+                line += f" threads {info.get('num_threads')}"
+            print(line)
+
+
 def make_learner(name, state="dense", n_components=K):
     """A learner of `name` with the benchmarks' parameters (an explicit eta, so
     the figures do not move with the default learning rate)."""
@@ -73,7 +89,7 @@ class LearnerTrials:
     def seconds_per_trial(self):
         """Median over the chunks of the seconds per trial (the learner goes on
         learning: call once per instance)."""
-        return _median_per_row(self.learner.partial_fit, self.chunks)
+        return median_per_row(self.learner.partial_fit, self.chunks)
 
     def incremental_pca_per_sample(self):
         """scikit-learn's IncrementalPCA(K).partial_fit on the same chunks,
@@ -82,7 +98,7 @@ class LearnerTrials:
 
         ipca = IncrementalPCA(n_components=K)
         ipca.partial_fit(self.chunks[0])
-        return _median_per_row(ipca.partial_fit, self.chunks)
+        return median_per_row(ipca.partial_fit, self.chunks)
 
     def ratio_to_incremental_pca(self):
         """(learner seconds per trial, IncrementalPCA seconds per sample, ratio)."""
@@ -91,12 +107,15 @@ class LearnerTrials:
         return ours, theirs, ours / theirs
 
 
-def _median_per_row(fit, chunks):
+def median_per_row(fit, chunks, clock=time.perf_counter):
+    """Median over `chunks` of the seconds per row of ``fit(chunk)``, timed
+    by `clock` (wall time by default; benchmarks/state_targets.py passes
+    ``time.thread_time``)."""
     times = []
     for X in chunks:
-        t0 = time.perf_counter()
+        t0 = clock()
         fit(X)
-        times.append((time.perf_counter() - t0) / X.shape[0])
+        times.append((clock() - t0) / X.shape[0])
     return float(np.median(times))
 
 
