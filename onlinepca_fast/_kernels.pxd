@@ -69,6 +69,8 @@ cdef extern from "cap.h" nogil:
                           int log_domain, double *out, double *out_lin,
                           double *work, Py_ssize_t *n_raised,
                           opf_cap_hint *hint)
+    Py_ssize_t opf_cap_groups(const double *v, const double *mult, Py_ssize_t g,
+                              Py_ssize_t d, double *out)
 
 cdef extern from "vexp.h" nogil:
     void opf_exp_shifted(const double *x, Py_ssize_t n, double shift,
@@ -140,9 +142,10 @@ cdef extern from "bordered_update.h" nogil:
 cdef extern from "learner.h" nogil:
     int OPF_KIND_MEG, OPF_KIND_CUMULATIVE, OPF_KIND_EXPERTS, OPF_KIND_SIMPLEX_VAR
     int OPF_SHARE_NONE, OPF_SHARE_FIXED, OPF_SHARE_UNIFORM, OPF_SHARE_PAST
+    int OPF_STATE_DENSE, OPF_STATE_CLUSTERED
     ctypedef struct opf_learner:
         Py_ssize_t n, d
-        int kind, sampler, share, centered, matrix_input, with_matrices
+        int kind, sampler, share, state, centered, matrix_input, with_matrices
         double eta, alpha, center_lr_inv
         double *rate
         int alpha_auto
@@ -152,6 +155,11 @@ cdef extern from "learner.h" nogil:
         double *mean
         double *wsum
         Py_ssize_t *t
+        Py_ssize_t cap
+        double *b
+        double *r
+        double *clus
+        Py_ssize_t *dims
         double *work
         Py_ssize_t *iwork
         int *r1iwork
@@ -159,6 +167,7 @@ cdef extern from "learner.h" nogil:
         Py_ssize_t m_stop
         int poll
     size_t opf_learner_work_len(Py_ssize_t n, int kind, int with_matrices)
+    size_t opf_clustered_work_len(Py_ssize_t n, Py_ssize_t cap, Py_ssize_t k)
     size_t opf_learner_iwork_len(Py_ssize_t n)
     void opf_range(const double *x, Py_ssize_t n, double *lo, double *hi)
     Py_ssize_t opf_learner_trials(const opf_learner *s, const double *X,
@@ -168,38 +177,6 @@ cdef extern from "learner.h" nogil:
 
 cdef extern from "logweights.h" nogil:
     double OPF_CAP_SHIFT_AT
-
-cdef extern from "clustered.h" nogil:
-    ctypedef struct opf_clustered:
-        Py_ssize_t n, d, cap
-        int sampler, share
-        int cumulative, centered
-        double eta, alpha
-        double center_lr_inv
-        double *rate
-        int alpha_auto
-        double *mean
-        double *b
-        double *r
-        double *mu
-        double *omega
-        double *clus
-        Py_ssize_t *dims
-        Py_ssize_t *t
-        double *work
-        Py_ssize_t *iwork
-        int *r1iwork
-        const opf_lapack *fns
-        Py_ssize_t m_stop
-        int poll
-    size_t opf_clustered_work_len(Py_ssize_t n, Py_ssize_t cap, Py_ssize_t k)
-    size_t opf_clustered_iwork_len(Py_ssize_t n)
-    Py_ssize_t opf_clustered_trials(const opf_clustered *s, const double *X,
-                                    Py_ssize_t T, const double *u,
-                                    double *exp_loss, double *real_loss,
-                                    int *status)
-    Py_ssize_t opf_cap_groups(const double *v, const double *mult, Py_ssize_t g,
-                              Py_ssize_t d, double *out)
 
 cdef extern from "kernel_pca.h" nogil:
     ctypedef struct opf_kpca:

@@ -31,15 +31,36 @@ STATUS_EFAILED = OPF_EFAILED
 STATUS_ECAPACITY = OPF_ECAPACITY
 
 
+class TrialError(ValueError):
+    """A compiled trial loop stopped at a trial that failed.
+
+    The trials before it are done (``trials_done`` of them, their losses
+    written) and the failing one changed nothing; ``status`` is the C
+    status.  The learners' batch runner (``learners/_batch.py``) reports it
+    as a ``RuntimeError`` naming the trial.
+    """
+
+
+class TrialLinAlgError(TrialError, LinAlgError):
+    """A :class:`TrialError` whose numerical method failed (an eigen-update
+    whose fallbacks all failed, dsyevr)."""
+
+
 def status_error(int status, str what, trials_done=None):
     """The exception for the C status code `status` of the routine `what`.
 
     ``LinAlgError`` when a numerical method failed (an eigen-update whose
     fallbacks all failed, dsyevr), ``ValueError`` for an argument the C code
-    rejected.  The exception carries ``status`` and, from the compiled trial
-    loops, ``trials_done`` (the trials completed before the failing one).
+    rejected; from the compiled trial loops (`trials_done` given, the
+    trials completed before the failing one) their subclasses
+    :class:`TrialLinAlgError` and :class:`TrialError`.  The exception
+    carries ``status`` and ``trials_done``.
     """
-    cls = LinAlgError if status in _NUMERICAL_FAILURES else ValueError
+    numerical = status in _NUMERICAL_FAILURES
+    if trials_done is None:
+        cls = LinAlgError if numerical else ValueError
+    else:
+        cls = TrialLinAlgError if numerical else TrialError
     err = cls(f"{what}: {opf_strerror(status).decode()}")
     err.status = status
     err.trials_done = trials_done
@@ -498,6 +519,8 @@ SHARE_NONE = OPF_SHARE_NONE
 SHARE_FIXED = OPF_SHARE_FIXED
 SHARE_UNIFORM = OPF_SHARE_UNIFORM
 SHARE_PAST = OPF_SHARE_PAST
+STATE_DENSE = OPF_STATE_DENSE
+STATE_CLUSTERED = OPF_STATE_CLUSTERED
 
 
 cdef int _check_losses(Py_ssize_t T, const double[::1] u,
@@ -508,160 +531,26 @@ cdef int _check_losses(Py_ssize_t T, const double[::1] u,
     return 0
 
 
-cdef class Engine:
-    """The compiled trial loop of one learner (see ``src/learner.c``).
-
-    It points into the learner's state arrays (which the learner owns and
-    pickles) and owns its workspace, allocated once.  The learners validate
-    every value; the shapes are checked here too, so that no call from
-    Python can make the C code read or write outside an array.
-    """
-    cdef opf_learner s
-    cdef object _keep  # the arrays s points into
-    cdef object _lock
-
-    def __cinit__(self, *args, **kwargs):
-        self._lock = threading.Lock()
-
-    def __init__(self, *, int kind, Py_ssize_t n, Py_ssize_t d, double eta,
-                 double alpha, int share, int sampler, bint centered,
-                 double center_lr_inv, bint matrix_input,
-                 double[::1] lam, double[::1] omega, double[:, ::1] q,
-                 double[::1] mean, double[::1] wsum, Py_ssize_t[::1] t,
-                 bint auto_rate=False, double[::1] rate=None,
-                 bint alpha_auto=False):
-        cdef bint with_matrices = matrix_input or (
-            kind == OPF_KIND_MEG and share == OPF_SHARE_PAST)
-        cdef bint basis = kind == OPF_KIND_MEG or kind == OPF_KIND_CUMULATIVE
-        cdef Py_ssize_t need_wsum = 1
-        if share == OPF_SHARE_PAST:
-            need_wsum = n * n if kind == OPF_KIND_MEG else n
-        if kind not in (OPF_KIND_MEG, OPF_KIND_CUMULATIVE, OPF_KIND_EXPERTS,
-                        OPF_KIND_SIMPLEX_VAR) or sampler not in (
-                OPF_SAMPLER_DECOMPOSITION, OPF_SAMPLER_SYSTEMATIC,
-                OPF_SAMPLER_LEADER) or share not in (
-                OPF_SHARE_NONE, OPF_SHARE_FIXED, OPF_SHARE_UNIFORM,
-                OPF_SHARE_PAST):
-            raise ValueError("Engine: unknown kind, sampler or share")
-        if not (n >= 1 and lam.shape[0] == n and omega.shape[0] == n
-                and mean.shape[0] == n and t.shape[0] == 1 and 1 <= d <= n
-                and q.shape[0] >= 1 and q.shape[1] >= 1
-                and (not basis or (q.shape[0] == n and q.shape[1] == n))
-                and wsum.shape[0] >= need_wsum):
-            raise ValueError("Engine: inconsistent state shapes")
-        work = np.zeros(opf_learner_work_len(n, kind, with_matrices))  # hint zeroed
-        iwork = np.empty(opf_learner_iwork_len(n), dtype=np.intp)
-        r1iwork = np.empty(opf_r1_iwork_len(n) if basis else 1, dtype=np.intc)
-        cdef double[::1] work_v = work
-        cdef Py_ssize_t[::1] iwork_v = iwork
-        cdef int[::1] r1iwork_v = r1iwork
-        if auto_rate and (rate is None or rate.shape[0] != 3):
-            raise ValueError("Engine: eta='auto' needs the rate state (3,)")
-        self._keep = (lam, omega, q, mean, wsum, t, work, iwork, r1iwork, rate)
-        self.s.n = n
-        self.s.d = d
-        self.s.kind = kind
-        self.s.sampler = sampler
-        self.s.share = share
-        self.s.centered = centered
-        self.s.matrix_input = matrix_input
-        self.s.with_matrices = with_matrices
-        # eta = "auto": the rate lives in rate[1]; eta = inf keeps every
-        # size bound on a step (learner.c) at its most careful
-        self.s.eta = INFINITY if auto_rate else eta
-        self.s.rate = &rate[0] if auto_rate else NULL
-        self.s.alpha_auto = alpha_auto
-        self.s.alpha = alpha
-        self.s.center_lr_inv = center_lr_inv
-        self.s.m_stop = -1
-        self.s.lam = &lam[0]
-        self.s.omega = &omega[0]
-        self.s.q = &q[0, 0]
-        self.s.mean = &mean[0]
-        self.s.wsum = &wsum[0]
-        self.s.t = &t[0]
-        self.s.work = &work_v[0]
-        self.s.iwork = &iwork_v[0]
-        self.s.r1iwork = &r1iwork_v[0]
-        self.s.fns = &_LAPACK
-
-    @property
-    def m_stop(self):
-        """state="auto": stop after the trial that leaves at most this
-        many explicit directions (-1: never; see ``src/learner.h``)."""
-        return self.s.m_stop
-
-    @m_stop.setter
-    def m_stop(self, Py_ssize_t value):
-        self.s.m_stop = value
-
-    def run(self, const double[:, ::1] X, const double[::1] u,
-            double[::1] exp_loss, double[::1] real_loss):
-        """Run one trial per row of X (T x n vectors, or T x n*n matrices
-        flattened); return the number done: T, or fewer when a trial left
-        the state at its ``m_stop`` (the rest is for the other state).
-
-        In the main thread a Ctrl-C stops the chunk between two trials or
-        inside an O(n^3) one, which is then undone (``src/interrupt.h``),
-        and raises ``KeyboardInterrupt`` with the state that of the trials
-        done (fewer are returned if Python's handler does not raise).
-
-        If a trial fails, the trials before it are done (their losses
-        written), that trial changed nothing, and the exception from
-        :func:`status_error` carries ``trials_done``.
-        """
-        cdef Py_ssize_t T = X.shape[0], done
-        cdef int status = 0
-        cdef Py_ssize_t width = self.s.n * self.s.n if self.s.matrix_input else self.s.n
-        if T == 0:
-            return 0
-        if X.shape[1] != width:
-            raise ValueError(f"X must have {width} columns, got {X.shape[1]}")
-        _check_losses(T, u, exp_loss, real_loss)
-        _enter(self._lock, "Engine.run")
-        cdef int armed = 0
-        try:
-            armed = _arm()
-            self.s.poll = armed
-            with nogil:
-                done = opf_learner_trials(&self.s, &X[0, 0], T, &u[0],
-                                          &exp_loss[0], &real_loss[0], &status)
-        finally:
-            self.s.poll = 0
-            _disarm(armed)
-            self._lock.release()
-        _honour(armed)  # Ctrl-C: KeyboardInterrupt, the state after `done` trials
-        if done < T and status != OPF_SWITCH and status != OPF_EINTR:
-            raise status_error(status, "trial", trials_done=done)
-        return done
-
-    def run_one(self, const double[::1] x, double u, double[:, ::1] losses,
-                Py_ssize_t col):
-        """One trial on the instance x; its losses go to losses[:, col].
-
-        The learners' learn_one: one call, no temporary arrays.  On failure
-        nothing changed and the exception from :func:`status_error` carries
-        ``trials_done = 0``.
-        """
-        cdef Py_ssize_t done
-        cdef int status = 0
-        cdef Py_ssize_t width = self.s.n * self.s.n if self.s.matrix_input else self.s.n
-        if x.shape[0] != width:
-            raise ValueError(f"x must have {width} entries, got {x.shape[0]}")
-        if losses.shape[0] != 2 or not 0 <= col < losses.shape[1]:
-            raise ValueError("losses must have shape (2, > col)")
-        _enter(self._lock, "Engine.run_one")
-        try:
-            with nogil:
-                done = opf_learner_trials(&self.s, &x[0], 1, &u, &losses[0, col],
-                                          &losses[1, col], &status)
-        finally:
-            self._lock.release()
-        if done < 1:
-            raise status_error(status, "trial", trials_done=0)
+include "_engine.pxi"
 
 
-include "_clustered.pxi"
+def cap_groups(const double[::1] v not None, const double[::1] mult not None,
+               Py_ssize_t d, double[::1] out not None):
+    """Capped normalised log-weights of groups (values ``v`` descending,
+    multiplicities ``mult``) into ``out``; returns the number of capped
+    groups (see ``opf_cap_groups`` in ``src/cap.h``)."""
+    cdef Py_ssize_t g = v.shape[0], r
+    _need(mult.shape[0], g, "mult")
+    _need(out.shape[0], g, "out")
+    if g == 0:
+        raise ValueError("cap_groups: no groups")
+    with nogil:
+        r = opf_cap_groups(&v[0], &mult[0], g, d, &out[0])
+    _check(r, "cap_groups")
+    return r
+
+
+
 
 
 include "_row_path.pxi"

@@ -55,8 +55,7 @@ cdef class RowPath:
     PCG64DXSM, which a failed trial rewinds), same loss record, same
     re-orthogonalisation -- under the learner's guard and the engine's lock.
     """
-    cdef Engine engine            # the dense state's engine, or None
-    cdef ClusterEngine cengine    # the clustered state's, or None
+    cdef Engine engine            # the learner's engine (either state)
     cdef object learner, ldict, guard, bits, losses_obj
     # the guard's try_enter_write/exit_write, the engine's and the bit
     # generator's locks, looked up once
@@ -70,20 +69,15 @@ cdef class RowPath:
 
     def __init__(self, learner, engine, guard, rng, Py_ssize_t every,
                  bint record, double lo, double hi, double amax, double norm2):
-        if isinstance(engine, ClusterEngine):
-            self.cengine = engine
-            self.n = self.cengine.s.n
-        else:
-            self.engine = engine
-            if self.engine.s.matrix_input:
-                raise ValueError("RowPath: the engine takes matrices")
-            self.n = self.engine.s.n
+        self.engine = engine
+        if self.engine.s.matrix_input:
+            raise ValueError("RowPath: the engine takes matrices")
+        self.n = self.engine.s.n
         self.learner = learner
         self.ldict = learner.__dict__
         self.guard = guard
         self.g_enter, self.g_exit = guard.try_enter_write, guard.exit_write
-        lock = self.cengine._lock if self.cengine is not None else self.engine._lock
-        self.e_acquire, self.e_release = lock.acquire, lock.release
+        self.e_acquire, self.e_release = self.engine._lock.acquire, self.engine._lock.release
         self.row = np.empty(self.n)
         self.every = every
         self.record = record
@@ -193,7 +187,6 @@ cdef class RowPath:
         cdef Py_ssize_t col = 0, done, t
         cdef double u = 0.0, exp_loss = 0.0, real_loss = 0.0
         cdef int status = 0
-        cdef bint clustered = self.cengine is not None
         if not self.g_enter():
             return False  # nested, a reader, or another thread: the caller says which
         try:
@@ -208,12 +201,8 @@ cdef class RowPath:
                     u = self.bitgen.next_double(self.bitgen.state)
                     self.b_release()
                 with nogil:
-                    if clustered:
-                        done = opf_clustered_trials(&self.cengine.s, &self.row[0], 1,
-                                                    &u, &exp_loss, &real_loss, &status)
-                    else:
-                        done = opf_learner_trials(&self.engine.s, &self.row[0], 1, &u,
-                                                  &exp_loss, &real_loss, &status)
+                    done = opf_learner_trials(&self.engine.s, &self.row[0], 1, &u,
+                                              &exp_loss, &real_loss, &status)
                 if done < 1 and status == OPF_ECAPACITY:
                     # the clustered state needs larger arrays (the trial
                     # changed nothing but B's compression, the same Q): the
@@ -232,7 +221,7 @@ cdef class RowPath:
                     self.losses[0, col] = exp_loss
                     self.losses[1, col] = real_loss
                     self.ldict["_n_recorded"] = col + 1
-                t = self.cengine.s.t[0] if clustered else self.engine.s.t[0]
+                t = self.engine.s.t[0]
                 if self.every and t % self.every == 0:
                     self.learner._reorthogonalize()
                 if status == OPF_SWITCH:

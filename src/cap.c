@@ -639,3 +639,37 @@ ptrdiff_t opf_cap(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
 {
     return opf_cap_ex(x, n, d, log_domain, out, out_lin, work, n_raised, NULL);
 }
+
+/* Capping with multiplicities: the clustered state's groups (cap.h). */
+ptrdiff_t opf_cap_groups(const double *v, const double *mult, ptrdiff_t g,
+                         ptrdiff_t d, double *out)
+{
+    double total = 0.0, ncap = 0.0;
+    ptrdiff_t r, i;
+    for (i = 0; i < g; i++)
+        total += mult[i];
+    if (d < 1 || g < 1 || (double)d > total)
+        return OPF_EINVAL;
+    const double cap = -log((double)d);
+    for (r = 0; r < g; r++) {
+        /* groups r.. uncapped: shift so that their mass is 1 - ncap/d */
+        const double top = v[r];
+        double sum = 0.0;
+        for (i = r; i < g; i++)
+            sum += mult[i] * exp(v[i] - top);
+        const double shift = log(((double)d - ncap) / (double)d)
+                             - (top + log(sum));
+        /* (exactly, capping group r is needed only if fewer than d entries
+         * are then capped; with rounding it may look needed when it would
+         * make d or more: then it is at the cap to rounding, and clamped) */
+        if (top + shift <= cap || r == g - 1 || ncap + mult[r] >= (double)d) {
+            for (i = 0; i < r; i++)
+                out[i] = cap;
+            for (i = r; i < g; i++)
+                out[i] = fmin(v[i] + shift, cap);
+            return r;
+        }
+        ncap += mult[r];
+    }
+    return OPF_EINVAL; /* not reached */
+}

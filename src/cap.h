@@ -64,4 +64,14 @@ ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
                      double *out, double *out_lin, double *work,
                      ptrdiff_t *n_raised, opf_cap_hint *hint);
 
+/*
+ * Normalised capped log-weights of a vector given as groups: values v[0..g)
+ * with multiplicities mult[0..g) (> 0), sorted descending.  Writes the new
+ * values to out (capped groups exactly -log d) and returns the number of
+ * capped groups, or OPF_EINVAL (d out of range, more than d entries would
+ * be capped).  O(g) per capped group.
+ */
+ptrdiff_t opf_cap_groups(const double *v, const double *mult, ptrdiff_t g,
+                         ptrdiff_t d, double *out);
+
 #endif

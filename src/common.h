@@ -162,7 +162,7 @@ static inline void opf_gemm_abt(const opf_lapack *fns, int m, int n, int k,
 /*
  * The explicit directions of an ascending spectrum lam[0..n): n minus the
  * size of its top group, the entries within 4 eps max(1, |top|) of the
- * largest (the cluster of the clustered state, clustered.c, which merges
+ * largest (the cluster of the clustered state, state_clustered.c, which merges
  * entries within that tolerance).  The one definition of m that
  * state="auto" compares in both representations.  O(n - m).
  */

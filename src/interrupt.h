@@ -31,7 +31,8 @@ void opf_interrupt_disarm(void);
  * `site` names the poll point for the testing countdown below. */
 int opf_interrupt_poll(int armed, int site);
 
-/* Poll sites outside learner.c (which numbers its own from 1). */
+/* Poll sites outside the dense state (state_dense.c numbers its own from
+ * 1). */
 enum {
     OPF_POLL_KPCA_TRIAL = 11, /* kernel PCA: before each trial */
     OPF_POLL_BORDERED = 12,   /* bordered update: block solved, nothing written */

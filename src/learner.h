@@ -6,7 +6,8 @@
 #include "common.h"
 
 /*
- * One trial loop for the whole family of learners (see learner.c).  The
+ * One trial loop for the whole family of learners, and for the eigen-learners
+ * on either representation of their state (see learner.c, state.h).  The
  * state lives in caller-owned arrays (so that the Python learners can pickle
  * it); this struct only points at them.  Variants are parameters:
  *
@@ -37,10 +38,20 @@ enum {
     OPF_SHARE_PAST = 3     /* WK eq. (20): (1-a) W + a mean(W^0..W^{t-1}) */
 };
 
+/* The representation of an eigen-learner's log W (or A): */
+enum {
+    OPF_STATE_DENSE = 0,    /* lam, Q: all n eigenpairs (n x n) */
+    OPF_STATE_CLUSTERED = 1 /* m explicit eigenpairs and one cluster:
+                               below, and state_clustered.c */
+};
+
 typedef struct {
     /* parameters */
     ptrdiff_t n, d;          /* dimension, corner size d = n - k */
     int kind, sampler, share;
+    int state;               /* OPF_STATE_*: CLUSTERED for MEG (share NONE,
+                                FIXED or UNIFORM, vector instances) and
+                                CUMULATIVE only */
     int centered;            /* CUMULATIVE: learn the center (eq. 15) */
     int matrix_input;        /* instances are n x n matrices, not vectors */
     int with_matrices;       /* workspace has the n x n matrices: required
@@ -52,22 +63,35 @@ typedef struct {
     int alpha_auto;          /* alpha = "auto": alpha_t = 1 / (t + 1)^2 at
                                 trial t (opf_rate_alpha) */
     /* state (caller-owned) */
-    double *lam;             /* n */
-    double *omega;           /* n: exp(lam), kept with it (MEG, EXPERTS,
-                                SIMPLEX_VAR) so a trial needs one exp pass */
-    double *q;               /* n x n row-major, columns = eigenvectors
-                                (MEG and CUMULATIVE only) */
+    double *lam;             /* dense: n; clustered: cap, the m explicit
+                                log-eigenvalues mu ascending */
+    double *omega;           /* as lam: exp(lam), kept with it (MEG,
+                                EXPERTS, SIMPLEX_VAR) so a trial needs one
+                                exp pass */
+    double *q;               /* dense: n x n row-major, columns =
+                                eigenvectors (MEG and CUMULATIVE only) */
     double *mean;            /* n: center m^t (CUMULATIVE) */
     double *wsum;            /* n x n (or n for EXPERTS): sum of past W */
     ptrdiff_t *t;            /* trials so far */
-    /* workspace: opf_learner_work_len / opf_learner_iwork_len */
+    /* the clustered state (state_clustered.c): log W = Q diag(lam) Q^T +
+     * mu_c (I - Q Q^T), Q (n x m) = B^T R */
+    ptrdiff_t cap;           /* rows of b */
+    double *b;               /* cap x n, nb orthonormal rows used */
+    double *r;               /* cap x cap (nb x m used) */
+    double *clus;            /* 2: mu_c, exp(mu_c) */
+    ptrdiff_t *dims;         /* 2: m, nb */
+    /* workspace: opf_learner_work_len / opf_clustered_work_len and
+     * opf_learner_iwork_len */
     double *work;
     ptrdiff_t *iwork;
-    int *r1iwork;            /* opf_r1_iwork_len(n) ints */
+    int *r1iwork;            /* opf_r1_iwork_len(n) ints (clustered:
+                                opf_r1_iwork_len(cap + 1)) */
     const opf_lapack *fns;
-    /* state="auto" (MEG and CUMULATIVE): >= 0, stop after the trial that
-     * leaves at most m_stop explicit directions (opf_explicit_count), with
-     * status OPF_SWITCH; -1: never. */
+    /* state="auto" (MEG and CUMULATIVE), the switch to the other state:
+     * dense: >= 0, stop after the trial that leaves at most m_stop explicit
+     * directions (opf_explicit_count); clustered: > 0, stop after the trial
+     * that leaves at least m_stop; with status OPF_SWITCH.  -1 (dense) or 0
+     * (clustered): never. */
     ptrdiff_t m_stop;
     /* nonzero: poll the SIGINT flag (interrupt.h) between trials and
      * between the phases of an O(n^3) trial, and stop with OPF_EINTR, the
@@ -78,14 +102,19 @@ typedef struct {
 
 size_t opf_learner_work_len(ptrdiff_t n, int kind, int with_matrices);
 size_t opf_learner_iwork_len(ptrdiff_t n);
+/* the clustered state's workspace for b of `cap` rows, k = n - d */
+size_t opf_clustered_work_len(ptrdiff_t n, ptrdiff_t cap, ptrdiff_t k);
 
 /*
  * Run T trials on the instances X (T x n row-major vectors, or T x n x n
  * matrices), with the uniforms u[0..T) for the draws.  Writes the expected
  * and realized loss of each trial.  Returns the number of trials done; if it
- * is less than T, or *status is OPF_SWITCH (see m_stop), *status says why and the state is that after the trials
- * done (a failing or interrupted trial changes nothing; OPF_EINTR: see
- * poll).
+ * is less than T, or *status is OPF_SWITCH (see m_stop), *status says why
+ * and the state is that after the trials done (a failing or interrupted
+ * trial changes nothing; OPF_EINTR: see poll).  The clustered state returns
+ * OPF_ECAPACITY when b has no room left (or so little that it would be
+ * compressed every few trials), having changed nothing but b's compression:
+ * the caller grows the arrays and calls again.
  */
 ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
                              ptrdiff_t T, const double *u, double *exp_loss,

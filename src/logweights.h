@@ -3,8 +3,8 @@
 
 /*
  * logweights.h -- the log-domain steps that both representations of the
- * learners' state take (learner.c: dense, clustered.c: m explicit entries
- * plus one cluster), written once: the span constants, logaddexp, the
+ * learners' state take (state_dense.c: dense, state_clustered.c: m
+ * explicit entries plus one cluster), written once: the span constants, logaddexp, the
  * uniform mixing of WK Sec. 8 / YL eq. (4b), the normaliser of the fixed
  * share, the floors that keep the state finite, the level shift of capping
  * and the center update of WK Alg. 6, eqs. (15)-(16).
@@ -35,7 +35,7 @@ static inline double opf_r1_scale(double top)
 }
 
 /* Capping shifts the level by v_d (the d-th largest entry) once |v_d| is
- * beyond this, so that its normalisation does not cancel (learner.c,
+ * beyond this, so that its normalisation does not cancel (state_dense.c,
  * cap_log_at_any_level). */
 #define OPF_CAP_SHIFT_AT 512.0
 

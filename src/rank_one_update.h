@@ -82,7 +82,7 @@ int opf_rank_one_update(ptrdiff_t n, double *d, double *q, ptrdiff_t ldq,
  *
  *     tol = OPF_R1_DEFLATION_FACTOR * eps * max(min(max_j |d_j|, dscale), r).
  *
- * For the learners' log-weights (learner.c, clustered.c): eigenvalues far
+ * For the learners' log-weights (state_dense.c, state_clustered.c): eigenvalues far
  * below the ones that carry weight (a log-weight -1e15 after one spike)
  * must neither set the tolerance -- every later update would be deflated
  * and the learner freeze -- nor be floored, which would tie them and lose

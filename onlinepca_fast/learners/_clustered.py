@@ -4,7 +4,7 @@
 columns of Q, ``Q = B^T R``) plus one implicit cluster, the orthogonal
 complement of Q, with the single log-eigenvalue ``mu_c`` and multiplicity
 ``n - m``.  ``W^0 = I/n`` is the pure cluster; capped eigenvalues merge back
-into it.  Memory and time per trial follow m, not n (``src/clustered.c``).
+into it.  Memory and time per trial follow m, not n (``src/state_clustered.c``).
 
 The cumulative learners (WK Algorithm 6, Follow the Leader) keep
 ``A = log W^0 - eta C^t`` the same way: the directions no instance has
@@ -16,6 +16,8 @@ Nothing n x n is formed unless asked for, and then only up to
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import math
 
@@ -133,7 +135,7 @@ class ClusteredState:
         chosen deterministically: the unit vectors e_0, e_1, ... in turn,
         each projected out of Q and of the ones taken (twice), taken when
         more than half its norm remains (as Follow the Leader's loss in
-        ``src/clustered.c``).  Fewer than 2 count + 2 m vectors are tried.
+        ``src/state_clustered.c``).  Fewer than 2 count + 2 m vectors are tried.
         Any orthonormal basis of the complement is an eigenbasis of W."""
         n = Q.shape[0]
         if count <= 0:
@@ -166,7 +168,7 @@ class ClusteredState:
     def _cl_weights(self):
         """(explicit weights, cluster weight, multiplicity, cluster's capped
         log-weight) of W: the state's (OnlinePCA), or cap(exp(A)) formed as
-        ``src/clustered.c`` does (the cumulative learners)."""
+        ``src/state_clustered.c`` does (the cumulative learners)."""
         m = self._cl_m()
         n = self.n_features_in_
         c = n - m
@@ -202,7 +204,7 @@ class ClusteredState:
                       if dd > 0 else np.zeros(0, dtype=np.intp))
             out_cluster = 0
         elif c > k:
-            # as src/clustered.c: c - k cluster slots in every corner, k
+            # as src/state_clustered.c: c - k cluster slots in every corner, k
             # virtual ones with the rest of the cluster's mass; corners of m
             if m:
                 pv = min(1.0, max(0.0, 1.0 - c * (1.0 - d * wc) / k))
@@ -248,15 +250,11 @@ class ClusteredState:
         return b, r, mu, om
 
     def _cl_engine(self, config):
-        return _kernels.ClusterEngine(
-            n=config.n, d=config.d, eta=config.eta, alpha=config.alpha,
-            share=config.share, sampler=config.sampler, b=self._b, r=self._r,
-            mu=self._cmu, omega=self._comega, clus=self._clus, dims=self._dims,
-            t=self._t, grow=self._cl_grow,
-            cumulative=config.kind == _kernels.KIND_CUMULATIVE,
-            centered=config.centered, center_lr_inv=config.center_lr_inv,
-            mean=self._mean, auto_rate=config.auto_rate, rate=self._rate,
-            alpha_auto=config.alpha_auto)
+        return _kernels.Engine(
+            state=_kernels.STATE_CLUSTERED, lam=self._cmu, omega=self._comega,
+            b=self._b, r=self._r, clus=self._clus, dims=self._dims, t=self._t,
+            grow=self._cl_grow, mean=self._mean, rate=self._rate,
+            **dataclasses.asdict(config))
 
     def _cl_reorthogonalize(self):
         """B <- R^T B (m rows), R <- I, then one Newton-Schulz step on B's
@@ -344,7 +342,7 @@ class ClusteredState:
             self._densify()
         elif not self._is_clustered() and explicit_count(self._lam) <= lo:
             self._clusterify()
-        if self._is_clustered() is not isinstance(engine, _kernels.ClusterEngine):
+        if self.__dict__.get("_engine") is not engine:  # the state changed
             engine = self._get_engine(config)
         engine.m_stop = hi if self._is_clustered() else lo
         return engine
