@@ -95,8 +95,12 @@ def test_kernel_failure_mid_batch_keeps_exactly_the_rows_before(entry):
     failing = make().partial_fit(X[:5])
     engine = failing._get_engine(failing._plan(X[5:], False, 1.0, "X", False)[0])
     failing._engine = _FailingEngine(engine, 12)
-    with pytest.raises(RuntimeError, match="trial 12 of the batch failed .* 12 rows"):
+    with pytest.raises(RuntimeError, match="trial 12 of the batch failed .* 12 rows") as info:
         failing.partial_fit(X[5:])
+    # the protocol between the compiled loop and the batch runner is a type
+    # (trials_done counts within the failing chunk)
+    cause = info.value.__cause__
+    assert isinstance(cause, _kernels.TrialError) and 0 <= cause.trials_done <= 12
     failing._engine = None
     reference = make().partial_fit(X[:5]).partial_fit(X[5:17])
     assert_same_state(failing, reference)
@@ -276,3 +280,18 @@ def test_memory_does_not_grow_with_the_number_of_trials(record):
     if rss0 is not None and sys.platform.startswith("linux"):
         assert rss1 - rss0 <= 2 * losses * record + 8 * 2**20
     assert learner.n_trials_ == T + batch
+
+
+def test_status_error_types():
+    """A trial loop's failure is a TrialError (TrialLinAlgError for a
+    numerical one), still a ValueError (LinAlgError); other statuses keep
+    the plain types."""
+    from numpy.linalg import LinAlgError
+
+    err = _kernels.status_error(_kernels.STATUS_EFAILED, "t", trials_done=3)
+    assert isinstance(err, _kernels.TrialLinAlgError) and isinstance(err, LinAlgError)
+    assert err.trials_done == 3 and err.status == _kernels.STATUS_EFAILED
+    err = _kernels.status_error(-99, "t", trials_done=0)
+    assert type(err) is _kernels.TrialError and isinstance(err, ValueError)
+    assert type(_kernels.status_error(-99, "t")) is ValueError
+    assert type(_kernels.status_error(_kernels.STATUS_EFAILED, "t")) is LinAlgError

@@ -71,7 +71,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import validate_data
 
 from .. import _kernels
-from .._guard import Pacer, guard_of, settled
+from .._guard import guard_of, settled
 from .._typing import ArrayLike, FloatArray
 from .._validation import (
     ALPHA,
@@ -88,6 +88,7 @@ from .._validation import (
     private_copy,
 )
 from ..kernels import sample_corner
+from ._batch import run_batch
 from ._eigensystem import EigensystemMixin
 from ._guarded import GuardedState
 from ._sparse import is_sparse, learn_sparse
@@ -545,47 +546,35 @@ class TrialLoopLearner(RatesMixin, OnlineLearner):
         saved = self._rng.bit_generator.state if self._randomized else None
         losses = np.empty((2, T))
         X = X.reshape(T, -1)
-        # The batch runs in chunks of ~20 ms (Ctrl-C is seen between them,
-        # and in the main thread between trials and inside a costly one)
-        # that also end where the trial count reaches a multiple of `every`,
-        # so that re-orthogonalisation happens after the same trials however
-        # the stream is split into batches.  The first chunk of a learner is
-        # one trial (a trial may cost a second: share="past" at large n);
-        # later batches start at the size the last one reached.
-        pacer = Pacer(self.__dict__.get("_pace", 1))
+        u = np.zeros(T)
         fixed = [t0, None]  # last trial count re-orthogonalised; Q before it
-        try:
-            u = self._rng.random(T) if self._randomized else np.zeros(T)
-            done = 0
+
+        def begin():
+            nonlocal engine
+            if self._randomized:
+                u[:] = self._rng.random(T)
             # (a representation change due by the state, e.g. restored by
             # pickle right after the trial that made it due, comes first)
             engine = self._next_engine(engine, config, p)
-            while done < T:
-                stop = min(T, done + pacer.size)
-                if every:
-                    stop = min(stop, done + every - (t0 + done) % every)
-                pacer.start()
-                # fewer than asked when a trial made a representation change
-                # due (state="auto"): decided by the state after each trial
-                ran = engine.run(X[done:stop], u[done:stop], losses[0, done:stop],
-                                 losses[1, done:stop])
-                pacer.done(ran)
-                done += ran
-                self._reorthogonalize_at(every, fixed)
-                engine = self._next_engine(engine, config, p)
-            # inside the try: an interrupt landing in here settles again
-            self._settle(t0, n0, saved, losses, every, fixed, T)
-        except BaseException as exc:  # KeyboardInterrupt (or anything) between chunks
-            # settled: a second Ctrl-C landing while this one is handled
-            # restarts the (idempotent) settling instead of cutting it short
-            done = settled(self._settle, t0, n0, saved, losses, every, fixed, T)
-            self._pace = pacer.size
-            if isinstance(exc, ValueError) and getattr(exc, "trials_done", None) is not None:
-                raise RuntimeError(f"trial {done} of the batch failed in the compiled "
-                                   f"kernel ({exc}); the {done} rows before it "
-                                   f"were processed") from exc
-            raise
-        self._pace = pacer.size
+
+        def chunk(done, size):
+            # chunks (run_batch) also end where the trial count reaches a
+            # multiple of `every`, so that re-orthogonalisation happens
+            # after the same trials however the stream is split
+            nonlocal engine
+            stop = min(T, done + size)
+            if every:
+                stop = min(stop, done + every - (t0 + done) % every)
+            # fewer than asked when a trial made a representation change
+            # due (state="auto"): decided by the state after each trial
+            ran = engine.run(X[done:stop], u[done:stop], losses[0, done:stop],
+                             losses[1, done:stop])
+            self._reorthogonalize_at(every, fixed)
+            engine = self._next_engine(engine, config, p)
+            return ran
+
+        run_batch(self, T, chunk,
+                  lambda: self._settle(t0, n0, saved, losses, every, fixed, T), begin)
         self._row_path = self._build_row_path(engine, config, every, p)
         return self
 

@@ -23,7 +23,6 @@ import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from .. import _kernels
-from .._guard import Pacer, settled
 from .._typing import ArrayLike, FloatArray, KernelLike, Sampler, SeedLike
 from .._validation import (
     ETA,
@@ -40,6 +39,7 @@ from .._validation import (
 )
 from ..kernels import cap_log, null_space_tol
 from ._base import SAMPLERS, OnlineLearner, reads_state
+from ._batch import run_batch
 from ._kernel_checks import _check_kernel_values, _check_psd, _check_rows
 from ._rates import RatesMixin, rate_options
 from ._sparse import is_sparse, map_sparse, row_chunks
@@ -467,48 +467,30 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         saved = self._rng.bit_generator.state
         n0 = self._n_recorded
         losses = np.empty((2, T))
-        # chunks of ~20 ms (Ctrl-C is seen between them, and in the main
-        # thread also between trials and inside one's eigen-update), the
-        # first of a learner one trial (a trial may cost a second at large m)
-        pacer = Pacer(self.__dict__.get("_pace", 1))
-        error = None
-        try:
-            u = self._rng.random(T)
-            while True:
-                start = int(self._m[0]) - m0  # the engine's count: rows done
-                if start == T:
-                    break
-                stop = min(T, start + pacer.size)
-                pacer.start()
-                try:
-                    # Ctrl-C inside: KeyboardInterrupt, the interrupted trial
-                    # undone (fewer done if the handler does not raise)
-                    ran = engine.run(G[start:stop], u[start:stop], losses[0, start:stop],
-                                     losses[1, start:stop])
-                except ValueError as exc:
-                    if getattr(exc, "trials_done", None) is None:
-                        raise
-                    if exc.status != _kernels.STATUS_EFAILED:
-                        error = exc
-                        break
-                    # the failed trial has its losses; redo its eigen-update by eigh
-                    self._rebuild(int(self._m[0]) + 1)
-                    self.n_eigh_fallbacks_ += 1
-                    engine = self._get_engine(p)
-                    continue
-                pacer.done(ran)
-            # inside the try: an interrupt landing in here settles again
-            done = self._settle(m0, n0, saved, losses, T)
-        except BaseException:  # KeyboardInterrupt (or anything) between chunks
-            # settled: a second Ctrl-C in here restarts the settling
-            settled(self._settle, m0, n0, saved, losses, T)
-            self._pace = pacer.size
-            raise
-        self._pace = pacer.size
-        if error is not None:
-            raise RuntimeError(f"trial {done} of the batch failed in the compiled "
-                               f"kernel ({error}); the {done} rows before it "
-                               f"were processed") from error
+        u = np.empty(T)
+
+        def begin():
+            u[:] = self._rng.random(T)
+
+        def chunk(done, size):
+            nonlocal engine
+            start = int(self._m[0]) - m0  # the engine's count: rows done
+            stop = min(T, start + size)
+            try:
+                # Ctrl-C inside: KeyboardInterrupt, the interrupted trial
+                # undone (fewer done if the handler does not raise)
+                return engine.run(G[start:stop], u[start:stop], losses[0, start:stop],
+                                  losses[1, start:stop])
+            except _kernels.TrialError as exc:
+                if exc.status != _kernels.STATUS_EFAILED:
+                    raise
+            # the failed trial has its losses; redo its eigen-update by eigh
+            self._rebuild(int(self._m[0]) + 1)
+            self.n_eigh_fallbacks_ += 1
+            engine = self._get_engine(p)
+            return int(self._m[0]) - m0 - start
+
+        run_batch(self, T, chunk, lambda: self._settle(m0, n0, saved, losses, T), begin)
         return self
 
     def _settle(self, m0, n0, saved, losses, T):
