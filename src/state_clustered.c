@@ -46,7 +46,7 @@
  * A trial either completes or leaves the learner's weights and span as they
  * were (B and R may have been compressed: the same Q).  No allocation.
  */
-#include "state_clustered.h"
+#include "state.h"
 
 #include <float.h>
 #include <math.h>
@@ -55,10 +55,12 @@
 
 #include "adaptive_rate.h"
 #include "cap.h"
+#include "clustered_basis.h"
 #include "interrupt.h"
 #include "learner.h"
 #include "logweights.h"
 #include "rank_one_update.h"
+#include "state_clustered_draw.h"
 
 #define OPF_BLOCK 256          /* columns of B per compression block */
 

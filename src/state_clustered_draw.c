@@ -9,7 +9,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "state_clustered.h"
+#include "state_clustered_draw.h"
+
+#include "clustered_basis.h"
 #include "systematic.h"
 
 /* splitmix64: the generator of the Haar directions, seeded by u's bits */

@@ -1,15 +1,16 @@
-#ifndef OPF_STATE_CLUSTERED_H
-#define OPF_STATE_CLUSTERED_H
+#ifndef OPF_CLUSTERED_BASIS_H
+#define OPF_CLUSTERED_BASIS_H
 
 /*
- * state_clustered.h -- internal to the clustered state: the products with
- * B and R that every part of it takes (state_clustered.c, the trial;
- * state_clustered_draw.c, the draw), and the draw.
+ * clustered_basis.h -- the products with B and R that every part of the
+ * clustered state takes (state_clustered.c, state_clustered_draw.c):
+ * Q = B^T R, B (nb x n, row-major, orthonormal rows), R (nb x m, leading
+ * dimension cap).
  */
 #include <stddef.h>
 #include <string.h>
 
-#include "state.h"
+#include "learner.h"
 
 static inline double opf_cl_dot(const double *a, const double *b, ptrdiff_t n)
 {
@@ -69,16 +70,5 @@ static inline void gemv_r(const opf_learner *s, int nb, int m, double alpha,
     s->fns->dgemv(&tr, &m, &nb, &alpha, s->r, &ld, (double *)z, &inc, &one, y,
                   &inc);
 }
-
-/* The realized loss of the corner drawn with u from the explicit weights
- * om[0..m) and the cluster's (capped log-weight lc, weight wc), x's energy
- * in the complement beta2, its coordinates z in w->z. */
-int opf_cl_draw(const opf_learner *s, opf_ws *w, double u, ptrdiff_t m,
-                ptrdiff_t nb, double beta2, const double *x, const double *om,
-                double lc, double wc, double *rl);
-
-/* Follow the Leader's loss of y (state_clustered_draw.c). */
-double opf_cl_leader_loss(const opf_learner *s, opf_ws *w, ptrdiff_t m,
-                          ptrdiff_t nb, double beta2, const double *y);
 
 #endif
