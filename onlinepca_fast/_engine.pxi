@@ -65,7 +65,8 @@ cdef class Engine:
             raise ValueError("Engine: inconsistent state shapes")
         if clustered:
             if not (n >= 2 and d < n and clus is not None and clus.shape[0] == 2
-                    and dims is not None and dims.shape[0] == 2):
+                    and dims is not None and dims.shape[0] == 2 and b is not None
+                    and r is not None and lam is not None and omega is not None):
                 raise ValueError("Engine: inconsistent state shapes")
         elif not (lam.shape[0] == n and omega.shape[0] == n and q is not None
                   and q.shape[0] >= 1 and q.shape[1] >= 1 and mean is not None
@@ -99,7 +100,8 @@ cdef class Engine:
             self.s.dims = &dims[0]
             self.s.wsum = NULL
             self.s.q = NULL
-            self._bind(b, r, lam, omega, (mean, t, rate, clus, dims))
+            # the arrays themselves (not the memoryviews): bound_b is b
+            self._bind(b.base, r.base, lam.base, omega.base, (mean, t, rate, clus, dims))
             return
         work = np.zeros(opf_learner_work_len(n, kind, with_matrices))  # hint zeroed
         iwork = np.empty(opf_learner_iwork_len(n), dtype=np.intp)
@@ -116,10 +118,15 @@ cdef class Engine:
         self.s.iwork = &iwork_v[0]
         self.s.r1iwork = &r1iwork_v[0]
 
-    def _bind(self, double[:, ::1] b, double[:, ::1] r, double[::1] lam,
-              double[::1] omega, small):
+    cdef int _bind(self, object b_obj, object r_obj, object lam_obj,
+                   object omega_obj, object small) except -1:
         """The clustered state's arrays of capacity b.shape[0] (again after
-        ``grow()``), and a workspace for that capacity."""
+        ``grow()``, with the lock held), and a workspace for that capacity.
+        Not callable from Python: it repoints the C state."""
+        cdef double[:, ::1] b = b_obj
+        cdef double[:, ::1] r = r_obj
+        cdef double[::1] lam = lam_obj
+        cdef double[::1] omega = omega_obj
         cdef Py_ssize_t cap = b.shape[0], n = self.s.n
         if not (1 <= cap <= n and b.shape[1] == n and r.shape[0] == cap
                 and r.shape[1] == cap and lam.shape[0] == cap
@@ -132,7 +139,7 @@ cdef class Engine:
         cdef double[::1] work_v = work
         cdef Py_ssize_t[::1] iwork_v = iwork
         cdef int[::1] r1iwork_v = r1iwork
-        self._keep = (b, r, lam, omega, small, work, iwork, r1iwork)
+        self._keep = (b_obj, r_obj, lam_obj, omega_obj, small, work, iwork, r1iwork)
         self.s.cap = cap
         self.s.b = &b[0, 0]
         self.s.r = &r[0, 0]
@@ -166,7 +173,8 @@ cdef class Engine:
     @property
     def bound_b(self):
         """The clustered state's array ``b`` the engine points into (None
-        for the dense state)."""
+        for the dense state): the learner rebuilds the engine when its
+        ``b`` is another array (grown, restored)."""
         return self._keep[0] if self.s.state == OPF_STATE_CLUSTERED else None
 
     cdef Py_ssize_t _trials(self, const double *X, Py_ssize_t T, const double *u,

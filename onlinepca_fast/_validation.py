@@ -30,7 +30,7 @@ from ._typing import FloatArray
 #: The largest step a trial may subtract from a log-weight: ``eta * |x|^2``
 #: (and ``|x|^2``, the loss) for the PCA learners, ``eta`` for the others,
 #: whose instances are at most 1.  The compiled loop keeps log-weights within
-#: this distance of the largest (see ``src/learner.c``); with steps bounded
+#: this distance of the largest (see ``src/state_dense.c``); with steps bounded
 #: too, nothing can overflow.  2**1020 ~ 1.1e307.
 MAX_STEP = 2.0 ** 1020
 

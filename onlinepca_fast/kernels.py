@@ -209,7 +209,7 @@ def _level(mu: FloatArray, d: int) -> FloatArray:
     ``log(n)`` above the d-th largest (fewer than d entries are capped), so
     after this shift -- which does not change the projection -- ``c`` is of
     the order of ``log(n)``.  The learners' trial loop does the same
-    (``src/learner.c``).
+    (``src/state_dense.c``, ``src/state_clustered.c``).
     """
     if -_CAP_SHIFT_AT <= mu.min() and mu.max() <= _CAP_SHIFT_AT:
         return mu  # so is v_d (cheaper than finding it)

@@ -53,9 +53,9 @@ static int draw_experts(const opf_learner *s, opf_ws *w,
  * update lam - eta x is done within the capping's first pass (with the exps
  * and the bracket's statistics), unless the weights are mixed before
  * capping (fixed share) or eta is so large that capping must first shift
- * the level (see cap_log_at_any_level).  Then lam <= -log d (the capped
- * weights are at most 1/d, and so are mixtures of them) and x >= 0 (loss
- * vectors are in [0, 1]) bound lam - eta x by -log d. */
+ * the level (see cap_log_at_any_level, state_dense.c).  Then lam <= -log d
+ * (the capped weights are at most 1/d, and so are mixtures of them) and
+ * x >= 0 (loss vectors are in [0, 1]) bound lam - eta x by -log d. */
 OPF_MULTIVERSION
 static int trial_experts(const opf_learner *s, opf_ws *w,
                          const double *x, double u, double *el, double *rl)
@@ -265,7 +265,9 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
     if (s->kind < OPF_KIND_MEG || s->kind > OPF_KIND_SIMPLEX_VAR
         || (s->state != OPF_STATE_DENSE && s->state != OPF_STATE_CLUSTERED)
         || (s->state == OPF_STATE_CLUSTERED
-            && (!basis || s->matrix_input || s->share == OPF_SHARE_PAST
+            && (!basis || s->matrix_input
+                || (s->share != OPF_SHARE_NONE && s->share != OPF_SHARE_FIXED
+                    && s->share != OPF_SHARE_UNIFORM)
                 || s->n < 2 || s->d < 1 || s->d >= s->n || s->cap < 1
                 || s->cap > s->n
                 || (s->kind == OPF_KIND_CUMULATIVE

@@ -311,7 +311,7 @@ enum {
 };
 
 /* share="past" (eigen-learners): put back the state kept aside at the start
- * of the trial (see trial_meg) and return st. */
+ * of the trial (dense_begin) and return st. */
 static int undo_trial(const opf_learner *s, opf_ws *w, int st)
 {
     const ptrdiff_t n = s->n;

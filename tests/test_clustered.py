@@ -181,6 +181,24 @@ def test_capacity_grows_and_long_runs_stay_accurate():
     np.testing.assert_allclose(clustered.density_, dense.density_, rtol=0, atol=1e-12)
 
 
+def test_one_engine_serves_the_batches_until_the_arrays_grow():
+    """The clustered engine points into the learner's own arrays (bound_b
+    is b): later batches reuse it, a growth rebinds it, and the engine's
+    rebinding is not reachable from Python (it repoints the C state)."""
+    X = crossing_stream(3)
+    learner = opf.OnlinePCA(K, eta=0.3, state="clustered", random_state=1)
+    learner.partial_fit(X[:5])
+    engine = learner._engine
+    assert engine.state == _kernels.STATE_CLUSTERED and engine.bound_b is learner._b
+    learner.partial_fit(X[5:10])
+    assert learner._engine is engine
+    assert not hasattr(engine, "_bind")
+    cap = learner._b.shape[0]
+    learner.partial_fit(X[10:])
+    if learner._b.shape[0] > cap:  # grown inside the batch: rebound
+        assert learner._engine.bound_b is learner._b
+
+
 def test_pickle_and_copies_continue_identically():
     X = crossing_stream(3)
     a = opf.OnlinePCA(K, eta=0.3, state="clustered", random_state=1).fit(X[:100])

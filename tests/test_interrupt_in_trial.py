@@ -34,7 +34,7 @@ pytestmark = pytest.mark.skipif(
            "Python's default handler")
 
 CASES = {name: (make, kind) for name, make, kind in LEARNERS}
-# poll sites (src/learner.c, src/interrupt.h) inside the expensive trials
+# poll sites (src/state_dense.c, src/interrupt.h) inside the expensive trials
 BETWEEN = {1, 11, 21}
 EIG_PHASES = {31, 32}          # dsyevr's phases: tridiagonal, its eigensystem
 PAST_PHASES = {2, 3, 4} | EIG_PHASES  # W^{t-1} formed, mixture formed, its eigensystem

@@ -561,7 +561,6 @@ class TrialLoopLearner(RatesMixin, OnlineLearner):
             # chunks (run_batch) also end where the trial count reaches a
             # multiple of `every`, so that re-orthogonalisation happens
             # after the same trials however the stream is split
-            nonlocal engine
             stop = min(T, done + size)
             if every:
                 stop = min(stop, done + every - (t0 + done) % every)
@@ -569,12 +568,15 @@ class TrialLoopLearner(RatesMixin, OnlineLearner):
             # due (state="auto"): decided by the state after each trial
             ran = engine.run(X[done:stop], u[done:stop], losses[0, done:stop],
                              losses[1, done:stop])
+            return ran, True
+
+        def after():
+            nonlocal engine
             self._reorthogonalize_at(every, fixed)
             engine = self._next_engine(engine, config, p)
-            return ran
 
         run_batch(self, T, chunk,
-                  lambda: self._settle(t0, n0, saved, losses, every, fixed, T), begin)
+                  lambda: self._settle(t0, n0, saved, losses, every, fixed, T), begin, after)
         self._row_path = self._build_row_path(engine, config, every, p)
         return self
 

@@ -11,10 +11,13 @@ Ctrl-C during the settling restarts it (:func:`~onlinepca_fast._guard.settled`).
 A compiled trial that fails raises :class:`~onlinepca_fast._kernels.TrialError`
 with ``trials_done``; the runner reports it as a ``RuntimeError`` naming the
 trial, the rows before it processed.  Everything specific to a learner is in
-the three callables it passes: ``begin`` (inside the protected region,
-before the first chunk), ``chunk(done, size)`` (run at most `size` rows
-from row `done`; return how many ran) and ``settle()`` (idempotent; returns
-the rows done).
+the callables it passes: ``begin()`` (inside the protected region, before
+the first chunk), ``chunk(done, size)`` (run at most `size` rows from row
+`done`; return ``(rows, paced)``: how many rows are done, and whether the
+time taken was the compiled run's alone, which paces the next chunk and is
+reported to a progress callback), ``after()`` (after each chunk is counted:
+work between chunks, e.g. re-orthogonalisation) and ``settle()``
+(idempotent; returns the rows done).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from .. import _kernels
 from .._guard import Pacer, settled
 
 
-def run_batch(learner, T, chunk, settle, begin=None):
+def run_batch(learner, T, chunk, settle, begin=None, after=None):
     """Run the `T` rows of a batch through `chunk`; return the rows done.
 
     The chunk size starts where the learner's last batch left it (one
@@ -37,9 +40,12 @@ def run_batch(learner, T, chunk, settle, begin=None):
         done = 0
         while done < T:
             pacer.start()
-            ran = chunk(done, pacer.size)
-            pacer.done(ran)
+            ran, paced = chunk(done, pacer.size)
+            if paced:
+                pacer.done(ran)
             done += ran
+            if after is not None:
+                after()
         # inside the try: an interrupt landing in here settles again
         done = settle()
     except BaseException as exc:  # KeyboardInterrupt (or anything) between chunks

@@ -480,7 +480,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
                 # Ctrl-C inside: KeyboardInterrupt, the interrupted trial
                 # undone (fewer done if the handler does not raise)
                 return engine.run(G[start:stop], u[start:stop], losses[0, start:stop],
-                                  losses[1, start:stop])
+                                  losses[1, start:stop]), True
             except _kernels.TrialError as exc:
                 if exc.status != _kernels.STATUS_EFAILED:
                     raise
@@ -488,7 +488,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
             self._rebuild(int(self._m[0]) + 1)
             self.n_eigh_fallbacks_ += 1
             engine = self._get_engine(p)
-            return int(self._m[0]) - m0 - start
+            # (not paced: the time includes the O(m^3) rebuild)
+            return int(self._m[0]) - m0 - start, False
 
         run_batch(self, T, chunk, lambda: self._settle(m0, n0, saved, losses, T), begin)
         return self

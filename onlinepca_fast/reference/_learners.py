@@ -333,7 +333,7 @@ class OnlinePCA(_Learner, _Shares, _PCAState):
             W = (1 - self.alpha) * (Q * np.exp(lam)) @ Q.T + self.alpha * self._wsum / t
             ev, Q = _eigh(W)
             lam = np.log(np.maximum(ev, 1e-300))
-        # no floor: lam is kept exact (src/learner.c floors only at 2**1020)
+        # no floor: lam is kept exact (src/state_dense.c floors only at 2**1020)
         self._lam, self._Q = lam, Q
         return expected, realized, corner
 
