@@ -24,6 +24,7 @@ cdef class Engine:
     cdef object _keep  # the arrays s points into
     cdef object _lock
     cdef object _grow
+    cdef object _keep_limit  # the master's state and workspace (eta="auto")
 
     def __cinit__(self, *args, **kwargs):
         self._lock = threading.Lock()
@@ -36,7 +37,8 @@ cdef class Engine:
                  Py_ssize_t[::1] t, bint auto_rate=False, double[::1] rate=None,
                  bint alpha_auto=False, int state=OPF_STATE_DENSE,
                  double[:, ::1] b=None, double[:, ::1] r=None,
-                 double[::1] clus=None, Py_ssize_t[::1] dims=None, grow=None):
+                 double[::1] clus=None, Py_ssize_t[::1] dims=None, grow=None,
+                 double[::1] limit=None):
         cdef bint clustered = state == OPF_STATE_CLUSTERED
         cdef bint with_matrices = matrix_input or (
             kind == OPF_KIND_MEG and share == OPF_SHARE_PAST)
@@ -95,6 +97,8 @@ cdef class Engine:
         self.s.mean = &mean[0] if mean is not None else NULL
         self.s.fns = &_LAPACK
         self._grow = grow
+        if limit is not None:
+            self._bind_limit(limit.base, n, n - d, auto_rate, kind, matrix_input)
         if clustered:
             self.s.clus = &clus[0]
             self.s.dims = &dims[0]
@@ -117,6 +121,24 @@ cdef class Engine:
         self.s.work = &work_v[0]
         self.s.iwork = &iwork_v[0]
         self.s.r1iwork = &r1iwork_v[0]
+
+    cdef int _bind_limit(self, object lim_obj, Py_ssize_t n, Py_ssize_t k,
+                         bint auto_rate, int kind, bint matrix_input) except -1:
+        """eta="auto" of OnlinePCA: the master over the learner and its
+        eta -> infinity limit (``src/limit.h``), state ``limit_state(n, k)``."""
+        cdef double[::1] lim = lim_obj
+        if not (auto_rate and kind == OPF_KIND_MEG and not matrix_input
+                and lim.shape[0] == OPF_LIMIT_LEN(n, k)
+                and 0 <= lim[4] <= k and lim[4] == <Py_ssize_t>lim[4]):
+            raise ValueError("Engine: inconsistent state shapes (limit)")
+        work = np.empty(opf_limit_work_len(n, k))
+        iwork = np.empty(opf_limit_iwork_len(k), dtype=np.intc)
+        cdef double[::1] work_v = work
+        cdef int[::1] iwork_v = iwork
+        self._keep_limit = (lim_obj, work, iwork)
+        self.s.lim = &lim[0]
+        self.s.limw = &work_v[0]
+        self.s.limiw = &iwork_v[0]
 
     cdef int _bind(self, object b_obj, object r_obj, object lam_obj,
                    object omega_obj, object small) except -1:

@@ -149,6 +149,9 @@ cdef extern from "learner.h" nogil:
         double eta, alpha, center_lr_inv
         double *rate
         int alpha_auto
+        double *lim
+        double *limw
+        int *limiw
         double *lam
         double *omega
         double *q
@@ -174,6 +177,12 @@ cdef extern from "learner.h" nogil:
                                   Py_ssize_t T, const double *u,
                                   double *exp_loss, double *real_loss,
                                   int *status)
+
+cdef extern from "limit.h" nogil:
+    Py_ssize_t OPF_LIMIT_LEN(Py_ssize_t n, Py_ssize_t k)
+    void opf_limit_init(double *lim, Py_ssize_t n, Py_ssize_t k)
+    size_t opf_limit_work_len(Py_ssize_t n, Py_ssize_t k)
+    size_t opf_limit_iwork_len(Py_ssize_t k)
 
 cdef extern from "logweights.h" nogil:
     double OPF_CAP_SHIFT_AT

@@ -167,6 +167,17 @@ def cap_hinted(const double[::1] x, Py_ssize_t d, double lo, double hi,
     return r, hint.shift, bool(hint.bracketed), hint.ymin
 
 
+def limit_state(Py_ssize_t n, Py_ssize_t k):
+    """The initial state of eta="auto"'s master (``src/limit.h``): both
+    learners' losses 0, weight 1/2, the limit learner with no direction."""
+    if not 1 <= k < n:
+        raise ValueError(f"limit_state: need 1 <= k < n, got k={k}, n={n}")
+    out = np.empty(OPF_LIMIT_LEN(n, k))
+    cdef double[::1] v = out
+    opf_limit_init(&v[0], n, k)
+    return out
+
+
 def value_range(x):
     """(min, max) of the float64 array x (any shape, C-contiguous) in one
     pass; (nan, nan) if it holds a NaN."""

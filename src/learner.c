@@ -22,6 +22,7 @@
 #include "adaptive_rate.h"
 #include "interrupt.h"
 #include "learner.h"
+#include "limit.h"
 #include "logweights.h"
 #include "simd.h"
 #include "state.h"
@@ -168,6 +169,19 @@ static int trial_simplex(const opf_learner *s, opf_ws *w,
 }
 
 
+/* eta = "auto": the n of D = d log(n / d).  With the master (limit.h) and
+ * mixing at a constant alpha > 0 (share fixed or uniform), n / alpha: every
+ * eigenvalue of W is then at least alpha / n, so D = d log(n / (d alpha))
+ * bounds d Delta(U, W) for every capped comparator U at every trial, the
+ * constant of the adaptive-regret bound (docs/adaptive_rates.md). */
+static double rate_n(const opf_learner *s)
+{
+    if (s->lim && !s->alpha_auto && s->alpha > 0.0
+        && (s->share == OPF_SHARE_FIXED || s->share == OPF_SHARE_UNIFORM))
+        return (double)s->n / s->alpha;
+    return (double)s->n;
+}
+
 /* Matrix exponentiated gradient on the eigensystem of log W (WK Alg. 5, YL
  * Alg. 4 and 5): one rank-one update log W - eta x x^T per vector instance
  * (eta = "auto": the rate's step, then log W scaled by gamma), then mixing
@@ -176,7 +190,8 @@ static int trial_meg(const opf_learner *s, const opf_state_ops *ops,
                      opf_ws *w, const double *x, double u, double *el,
                      double *rl)
 {
-    const ptrdiff_t n = s->n, t = *s->t + 1;
+    const ptrdiff_t t = *s->t + 1;
+    const double n = rate_n(s);
     double step = s->eta, gamma = 1.0, delta = 0.0;
     opf_coords c;
     int st;
@@ -191,7 +206,7 @@ static int trial_meg(const opf_learner *s, const opf_state_ops *ops,
         ops->coords(s, w, x, &c);
         if ((st = ops->draw(s, w, u, x, &c, el, rl)) != OPF_OK)
             return st;
-        if (!s->rate || opf_rate_trial(s->rate, (double)n, (double)s->d,
+        if (!s->rate || opf_rate_trial(s->rate, n, (double)s->d,
                                        *el, c.size, &step, &gamma, &delta)) {
             if ((st = ops->update(s, w, step, x, &c, 0)) != OPF_OK)
                 return st;
@@ -199,7 +214,7 @@ static int trial_meg(const opf_learner *s, const opf_state_ops *ops,
             if (s->rate && isfinite(s->rate[1]) && step == s->rate[1]) {
                 const double lse = ops->log_partition(s, w);
                 if (!isnan(lse))
-                    delta = opf_rate_exact(s->rate, (double)n, (double)s->d,
+                    delta = opf_rate_exact(s->rate, n, (double)s->d,
                                            *el, lse, &gamma);
             }
         }
@@ -207,8 +222,34 @@ static int trial_meg(const opf_learner *s, const opf_state_ops *ops,
     if ((st = ops->finish_meg(s, w, t, gamma)) != OPF_OK)
         return st;
     if (s->rate)
-        opf_rate_commit(s->rate, opf_rate_scale((double)n, (double)s->d),
+        opf_rate_commit(s->rate, opf_rate_scale(n, (double)s->d),
                         delta);
+    return OPF_OK;
+}
+
+/* eta = "auto" with the master (limit.h): the trial's uniform plays the
+ * learner (A) with the master's weight p, its eta -> infinity limit (B)
+ * otherwise, and is rescaled to a uniform for the drawn one's own draw.  B's
+ * trial is computed first and committed only after A's succeeded, so that a
+ * failing or interrupted trial changes nothing. */
+static int trial_meg_master(const opf_learner *s, const opf_state_ops *ops,
+                            opf_ws *w, const double *x, double u, double *el,
+                            double *rl)
+{
+    const ptrdiff_t k = s->n - s->d;
+    const double p = opf_limit_weight(s->lim);
+    const int play_a = u < p;
+    const double ua = play_a ? u / p : u;
+    const double ub = play_a ? u : (u - p) / (1.0 - p);
+    double ha, ra, hb, rb;
+    int st;
+    if ((st = opf_limit_prepare(s->lim, s->n, k, x, ub, s->limw, s->limiw,
+                                s->fns, &hb, &rb)) != OPF_OK)
+        return st;
+    if ((st = trial_meg(s, ops, w, x, ua, &ha, &ra)) != OPF_OK)
+        return st;
+    *el = opf_limit_commit(s->lim, s->n, k, s->limw, ha, hb);
+    *rl = play_a ? ra : rb;
     return OPF_OK;
 }
 
@@ -274,7 +315,9 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
                     && (s->share != OPF_SHARE_NONE || !s->mean))
                 || (s->kind == OPF_KIND_MEG
                     && s->sampler == OPF_SAMPLER_LEADER)
-                || !opf_lapack_ok(s->fns)))) {
+                || !opf_lapack_ok(s->fns)))
+        || (s->lim && (s->kind != OPF_KIND_MEG || s->matrix_input || !s->rate
+                       || !s->limw || !s->limiw))) {
         *status = OPF_EINVAL;
         return 0;
     }
@@ -297,8 +340,10 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
             st = trial_simplex(&at, &w, xi, u[i], exp_loss + i, real_loss + i);
             break;
         case OPF_KIND_MEG:
-            st = trial_meg(&at, ops, &w, xi, u[i], exp_loss + i,
-                           real_loss + i);
+            st = s->lim ? trial_meg_master(&at, ops, &w, xi, u[i],
+                                           exp_loss + i, real_loss + i)
+                        : trial_meg(&at, ops, &w, xi, u[i], exp_loss + i,
+                                    real_loss + i);
             break;
         default:
             st = trial_cumulative(&at, ops, &w, xi, u[i], exp_loss + i,

@@ -62,6 +62,12 @@ typedef struct {
                                 OPF_RATE_LEN doubles (adaptive_rate.h) */
     int alpha_auto;          /* alpha = "auto": alpha_t = 1 / (t + 1)^2 at
                                 trial t (opf_rate_alpha) */
+    double *lim;             /* NULL, or (MEG, vector instances, eta =
+                                "auto") the master over the learner and its
+                                eta -> infinity limit: OPF_LIMIT_LEN(n, k)
+                                doubles (limit.h) */
+    double *limw;            /* its workspace: opf_limit_work_len(n, k) */
+    int *limiw;              /* opf_limit_iwork_len(k) ints */
     /* state (caller-owned) */
     double *lam;             /* dense: n; clustered: cap, the m explicit
                                 log-eigenvalues mu ascending */

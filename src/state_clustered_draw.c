@@ -103,7 +103,7 @@ static double gamma_variate(double a, uint64_t *st)
  * Beta(e/2, (c - e)/2) = X / (X + Y) with X ~ Gamma(e/2), Y ~ Gamma((c - e)/2):
  * O(1) instead of drawing and orthogonalising e vectors of length n.
  */
-static double haar_energy(ptrdiff_t e, ptrdiff_t c, double u, double beta2)
+double opf_haar_energy(ptrdiff_t e, ptrdiff_t c, double u, double beta2)
 {
     uint64_t st;
     if (e <= 0 || !(beta2 > 0.0))
@@ -191,14 +191,14 @@ int opf_cl_draw(const opf_learner *s, opf_ws *w, double u, ptrdiff_t m,
             if ((st = draw_split(s, w, u, m, m + k, m, &r, &virt)) != OPF_OK)
                 return st;
         }
-        r += fmax(0.0, beta2 - haar_energy(k - virt, c, u, beta2));
+        r += fmax(0.0, beta2 - opf_haar_energy(k - virt, c, u, beta2));
     } else {
         memcpy(w->wexp, om, (size_t)m * sizeof(double));
         for (i = m; i < n; i++)
             w->wexp[i] = wc;
         if ((st = draw_split(s, w, u, m, n, d, &r, &in_cluster)) != OPF_OK)
             return st;
-        r += fmax(0.0, beta2 - haar_energy(c - in_cluster, c, u, beta2));
+        r += fmax(0.0, beta2 - opf_haar_energy(c - in_cluster, c, u, beta2));
     }
     *rl = r;
     return OPF_OK;

@@ -113,7 +113,9 @@ def _check_oracle(learner, oracle):
 def test_oracle_online_pca(state, share, alpha, shift):
     X = _stream(shift=shift)
     learner = opf.OnlinePCA(3, share=share, alpha=alpha, state=state, random_state=0).fit(X)
-    _check_oracle(learner, ref.auto_meg(X, 3, share, alpha))
+    losses, Delta, eta, weight = ref.auto_pca(X, 3, share, alpha)
+    _check_oracle(learner, (losses, Delta, eta))
+    np.testing.assert_allclose(learner.limit_weight_, weight, rtol=RTOL_ORACLE, atol=1e-12)
 
 
 @pytest.mark.parametrize("state", ["dense", "clustered"])
@@ -196,19 +198,32 @@ STREAMS = {"adversarial": _adversarial, "shifting": lambda: _stream(shift=True),
     (lambda: opf.CenteredOnlinePCA(3, centered=False, random_state=0), 0.0),
 ])
 def test_regret_bound_pca(stream, make, alpha):
+    """The bounds of docs/adaptive_rates.md, at every checked prefix.  The
+    cumulative learner: R_T <= 2 Delta_T.  OnlinePCA / OnlineAdaptivePCA:
+    the master's loss is at most that of its rate learner plus 2 Delta^M,
+    whose regret is at most Delta_T (1 + (log(n/d) + T log(1/(1-alpha))) /
+    log(n/(d alpha))) with D = d log(n/(d alpha)) when mixing (else 2
+    Delta_T); both gaps within AdaHedge's worst-case bound."""
     X = STREAMS[stream]()
     n, k = X.shape[1], 3
     D = np.log(n / (n - k))
+    Da = np.log(n / ((n - k) * alpha)) if alpha else D  # the rate learner's constant
     learner, done = make(), 0
+    master = isinstance(learner, opf.OnlinePCA)
     for T in (20, 60, 100, X.shape[0]):  # every prefix checked at these points
         learner.partial_fit(X[done:T])
         done = T
         regret = learner.expected_losses_.sum() - metrics.best_subspace_loss(X[:T], k)
         Delta = learner.mixability_gap_
-        factor = 2 + T * np.log1p(alpha / (1 - alpha)) / D  # fixed share: docs
-        assert regret <= factor * Delta * (1 + 1e-12)
-        ranges = (n - k) * np.einsum("ij,ij->i", X[:T], X[:T])
-        assert 2 * Delta <= _adahedge_bound(D, ranges) * (1 + 1e-12)
+        factor = 1 + (D + T * np.log1p(alpha / (1 - alpha))) / Da
+        sq = np.einsum("ij,ij->i", X[:T], X[:T])
+        if master:
+            DM = learner.master_gap_
+            assert regret <= (factor * Delta + 2 * DM) * (1 + 1e-12)
+            assert 2 * DM <= _adahedge_bound(np.log(2), sq) * (1 + 1e-12)
+        else:
+            assert regret <= factor * Delta * (1 + 1e-12)
+        assert 2 * Delta <= _adahedge_bound(Da, (n - k) * sq) * (1 + 1e-12)
 
 
 @pytest.mark.parametrize("k", [1, 2, 4])
@@ -305,7 +320,7 @@ def test_numeric_eta_unchanged():
 def test_oracle_alpha_auto_pca(state, share):
     X = _stream(shift=True)
     learner = opf.OnlinePCA(3, share=share, alpha="auto", state=state, random_state=0).fit(X)
-    _check_oracle(learner, ref.auto_meg(X, 3, share, "auto"))
+    _check_oracle(learner, ref.auto_pca(X, 3, share, "auto")[:3])
     assert learner.alpha_ == 1.0 / (X.shape[0] + 2) ** 2
 
 

@@ -34,10 +34,27 @@ def _stream(T=120, n=8, seed=0):
     return X / np.linalg.norm(X, axis=1).max()
 
 
+@pytest.mark.parametrize("alpha", [0.0, 1e-5])
+def test_master_parts_are_the_reference(alpha):
+    """The package's eta="auto" of OnlinePCA / OnlineAdaptivePCA is a master
+    over two learners (tests/test_auto_rate.py checks it against
+    ``reference._auto_rate.auto_pca``); the prototype's two policies are
+    those learners: AdaHedge with the restart constant when mixing, and the
+    limit (``Tracker``, O(n k) state, against the eigh-every-trial limit)."""
+    from onlinepca_fast.reference import _auto_rate as ref
+    X = _stream()
+    c = _cand()
+    share = "fixed" if alpha else None
+    a = c.MEG(8, 3, "auto", alpha, restart=bool(alpha))
+    np.testing.assert_allclose([a.trial(x) for x in X],
+                               ref.auto_meg(X, 3, share, alpha, adaptive=True)[0],
+                               rtol=1e-8, atol=1e-12)
+    b = c.Tracker(8, 3)
+    np.testing.assert_allclose([b.trial(x) for x in X], ref.limit_meg(X, 3),
+                               rtol=1e-8, atol=1e-12)
+
+
 @pytest.mark.parametrize("make, proto", [
-    (lambda: opf.OnlinePCA(3, random_state=0), lambda c: c.MEG(8, 3, "auto")),
-    (lambda: opf.OnlineAdaptivePCA(3, random_state=0),
-     lambda c: c.MEG(8, 3, "auto", 1e-5)),
     (lambda: opf.CenteredOnlinePCA(3, random_state=0),
      lambda c: c.Cumulative(8, 3, "auto")),
     (lambda: opf.CenteredOnlinePCA(3, centered=False, random_state=0),

@@ -512,6 +512,7 @@ class TrialLoopLearner(RatesMixin, OnlineLearner):
         self._wsum = np.zeros(self._past_size(config))  # sum of past parameters
         # eta="auto" (src/adaptive_rate.h): [cumulative mixability gap, rate]
         self._rate = np.array([0.0, np.inf, 0.0])  # Delta, eta_t, tr C^t
+        self._limit = self._limit_state(p, n)  # eta="auto"'s master, or None
         self._t = np.zeros(1, dtype=np.intp)
         self._start_records()
         self._rng = rng
@@ -528,12 +529,22 @@ class TrialLoopLearner(RatesMixin, OnlineLearner):
         self._q = q
         self._mean = mean
 
+    def _limit_state(self, p, n):
+        """Hook: the state of eta="auto"'s master over the learner and its
+        eta -> infinity limit (``src/limit.h``; OnlinePCA), or None."""
+        return None
+
+    def _limit_option(self, config):
+        """The engine's ``limit`` argument: the master's state while the
+        rate is "auto" (a rate set to a number mid-stream runs without it)."""
+        return self.__dict__.get("_limit") if config.auto_rate else None
+
     def _get_engine(self, config):
         if getattr(self, "_engine", None) is None or self._engine_key != config:
             self._engine = _kernels.Engine(
                 lam=self._lam, omega=self._omega, q=self._q, mean=self._mean,
                 wsum=self._wsum, t=self._t, rate=self._rate,
-                **dataclasses.asdict(config))
+                limit=self._limit_option(config), **dataclasses.asdict(config))
             self._engine_key = config
         return self._engine
 

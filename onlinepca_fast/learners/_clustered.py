@@ -254,7 +254,7 @@ class ClusteredState:
             state=_kernels.STATE_CLUSTERED, lam=self._cmu, omega=self._comega,
             b=self._b, r=self._r, clus=self._clus, dims=self._dims, t=self._t,
             grow=self._cl_grow, mean=self._mean, rate=self._rate,
-            **dataclasses.asdict(config))
+            limit=self._limit_option(config), **dataclasses.asdict(config))
 
     def _cl_reorthogonalize(self):
         """B <- R^T B (m rows), R <- I, then one Newton-Schulz step on B's

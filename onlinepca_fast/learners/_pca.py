@@ -22,6 +22,7 @@ from .._typing import ArrayLike, FloatArray, Sampler, SeedLike, Share, State
 from .._validation import (
     REORTHOGONALIZE,
     STATE,
+    as_generator,
     as_real_array,
 )
 from ._clustered import MAX_DENSE, ClusteredState, refuse_dense
@@ -256,16 +257,31 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
     n_components : int
         Rank k of the projection, ``1 <= k < n_features``.
     eta : "auto" or float, default="auto"
-        Learning rate.  ``"auto"``: the AdaHedge rate ``eta_t = D /
-        Delta_{t-1}`` (``D = (n-k) log(n/(n-k))``, ``Delta`` the cumulative
-        mixability gap, ``mixability_gap_``) with the stabilised step ``log W
-        <- (eta_{t+1}/eta_t)(log W - eta_t x x^T)``: no tuning, scale-free
-        (``c X`` gives the same W), and without mixing the regret against
-        every rank-k subspace is ``R_T <= 2 Delta_T <= 2 sqrt(log(n/d) sum_t
-        s_t^2 / 4) + (4/3 log(n/d) + 2) max_t s_t`` with ``d = n-k``, ``s_t =
-        d |x_t|^2``; with mixing rate alpha, ``R_T <= (2 + T log(1/(1-alpha))
-        / log(n/d)) Delta_T`` (docs: adaptive_rates).  A number: the
-        fixed-rate algorithm (> 0); the tuned value of WK eq. (3) is
+        Learning rate.  ``"auto"``: no tuning, no horizon, scale-free (``c
+        X`` gives the same W and losses times ``c^2``).  Each trial plays
+        one of two learners, drawn with the weights of a master AdaHedge
+        (``D = log 2``) on their expected losses:
+
+        - the rate learner: this algorithm at the AdaHedge rate ``eta_t =
+          D / Delta_{t-1}`` (``D = d log(n/d)``, ``d = n-k``, or ``d
+          log(n/(d alpha))`` when mixing at a constant alpha: the constant
+          of the adaptive-regret bound; ``Delta`` its cumulative mixability
+          gap, ``mixability_gap_``) with the stabilised step ``log W <-
+          (eta_{t+1}/eta_t)(log W - eta_t x x^T)``.  Its regret against
+          every rank-k subspace is ``R_T <= 2 Delta_T <= 2 sqrt(log(n/d)
+          sum_t s_t^2 / 4) + (4/3 log(n/d) + 2) max_t s_t``, ``s_t = d
+          |x_t|^2`` (no mixing; with mixing see docs: adaptive_rates);
+        - the limit eta -> infinity of the capped update (zero temperature):
+          it keeps k directions and one flat level, a tracking Follow the
+          Leader, O(n k + k^3) per trial; it wins when the data favour
+          large rates (the digits class by class: every eta >= 100 ties
+          with it).
+
+        The loss is at most that of the better of the two plus ``2
+        Delta^M`` (``master_gap_``), ``Delta^M <= sqrt(log 2 sum_t |x_t|^4
+        / 4) + (2/3 log 2 + 1) max_t |x_t|^2``; ``limit_weight_`` is the
+        master's weight of the limit.  A number: the fixed-rate algorithm
+        (> 0); the tuned value of WK eq. (3) is
         :func:`onlinepca_fast.metrics.tuned_learning_rate`.
     share : {None, "fixed", "uniform", "past"}, default=None
         Mixing step for shifting data:
@@ -320,7 +336,13 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
     ----------
     components_ : ndarray of shape (k, n)
         Orthonormal rows: the k eigenvectors of W with the smallest
-        eigenvalues, i.e. the top-k directions of ``E[P]``.
+        eigenvalues, i.e. the top-k directions of ``E[P]``.  With
+        ``eta="auto"``: those of the learner the master weighs more (the
+        limit's k directions when ``limit_weight_ > 1/2``, else those of
+        W); ``sample_projection`` draws the learner with the master's
+        weights, then its projection.  ``eigenvalues_``,
+        ``eigenvectors_``, ``cluster_value_`` and ``density_`` are the rate
+        learner's W.
     eigenvalues_ : ndarray of shape (n,) or (m,)
         Ascending eigenvalues of ``log W`` (normalised and capped: the
         capped ones are exactly ``-log(n-k)``); in the clustered state the
@@ -343,7 +365,12 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
         The rate of the next trial (``eta`` if numeric; ``inf`` until the
         first nonzero row with ``"auto"``).
     mixability_gap_ : float
-        ``Delta_T`` of ``eta="auto"`` (0 with a numeric eta).
+        ``Delta_T`` of ``eta="auto"``'s rate learner (0 with a numeric eta).
+    master_gap_ : float
+        ``Delta^M`` of ``eta="auto"``'s master (0 with a numeric eta).
+    limit_weight_ : float
+        ``eta="auto"``: the master's weight of the limit learner for the
+        next trial (0 with a numeric eta).
     alpha_ : float
         The mixing rate of the next trial.
     n_features_in_ : int
@@ -416,6 +443,68 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
     def _reorthogonalize_every(self, p):
         return p["reorthogonalize_every"] or 0
 
+    # -- eta="auto": the master over the learner and its eta -> inf limit ----------
+    def _limit_state(self, p, n):
+        if p["eta"] != "auto":
+            return None
+        return _kernels.limit_state(n, p["n_components"])
+
+    def _limit_parts(self):
+        """(weight of the limit learner, its r explicit directions as n x r
+        columns), or None without the master."""
+        lim = self.__dict__.get("_limit")
+        if lim is None or self.eta != "auto":
+            return None
+        n, k = self.n_features_in_, self.n_components
+        r = int(lim[4])
+        U = lim[6 + k:6 + k + r * n].reshape(r, n).T
+        return 1.0 - float(lim[5]), U
+
+    def _kept_basis(self):
+        """The learner's k directions: the rate learner's, or the limit
+        learner's while the master weighs it more (and it has k)."""
+        parts = self._limit_parts()
+        if parts is not None and parts[0] > 0.5 and parts[1].shape[1] == self.n_components:
+            return parts[1].copy()
+        return super()._kept_basis()
+
+    def _sampled_basis(self, random_state):
+        """With the master: the rate learner's draw with its weight, else
+        the limit learner's (its r directions and k - r drawn uniformly in
+        their complement), one uniform of the generator choosing."""
+        parts = self._limit_parts()
+        if parts is None:
+            return super()._sampled_basis(random_state)
+        rng = self._rng if random_state is None else as_generator(random_state)
+        wb, U = parts
+        if rng.random() >= wb:
+            return super()._sampled_basis(rng)
+        extra = self.n_components - U.shape[1]
+        if not extra:
+            return U.copy()
+        G = rng.standard_normal((self.n_features_in_, extra))
+        for _ in range(2):
+            G -= U @ (U.T @ G)
+        return np.hstack([U, np.linalg.qr(G)[0]])
+
+    @property
+    def master_gap_(self) -> float:
+        """``eta="auto"``: the master's cumulative mixability gap ``Delta^M``:
+        the learner's loss is at most that of the better of its two
+        learners plus ``2 Delta^M``; 0 with a numeric eta."""
+        self._check_fitted()
+        lim = self.__dict__.get("_limit")
+        return 0.0 if self._limit_parts() is None else float(lim[2])
+
+    @property
+    def limit_weight_(self) -> float:
+        """``eta="auto"``: the master's weight of the eta -> infinity limit
+        learner for the next trial (the rate learner has the rest); 0 with a
+        numeric eta."""
+        self._check_fitted()
+        parts = self._limit_parts()
+        return 0.0 if parts is None else parts[0]
+
 
 class OnlineAdaptivePCA(OnlinePCA):
     """Online adaptive PCA (YL Algorithm 4): :class:`OnlinePCA` with fixed share.
@@ -429,10 +518,16 @@ class OnlineAdaptivePCA(OnlinePCA):
     n_components : int
         Rank k, ``1 <= k < n_features``.
     eta : "auto" or float, default="auto"
-        Learning rate.  ``"auto"``: the AdaHedge rate of :class:`OnlinePCA`,
-        with the bound ``R_T <= (2 + T log(1/(1-alpha)) / log(n/(n-k)))
-        Delta_T`` (``Delta_T = mixability_gap_``).  A number: YL Theorem 3
-        tunes it with :func:`onlinepca_fast.metrics.adaptive_parameters`.
+        Learning rate.  ``"auto"``: the master of :class:`OnlinePCA` over
+        the rate learner and its eta -> infinity limit; with a constant
+        alpha the rate learner's constant is ``D = d log(n/(d alpha))``
+        (every eigenvalue of W is at least ``alpha/n``), which bounds its
+        regret on every interval ``[r, s]`` by ``Delta_[r,s] + Delta_s (1 +
+        (s - r + 1) log(1/(1-alpha)) / log(n/(d alpha)))`` and the static
+        regret by ``Delta_T (1 + (log(n/d) + T log(1/(1-alpha))) /
+        log(n/(d alpha)))`` (``Delta = mixability_gap_``; docs:
+        adaptive_rates).  A number: YL Theorem 3 tunes it with
+        :func:`onlinepca_fast.metrics.adaptive_parameters`.
     alpha : float or "auto", default=1e-5
         Fixed-share rate, ``0 <= alpha < 1`` (YL Sec. 6.1 uses 1e-5).
         ``"auto"``: ``alpha_t = 1/(t+1)^2``, with adaptive regret on every

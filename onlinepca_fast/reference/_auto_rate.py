@@ -25,6 +25,12 @@ log(n/d)`` (``d = n - k``; ``log n`` for Hedge and the simplex learner),
 
 ``alpha="auto"``: ``alpha_t = 1/(t+1)**2`` at trial ``t``.
 
+OnlinePCA and OnlineAdaptivePCA (``auto_pca``): a master AdaHedge (``D =
+log 2``) over the learner above (with ``D = d log(n / (d alpha))`` when it
+mixes at a constant alpha) and the limit eta -> infinity of the capped
+update (``limit_meg``: ``M`` formed, eigh every trial); a gap or a lead
+within 1e-12 of the losses counts as none.
+
 While the rate is infinite the gap is that of Follow the Leader (``h -
 d min l``; two-point: ``h``) and the first step is taken with the new rate.
 """
@@ -36,7 +42,8 @@ from scipy.special import logsumexp
 
 from ._kernels import cap_log
 
-__all__ = ["two_point_gap", "auto_meg", "auto_cumulative", "auto_experts", "auto_simplex"]
+__all__ = ["two_point_gap", "auto_meg", "auto_pca", "limit_meg", "auto_cumulative",
+           "auto_experts", "auto_simplex"]
 
 
 def _sym_eigh(M):
@@ -69,13 +76,16 @@ def _next(Delta, delta, D):
     return Delta, (D / Delta if Delta > 0 else np.inf)
 
 
-def auto_meg(X, k, share=None, alpha=0.0):
-    """OnlinePCA / OnlineAdaptivePCA (share="fixed") / VarianceMinimizer
-    (k = n - 1; rows, or n x n matrices) with eta="auto"."""
+def auto_meg(X, k, share=None, alpha=0.0, adaptive=False):
+    """The AdaHedge learner of OnlinePCA / OnlineAdaptivePCA (share="fixed")
+    / VarianceMinimizer (k = n - 1; rows, or n x n matrices) with
+    eta="auto".  `adaptive`: D = d log(n / (d alpha)) when mixing at a
+    constant alpha > 0 (the master's rate learner)."""
     X = np.asarray(X, dtype=float)
     n = X.shape[1]
     d = n - k
-    D = d * np.log(n / d)
+    mixing = share in ("fixed", "uniform") and alpha != "auto" and alpha > 0
+    D = d * np.log(n / (d * alpha) if adaptive and mixing else n / d)
     L = np.eye(n) * -np.log(n)  # log W
     Delta, eta, out = 0.0, np.inf, []
     for t, x in enumerate(X, start=1):
@@ -106,6 +116,59 @@ def auto_meg(X, k, share=None, alpha=0.0):
             lam = _mix(lam, a)
         L = (Q * lam) @ Q.T
     return np.array(out), Delta, eta
+
+
+def limit_meg(X, k, state=False):
+    """The limit eta -> infinity of OnlinePCA's capped update, in loss units:
+    ``W = cap_inf(M)`` puts 1/d on the d largest eigenvalues of M (a tie at
+    the d-th shares what is left), ``M <- flat_d(M) - x x^T`` (the d largest
+    set to the d-th).  Returns the expected losses ``d tr(W x x^T)`` (and,
+    with `state`, the final M)."""
+    X = np.asarray(X, dtype=float)
+    n = X.shape[1]
+    d = n - k
+    M = np.zeros((n, n))
+    out = []
+    for x in X:
+        v, Q = _sym_eigh(M)
+        b = v[n - d]
+        tol = 1e-9 * np.abs(v).max()
+        above, tie = v > b + tol, np.abs(v - b) <= tol
+        w = np.where(above, 1.0 / d, 0.0)
+        w[tie] = (d - above.sum()) / (d * tie.sum())
+        z = Q.T @ x
+        out.append(d * w @ (z * z))
+        M = (Q * np.minimum(v, b)) @ Q.T - np.outer(x, x)
+    return (np.array(out), M) if state else np.array(out)
+
+
+def auto_pca(X, k, share=None, alpha=0.0):
+    """OnlinePCA / OnlineAdaptivePCA with eta="auto": the master over
+    ``auto_meg(adaptive=True)`` (A) and ``limit_meg`` (B).  Returns
+    ``(expected_losses, Delta_A, eta_A, weight of B after the stream)``."""
+    ha, Delta, eta = auto_meg(X, k, share, alpha, adaptive=True)
+    hb = limit_meg(X, k)
+    ca = cb = gap = scale = 0.0
+    p = 0.5
+    out = []
+    for a, b in zip(ha, hb):
+        out.append(p * a + (1 - p) * b)
+        if gap > 0:
+            e = np.log(2.0) / gap
+            mix = -logsumexp([np.log(p) - e * a, np.log1p(-p) - e * b]
+                             if 0 < p < 1 else [-e * (a if p == 1 else b)]) / e
+        else:
+            mix = min(ca + a, cb + b) - min(ca, cb)
+        tie = not abs(b - a) > 1e-12 * max(a, b)  # a difference within rounding
+        gap += 0.0 if tie else max(0.0, out[-1] - mix)
+        ca, cb = ca + a, cb + (a if tie else b)
+        scale += max(a, b)
+        diff = cb - ca
+        if abs(diff) <= 1e-12 * scale:
+            diff = 0.0
+        p = (1.0 / (1.0 + np.exp(-np.log(2.0) / gap * diff)) if gap > 0
+             else (1.0 if diff > 0 else 0.0 if diff < 0 else 0.5))
+    return np.array(out), Delta, eta, 1.0 - p
 
 
 def auto_cumulative(X, k, centered=True, center_lr_inv=0.0, mean_init=None):

@@ -1,0 +1,224 @@
+/*
+ * limit.c -- the master of eta = "auto" (OnlinePCA, OnlineAdaptivePCA) and
+ * its second learner, the eta -> infinity limit of the capped update
+ * (limit.h; derivation in docs/adaptive_rates.md).
+ *
+ * The limit learner B keeps M (in loss units) as r <= k explicit
+ * directions U with values below one flat level b, every other direction
+ * at b.  Its parameter is cap at zero temperature: W = 1/(n - r) on the
+ * flat directions (1/d each once r = k), so it keeps U (and, while r < k,
+ * k - r directions drawn uniformly in U's complement).  A trial: z = U x,
+ * the residual e = x - U^T z, rho = |e|; M - x x^T acts on span(U, e) as
+ * diag(values, b) - v v^T, v = (z, rho): an (r+1) x (r+1) eigenproblem;
+ * with r + 1 > k its largest eigenvalue is the new flat level (the cap at
+ * zero temperature), and directions at the level join it.  O(n k + k^3).
+ */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "limit.h"
+#include "rank_one_update.h"
+#include "state_clustered_draw.h"
+
+
+void opf_limit_init(double *lim, ptrdiff_t n, ptrdiff_t k)
+{
+    memset(lim, 0, sizeof(double) * (size_t)OPF_LIMIT_LEN(n, k));
+    lim[5] = 0.5;
+}
+
+size_t opf_limit_work_len(ptrdiff_t n, ptrdiff_t k)
+{
+    const size_t N = (size_t)k + 1;
+    return 2 + 3 * N + N * N + opf_r1_work_len((ptrdiff_t)N) + (size_t)n
+           + 2 * N * (size_t)n;
+}
+
+size_t opf_limit_iwork_len(ptrdiff_t k)
+{
+    return opf_r1_iwork_len(k + 1);
+}
+
+double opf_limit_weight(const double *lim) { return lim[5]; }
+
+/* The workspace: hdr = (new b, new r), the new values, z, the
+ * eigenvalues and vectors of the small problem and the rank-one update's
+ * work, the residual, the stacked old directions and the new ones. */
+typedef struct {
+    double *hdr, *vals, *z, *ev, *zv, *r1w, *res, *old, *vnew;
+} limit_ws;
+
+static limit_ws split(double *work, ptrdiff_t n, ptrdiff_t k)
+{
+    const ptrdiff_t N = k + 1;
+    limit_ws w;
+    w.hdr = work;
+    w.vals = w.hdr + 2;
+    w.z = w.vals + N;
+    w.ev = w.z + N;
+    w.zv = w.ev + N;
+    w.r1w = w.zv + N * N;
+    w.res = w.r1w + opf_r1_work_len(N);
+    w.old = w.res + n;
+    w.vnew = w.old + N * n;
+    return w;
+}
+
+int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
+                      const double *x, double u, double *work, int *iwork,
+                      const opf_lapack *fns, double *h, double *real)
+{
+    limit_ws w = split(work, n, k);
+    const ptrdiff_t r = (ptrdiff_t)lim[4], d = n - k;
+    const double b = lim[3], *vals = lim + OPF_LIMIT_HEAD;
+    const double *U = vals + k;
+    double xx = 0.0, rho2 = 0.0, nb = b;
+    ptrdiff_t i, j, N, cnt, keep;
+    int nn = (int)n, rr = (int)r, one = 1;
+    double fone = 1.0, fzero = 0.0, fm1 = -1.0;
+    char tr = 'T', nt = 'N';
+    for (i = 0; i < n; i++) {
+        xx += x[i] * x[i];
+        w.res[i] = x[i];
+    }
+    if (r > 0) { /* z = U x, e = x - U^T z (twice when x is mostly in U) */
+        fns->dgemv(&tr, &nn, &rr, &fone, (double *)U, &nn, (double *)x, &one,
+                   &fzero, w.z, &one);
+        fns->dgemv(&nt, &nn, &rr, &fm1, (double *)U, &nn, w.z, &one, &fone,
+                   w.res, &one);
+    }
+    for (i = 0; i < n; i++)
+        rho2 += w.res[i] * w.res[i];
+    if (r > 0 && rho2 < xx / 16.0) {
+        double *z2 = w.ev; /* scratch until the eigenproblem */
+        fns->dgemv(&tr, &nn, &rr, &fone, (double *)U, &nn, w.res, &one,
+                   &fzero, z2, &one);
+        fns->dgemv(&nt, &nn, &rr, &fm1, (double *)U, &nn, z2, &one, &fone,
+                   w.res, &one);
+        for (j = 0; j < r; j++)
+            w.z[j] += z2[j];
+        rho2 = 0.0;
+        for (i = 0; i < n; i++)
+            rho2 += w.res[i] * w.res[i];
+    }
+    *h = (double)d * rho2 / (double)(n - r);
+    *real = r >= k ? rho2
+                   : fmax(0.0, rho2 - opf_haar_energy(k - r, n - r, u, rho2));
+    /* the eigenproblem of diag(values, b) - v v^T on span(U, e) */
+    N = (rho2 > 1e-24 * xx && rho2 > 0.0) ? r + 1 : r;
+    if (N > 0) { /* Gu-Eisenstat on the identity: eigenvectors in zv's
+                    columns (row-major), eigenvalues ascending in ev */
+        const double rho = sqrt(rho2);
+        int NN = (int)N, st;
+        char tt = 'T';
+        w.z[r] = rho; /* v = (z, rho) when N = r + 1 */
+        for (j = 0; j < N; j++) {
+            w.ev[j] = j < r ? vals[j] : b;
+            for (i = 0; i < N; i++)
+                w.zv[j * N + i] = i == j ? 1.0 : 0.0;
+        }
+        st = opf_rank_one_update(N, w.ev, w.zv, N, -1.0, w.z, w.r1w, iwork,
+                                 fns, 0, NULL);
+        if (st != OPF_OK)
+            return st;
+        if (r > 0)
+            memcpy(w.old, U, sizeof(double) * (size_t)(r * n));
+        if (N > r)
+            for (i = 0; i < n; i++)
+                w.old[r * n + i] = w.res[i] / rho;
+        /* new row j = sum_i zv[i N + j] old row i */
+        fns->dgemm(&nt, &tt, &nn, &NN, &NN, &fone, w.old, &nn, w.zv, &NN,
+                   &fzero, w.vnew, &nn);
+    }
+    cnt = N;
+    if (N > k) { /* the cap at zero temperature: the largest is the level */
+        nb = w.ev[N - 1];
+        cnt = N - 1;
+    }
+    {
+        const double tol = 1e-12 * fmax(fabs(nb), cnt > 0 ? fabs(w.ev[0]) : 0.0);
+        /* stored relative to the level (only the order matters), so that
+         * no stream makes them overflow */
+        for (keep = 0; keep < cnt && w.ev[keep] < nb - tol; keep++)
+            w.vals[keep] = fmax(w.ev[keep] - nb, -DBL_MAX);
+    }
+    w.hdr[0] = 0.0;
+    w.hdr[1] = (double)keep;
+    return OPF_OK;
+}
+
+/* (1/eta) log(p e^{(1-p) x} + (1-p) e^{-p x}), x = eta (h_b - h_a): the
+ * master's mixability gap at rate eta, from the difference of the losses
+ * alone.  For |x| <= 1 as log1p(p (1-p) x^2 S), S = sum_{j>=1} h_j / (j+1)!
+ * with h_j = sum_i a^i b^(j-1-i), a = (1-p) x, b = -p x (the exponential
+ * series, whose first-order terms cancel exactly), so a small gap is
+ * computed to its own relative precision. */
+static double master_gap(double p, double eta, double dh)
+{
+    const double x = eta * dh;
+    if (fabs(x) <= 1.0) {
+        const double a = (1.0 - p) * x, b = -p * x;
+        double h = 1.0, bj = 1.0, fact = 2.0, S = 0.5;
+        int j;
+        for (j = 1; j < 24; j++) {
+            bj *= b;
+            h = a * h + bj;    /* h_{j+1} */
+            fact *= (double)(j + 2);
+            S += h / fact;
+        }
+        return log1p(p * (1.0 - p) * x * x * S) / eta;
+    } else {
+        const double u = log(p) + (1.0 - p) * x, v = log1p(-p) - p * x;
+        const double m = fmax(u, v);
+        return fmax(0.0, (m + log(exp(u - m) + exp(v - m))) / eta);
+    }
+}
+
+double opf_limit_commit(double *lim, ptrdiff_t n, ptrdiff_t k,
+                        const double *work, double h_a, double h_b)
+{
+    limit_ws w = split((double *)work, n, k);
+    const ptrdiff_t keep = (ptrdiff_t)w.hdr[1];
+    const double p = lim[5], gap = lim[2], lead = lim[0];
+    const double el = p * h_a + (1.0 - p) * h_b;
+    double dh = h_b - h_a, delta, ng, diff;
+    lim[3] = w.hdr[0];
+    lim[4] = (double)keep;
+    if (keep > 0) {
+        memcpy(lim + OPF_LIMIT_HEAD, w.vals, sizeof(double) * (size_t)keep);
+        memcpy(lim + OPF_LIMIT_HEAD + k, w.vnew,
+               sizeof(double) * (size_t)(keep * n));
+    }
+    /* The master: AdaHedge over {A, B} with D = log 2, computed from the
+     * differences of the losses (the only quantity it depends on), so that
+     * it is as scale-free as they are.  A difference within rounding of
+     * the losses (1e-12 of them) is none: the two learners start equal
+     * (W^0 = I/n), and a rounding-sized gap would set the master's rate. */
+    if (!(fabs(dh) > 1e-12 * fmax(h_a, h_b)))
+        dh = 0.0;
+    if (dh == 0.0)
+        delta = 0.0;
+    else if (gap > 0.0 && p > 0.0 && p < 1.0)
+        delta = master_gap(p, log(2.0) / gap, dh);
+    else if (gap > 0.0) /* a weight rounded to 0 or 1: the mix is the
+                           played learner's loss */
+        delta = 0.0;
+    else if (lead >= 0.0) /* Follow the Leader: el - (min(L_a + h_a, L_b +
+                             h_b) - min(L_a, L_b)), in differences */
+        delta = (1.0 - p) * dh - fmin(0.0, lead + dh);
+    else
+        delta = -p * dh - fmin(0.0, -lead - dh);
+    if (!(delta > 0.0))
+        delta = 0.0;
+    ng = fmin(gap + delta, DBL_MAX);
+    lim[0] = fmax(fmin(lead + dh, DBL_MAX), -DBL_MAX);
+    lim[1] = fmin(lim[1] + fmax(h_a, h_b), DBL_MAX);
+    lim[2] = ng;
+    diff = fabs(lim[0]) <= 1e-12 * lim[1] ? 0.0 : lim[0];
+    if (ng > 0.0)
+        lim[5] = 1.0 / (1.0 + exp(-(log(2.0) / ng) * diff));
+    else
+        lim[5] = diff > 0.0 ? 1.0 : (diff < 0.0 ? 0.0 : 0.5);
+    return el;
+}
