@@ -31,7 +31,8 @@ cdef class KernelPCAEngine:
 
     def __init__(self, *, Py_ssize_t r, int sampler, double eta,
                  double[::1] evals, double[:, ::1] q, Py_ssize_t[::1] m,
-                 bint auto_rate=False, double[::1] rate=None):
+                 bint auto_rate=False, double[::1] rate=None,
+                 double[::1] master=None):
         cdef Py_ssize_t cap = q.shape[0]
         if not (cap >= 1 and q.shape[1] == cap and evals.shape[0] == cap
                 and m.shape[0] == 1 and 0 <= m[0] <= cap and r >= 1):
@@ -40,13 +41,17 @@ cdef class KernelPCAEngine:
             raise ValueError("KernelPCAEngine: unknown sampler")
         if auto_rate and (rate is None or rate.shape[0] != 3):
             raise ValueError("KernelPCAEngine: eta='auto' needs the rate state (3,)")
+        if master is not None and not (auto_rate and master.shape[0] == OPF_MASTER_LEN):
+            raise ValueError("KernelPCAEngine: the master needs eta='auto' and its "
+                             f"state ({OPF_MASTER_LEN},)")
         work = np.empty(opf_kpca_work_len(cap))
         iwork = np.empty(opf_kpca_iwork_len(cap), dtype=np.intp)
         buiwork = np.empty(opf_bu_iwork_len(cap), dtype=np.intc)
         cdef double[::1] work_v = work
         cdef Py_ssize_t[::1] iwork_v = iwork
         cdef int[::1] buiwork_v = buiwork
-        self._keep = (evals, q, m, work, iwork, buiwork, rate)
+        self._keep = (evals, q, m, work, iwork, buiwork, rate, master)
+        self.s.master = &master[0] if master is not None else NULL
         self.s.r = r
         self.s.sampler = sampler
         self.s.eta = eta

@@ -180,6 +180,8 @@ cdef extern from "learner.h" nogil:
 
 cdef extern from "limit.h" nogil:
     Py_ssize_t OPF_LIMIT_LEN(Py_ssize_t n, Py_ssize_t k)
+    int OPF_MASTER_LEN
+    void opf_master_init(double *m)
     void opf_limit_init(double *lim, Py_ssize_t n, Py_ssize_t k)
     size_t opf_limit_work_len(Py_ssize_t n, Py_ssize_t k)
     size_t opf_limit_iwork_len(Py_ssize_t k)
@@ -193,6 +195,7 @@ cdef extern from "kernel_pca.h" nogil:
         int sampler
         double eta
         double *rate
+        double *master
         Py_ssize_t capacity
         double *evals
         double *q

@@ -178,6 +178,15 @@ def limit_state(Py_ssize_t n, Py_ssize_t k):
     return out
 
 
+def master_state():
+    """The initial state of a master over a learner and its limit
+    (``src/limit.h``; OnlineKernelPCA's eta="auto")."""
+    out = np.empty(OPF_MASTER_LEN)
+    cdef double[::1] v = out
+    opf_master_init(&v[0])
+    return out
+
+
 def value_range(x):
     """(min, max) of the float64 array x (any shape, C-contiguous) in one
     pass; (nan, nan) if it holds a NaN."""

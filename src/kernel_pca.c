@@ -39,7 +39,11 @@
  * The gap of a trial is opf_kpca_gap (D >= 1) or its whole loss (D <= 0,
  * the deterministic span projection: the Follow-the-Leader gap), committed
  * once the trial is done (also when its bordered update fails: the caller
- * completes that trial by eigh).
+ * completes that trial by eigh).  With the master (s->master != NULL) the
+ * trial plays that learner or Follow the Leader, the eta -> infinity limit:
+ * the r leading eigenvectors of K, loss kappa - sum of their p_i (the
+ * learner's own hypothesis while D <= 0); the master's step is committed
+ * with the rate's.
  *
  * Cost per trial: two GEMVs-worth O(m^2) (z here, and inside the update),
  * O(m) capping, O(m^2) worst-case decomposition (usually far less), and the
@@ -57,6 +61,7 @@
 #include "adaptive_rate.h"
 #include "cap.h"
 #include "interrupt.h"
+#include "limit.h"
 
 /* Workspace (doubles): z, p, mu, nu, omega, decompose (n each), cap 3n,
  * and the bordered update's own. */
@@ -134,7 +139,7 @@ static kpca_ws split(const opf_kpca *s)
 /* Losses of one trial with m stored instances (see the header comment). */
 static int losses(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m,
                   const double *y, double kappa, double u, double *el,
-                  double *rl, double *delta)
+                  double *rl, double *delta, double *lead)
 {
     const double *lam = s->evals;
     const ptrdiff_t D = m - s->r;
@@ -143,7 +148,7 @@ static int losses(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m,
     int st;
 
     if (m == 0) {
-        *el = *rl = kappa;
+        *el = *rl = *lead = kappa;
         *delta = kappa > 0.0 ? kappa : 0.0;
         return OPF_OK;
     }
@@ -156,10 +161,15 @@ static int losses(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m,
         sum = 0.0;
         for (i = 0; i < m; i++)
             sum += w->p[i];
-        *el = *rl = kappa - sum;
+        *el = *rl = *lead = kappa - sum;
         *delta = *el > 0.0 ? *el : 0.0;
         return OPF_OK;
     }
+    /* Follow the Leader: the r leading eigenvectors (null ones have p = 0) */
+    sum = 0.0;
+    for (i = m - s->r; i < m; i++)
+        sum += w->p[i];
+    *lead = kappa - sum;
 
     if (s->rate != NULL) {
         const double a = fabs(lam[0]), b = fabs(lam[m - 1]);
@@ -213,23 +223,30 @@ ptrdiff_t opf_kpca_trials(const opf_kpca *s, const double *G, ptrdiff_t ldg,
     for (j = 0; j < T; j++) {
         const ptrdiff_t m = *s->m;
         const double *row = G + j * ldg;
-        double delta = 0.0;
+        const double pa = s->master ? opf_master_weight(s->master) : 1.0;
+        const int play_a = u[j] < pa;
+        double delta = 0.0, el, rl, lead;
         int st;
         if (opf_interrupt_poll(s->poll, OPF_POLL_KPCA_TRIAL)) {
             *status = OPF_EINTR;
             return j;
         }
-        st = losses(s, &w, m, row, row[m], u[j], exp_loss + j,
-                    real_loss + j, &delta);
+        st = losses(s, &w, m, row, row[m], play_a ? u[j] / pa : u[j], &el,
+                    &rl, &delta, &lead);
         if (st != OPF_OK) {
             *status = st;
             return j;
         }
+        exp_loss[j] = el;
+        real_loss[j] = play_a ? rl : lead;
         st = opf_bordered_update(m, s->evals, s->q, s->capacity, row, row[m],
                                  w.buw, s->buiwork, s->fns,
                                  s->poll ? OPF_POLL_INTERRUPT : 0, &info);
-        if (s->rate != NULL && (st == OPF_OK || st == OPF_EFAILED))
+        if (s->rate != NULL && (st == OPF_OK || st == OPF_EFAILED)) {
             opf_rate_commit(s->rate, (double)s->r, delta); /* trial done */
+            if (s->master)
+                exp_loss[j] = opf_master_commit(s->master, el, lead);
+        }
         if (st != OPF_OK) {
             *status = st;
             return j;

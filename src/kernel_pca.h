@@ -23,6 +23,12 @@ typedef struct {
      * rate[0..OPF_RATE_LEN) of adaptive_rate.h, caller-owned; the trial uses
      * rate[1] and commits its gap (opf_kpca_gap) */
     double *rate;
+    /* eta = "auto" with the master (NULL: none): OPF_MASTER_LEN doubles of
+     * limit.h, AdaHedge over the learner and Follow the Leader (the
+     * projection onto the r leading eigenvectors of K, its eta -> infinity
+     * limit); the trial's uniform plays the learner with the master's
+     * weight (rescaled for its draw), Follow the Leader otherwise */
+    double *master;
     ptrdiff_t capacity;    /* leading dimension of q; the order never exceeds it */
     /* state (caller-owned) */
     double *evals;         /* capacity: ascending eigenvalues of K (first m) */

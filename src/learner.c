@@ -237,7 +237,7 @@ static int trial_meg_master(const opf_learner *s, const opf_state_ops *ops,
                             double *rl)
 {
     const ptrdiff_t k = s->n - s->d;
-    const double p = opf_limit_weight(s->lim);
+    const double p = opf_master_weight(s->lim);
     const int play_a = u < p;
     const double ua = play_a ? u / p : u;
     const double ub = play_a ? u : (u - p) / (1.0 - p);

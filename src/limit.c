@@ -22,10 +22,18 @@
 #include "state_clustered_draw.h"
 
 
+void opf_master_init(double *m)
+{
+    m[0] = m[1] = m[2] = 0.0;
+    m[3] = 0.5;
+}
+
+double opf_master_weight(const double *m) { return m[3]; }
+
 void opf_limit_init(double *lim, ptrdiff_t n, ptrdiff_t k)
 {
     memset(lim, 0, sizeof(double) * (size_t)OPF_LIMIT_LEN(n, k));
-    lim[5] = 0.5;
+    opf_master_init(lim);
 }
 
 size_t opf_limit_work_len(ptrdiff_t n, ptrdiff_t k)
@@ -39,8 +47,6 @@ size_t opf_limit_iwork_len(ptrdiff_t k)
 {
     return opf_r1_iwork_len(k + 1);
 }
-
-double opf_limit_weight(const double *lim) { return lim[5]; }
 
 /* The workspace: hdr = (new b, new r), the new values, z, the
  * eigenvalues and vectors of the small problem and the rank-one update's
@@ -70,8 +76,8 @@ int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
                       const opf_lapack *fns, double *h, double *real)
 {
     limit_ws w = split(work, n, k);
-    const ptrdiff_t r = (ptrdiff_t)lim[4], d = n - k;
-    const double b = lim[3], *vals = lim + OPF_LIMIT_HEAD;
+    const ptrdiff_t r = (ptrdiff_t)lim[5], d = n - k;
+    const double b = lim[4], *vals = lim + OPF_LIMIT_HEAD;
     const double *U = vals + k;
     double xx = 0.0, rho2 = 0.0, nb = b;
     ptrdiff_t i, j, N, cnt, keep;
@@ -175,26 +181,16 @@ static double master_gap(double p, double eta, double dh)
     }
 }
 
-double opf_limit_commit(double *lim, ptrdiff_t n, ptrdiff_t k,
-                        const double *work, double h_a, double h_b)
+double opf_master_commit(double *mst, double h_a, double h_b)
 {
-    limit_ws w = split((double *)work, n, k);
-    const ptrdiff_t keep = (ptrdiff_t)w.hdr[1];
-    const double p = lim[5], gap = lim[2], lead = lim[0];
+    const double p = mst[3], gap = mst[2], lead = mst[0];
     const double el = p * h_a + (1.0 - p) * h_b;
     double dh = h_b - h_a, delta, ng, diff;
-    lim[3] = w.hdr[0];
-    lim[4] = (double)keep;
-    if (keep > 0) {
-        memcpy(lim + OPF_LIMIT_HEAD, w.vals, sizeof(double) * (size_t)keep);
-        memcpy(lim + OPF_LIMIT_HEAD + k, w.vnew,
-               sizeof(double) * (size_t)(keep * n));
-    }
-    /* The master: AdaHedge over {A, B} with D = log 2, computed from the
-     * differences of the losses (the only quantity it depends on), so that
-     * it is as scale-free as they are.  A difference within rounding of
-     * the losses (1e-12 of them) is none: the two learners start equal
-     * (W^0 = I/n), and a rounding-sized gap would set the master's rate. */
+    /* AdaHedge over {A, B} with D = log 2, computed from the differences of
+     * the losses (the only quantity it depends on), so that it is as
+     * scale-free as they are.  A difference within rounding of the losses
+     * (1e-12 of them) is none: the two learners start equal, and a
+     * rounding-sized gap would set the master's rate. */
     if (!(fabs(dh) > 1e-12 * fmax(h_a, h_b)))
         dh = 0.0;
     if (dh == 0.0)
@@ -212,13 +208,28 @@ double opf_limit_commit(double *lim, ptrdiff_t n, ptrdiff_t k,
     if (!(delta > 0.0))
         delta = 0.0;
     ng = fmin(gap + delta, DBL_MAX);
-    lim[0] = fmax(fmin(lead + dh, DBL_MAX), -DBL_MAX);
-    lim[1] = fmin(lim[1] + fmax(h_a, h_b), DBL_MAX);
-    lim[2] = ng;
-    diff = fabs(lim[0]) <= 1e-12 * lim[1] ? 0.0 : lim[0];
+    mst[0] = fmax(fmin(lead + dh, DBL_MAX), -DBL_MAX);
+    mst[1] = fmin(mst[1] + fmax(h_a, h_b), DBL_MAX);
+    mst[2] = ng;
+    diff = fabs(mst[0]) <= 1e-12 * mst[1] ? 0.0 : mst[0];
     if (ng > 0.0)
-        lim[5] = 1.0 / (1.0 + exp(-(log(2.0) / ng) * diff));
+        mst[3] = 1.0 / (1.0 + exp(-(log(2.0) / ng) * diff));
     else
-        lim[5] = diff > 0.0 ? 1.0 : (diff < 0.0 ? 0.0 : 0.5);
+        mst[3] = diff > 0.0 ? 1.0 : (diff < 0.0 ? 0.0 : 0.5);
     return el;
+}
+
+double opf_limit_commit(double *lim, ptrdiff_t n, ptrdiff_t k,
+                        const double *work, double h_a, double h_b)
+{
+    limit_ws w = split((double *)work, n, k);
+    const ptrdiff_t keep = (ptrdiff_t)w.hdr[1];
+    lim[4] = w.hdr[0];
+    lim[5] = (double)keep;
+    if (keep > 0) {
+        memcpy(lim + OPF_LIMIT_HEAD, w.vals, sizeof(double) * (size_t)keep);
+        memcpy(lim + OPF_LIMIT_HEAD + k, w.vnew,
+               sizeof(double) * (size_t)(keep * n));
+    }
+    return opf_master_commit(lim, h_a, h_b);
 }

@@ -16,15 +16,19 @@
  * either learner is at most 2 Delta^M, the master's cumulative mixability
  * gap (AdaHedge with log 2 in place of D).
  *
- * State (caller-owned, pickled with the learner), OPF_LIMIT_LEN(n, k):
- *   lim[0]          L_B - L_A, the difference of the learners'
- *                   cumulative expected losses (summed as differences);
- *   lim[1]          the sum of max(h_A, h_B) (the scale of a tie);
- *   lim[2]          Delta^M;
- *   lim[3]          the flat level b of B (0: the values are kept relative
+ * The master (OPF_MASTER_LEN doubles, also used by OnlineKernelPCA over its
+ * learner and Follow the Leader, kernel_pca.c):
+ *   m[0]  L_B - L_A, the difference of the learners' cumulative expected
+ *         losses (summed as differences);
+ *   m[1]  the sum of max(h_A, h_B) (the scale of a tie);
+ *   m[2]  Delta^M, its cumulative mixability gap;
+ *   m[3]  its weight of A for the next trial.
+ *
+ * The limit's state (caller-owned, pickled with the learner),
+ * OPF_LIMIT_LEN(n, k): the master in lim[0..4), then
+ *   lim[4]          the flat level b of B (0: the values are kept relative
  *                   to it);
- *   lim[4]          r <= k, the explicit directions of B;
- *   lim[5]          the master's weight of A for the next trial;
+ *   lim[5]          r <= k, the explicit directions of B;
  *   lim[6..6+k)     their values (ascending, all below b);
  *   lim[6+k..)      their directions, r rows of length n (k x n reserved).
  */
@@ -32,18 +36,26 @@
 
 #include "common.h"
 
+#define OPF_MASTER_LEN 4
 #define OPF_LIMIT_HEAD 6
 #define OPF_LIMIT_LEN(n, k) (OPF_LIMIT_HEAD + (k) + (k) * (n))
 
-/* The initial state (no direction, b = 0, both losses 0, weight 1/2). */
+/* The master's initial state: both losses 0, weight 1/2. */
+void opf_master_init(double *m);
+
+/* The master's weight of A for the coming trial. */
+double opf_master_weight(const double *m);
+
+/* The master's step after a trial with expected losses h_a, h_b; returns
+ * its expected loss p h_a + (1 - p) h_b. */
+double opf_master_commit(double *m, double h_a, double h_b);
+
+/* The limit's initial state (no direction, b = 0, the master's initial). */
 void opf_limit_init(double *lim, ptrdiff_t n, ptrdiff_t k);
 
 /* Workspace of a trial: doubles and ints. */
 size_t opf_limit_work_len(ptrdiff_t n, ptrdiff_t k);
 size_t opf_limit_iwork_len(ptrdiff_t k);
-
-/* The master's weight of A (the rate learner) for the coming trial. */
-double opf_limit_weight(const double *lim);
 
 /*
  * B's trial on x, computed into the workspace (the state is unchanged):

@@ -92,13 +92,16 @@ def test_linear_kernel_is_update_2_at_the_same_rates():
     C = np.zeros((N, N))
     for t, x in enumerate(X):
         eta = kpca.eta_ if t else np.inf
+        b = kpca.limit_weight_ if t else 0.5  # the master's weight of Follow the Leader
         kpca.learn_one(x)
         lam, Q = np.linalg.eigh(C)
         lam = np.clip(lam, 0.0, None)
         if t > r + 1 and np.sum(-np.expm1(-eta * lam)) >= r:
             w = np.exp(cap_log(-eta * lam, N - r))
             h = (N - r) * (w * (Q.T @ x) ** 2).sum()
-            np.testing.assert_allclose(kpca.expected_losses_[t], h, rtol=RTOL_ORACLE)
+            leader = x @ x - ((Q[:, -r:].T @ x) ** 2).sum()  # the r leading directions
+            np.testing.assert_allclose(kpca.expected_losses_[t], (1 - b) * h + b * leader,
+                                       rtol=RTOL_ORACLE)
             checked += 1
         C += np.outer(x, x)
     assert checked >= T - 10
@@ -171,20 +174,28 @@ STREAMS = {"adversarial": _adversarial, "shifting": lambda: _stream(shift=True),
                          ids=["linear", "poly2", "rbf"])
 @pytest.mark.parametrize("r", [1, 3])
 def test_regret_bound(stream, params, r):
-    """R_T <= 2 Delta_T and Delta_T <= sqrt(r sum_t h_t s_t) + (r + 2) max_t s_t
-    at every checked prefix (docs/adaptive_rates.md, s_t = k(x_t, x_t))."""
+    """R_T <= 2 Delta_T + 2 Delta^M, Delta_T <= sqrt(r sum_t h_t s_t) + (r + 2)
+    max_t s_t with h the rate learner's losses, and Delta^M <= sqrt(log 2
+    sum_t s_t^2 / 4) + (2/3 log 2 + 1) max_t s_t, at every checked prefix
+    (docs/adaptive_rates.md, s_t = k(x_t, x_t))."""
     X = STREAMS[stream]()
     K = reference.gram(X, X, **params)
     s = np.diag(K)
     learner, done = opf.OnlineKernelPCA(r, random_state=0, **params), 0
+    ref = reference.OnlineKernelPCA(r, eta="auto", random_state=0, **params).fit(X)
     for T in (5, 20, 50, X.shape[0]):
         learner.partial_fit(X[done:T])
         done = T
         regret = learner.expected_losses_.sum() - _best_loss(K[:T, :T], r)
-        assert regret <= 2 * learner.mixability_gap_ * (1 + 1e-12)
-        h = learner.expected_losses_
+        DM = learner.master_gap_
+        assert regret <= 2 * (learner.mixability_gap_ + DM) * (1 + 1e-12)
+        # the rate learner's own expected losses, from the NumPy oracle
+        h = np.array(ref.rate_learner_losses_)[:T]
         bound = np.sqrt(r * np.sum(h * s[:T])) + (r + 2) * s[:T].max()
         assert learner.mixability_gap_ <= bound * (1 + 1e-12)
+        sq = s[:T]
+        assert DM <= (np.sqrt(np.log(2) * np.sum(sq ** 2) / 4)
+                      + (2 / 3 * np.log(2) + 1) * sq.max()) * (1 + 1e-12)
         np.testing.assert_allclose(learner.eta_, r / learner.mixability_gap_, rtol=1e-15)
 
 
@@ -192,7 +203,7 @@ def test_regret_bound_kw_cone():
     X = noisy_cone(300, 20, noise=0.05, random_state=0, embedding="padded")
     learner = opf.OnlineKernelPCA(2, random_state=0, **KW_KERNEL).fit(X)
     regret = learner.expected_losses_.sum() - _best_loss((X @ X.T) ** 2, 2)
-    assert 0 < regret <= 2 * learner.mixability_gap_
+    assert 0 < regret <= 2 * (learner.mixability_gap_ + learner.master_gap_)
 
 
 # -- state --------------------------------------------------------------------------------

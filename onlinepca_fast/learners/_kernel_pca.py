@@ -95,8 +95,11 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         Learning rate.  ``"auto"``: the AdaHedge rate ``eta_t = r /
         Delta_{t-1}`` in feature space (see Notes), which needs neither the
         horizon, nor the loss of the best subspace, nor the scale of the
-        kernel; a number (> 0) runs KW Alg. 6 at that rate (KW eq. (6) gives
-        the tuned value).
+        kernel, under a master AdaHedge (``D = log 2``) that plays, each
+        trial, either that learner or Follow the Leader (its eta -> infinity
+        limit: the projection onto the r leading eigenvectors of K); a
+        number (> 0) runs KW Alg. 6 at that rate (KW eq. (6) gives the
+        tuned value).
     degree : int, default=3
         Degree of the polynomial kernel (>= 1).
     gamma : float or None, default=None
@@ -132,8 +135,13 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         The rate of the next trial: ``eta``, or with ``eta="auto"``
         ``r / mixability_gap_`` (``inf`` while every gap is 0).
     mixability_gap_ : float
-        ``eta="auto"``: ``Delta_T``, the cumulative mixability gap, which
-        bounds the regret (Notes); 0 with a numeric eta.
+        ``eta="auto"``: ``Delta_T``, the cumulative mixability gap of the
+        rate learner, which bounds its regret (Notes); 0 with a numeric eta.
+    master_gap_ : float
+        ``eta="auto"``: the master's ``Delta^M``; 0 with a numeric eta.
+    limit_weight_ : float
+        ``eta="auto"``: the master's weight of Follow the Leader for the
+        next trial; 0 with a numeric eta.
     n_eigh_fallbacks_ : int
         Trials whose eigen-update failed and was replaced by
         ``numpy.linalg.eigh`` of the kernel matrix (see Notes); 0 in
@@ -216,7 +224,15 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
     footnote 2" above, whose argument holds in any feature space; checked
     numerically on the other trials).  Scaling the kernel by ``c > 0`` scales every loss and gap by
     ``c`` and the rate by ``1/c``: the weights are unchanged.  The rate is
-    limited to ``2**1000 / max|lambda|``.
+    limited to ``2**1000 / max|lambda|``.  The master plays the learner
+    with its weight (the trial's uniform, rescaled, then draws its corner)
+    and Follow the Leader otherwise: the loss is at most the better one's
+    plus ``2 Delta^M <= 2 sqrt(log 2 sum_t k(x_t, x_t)^2 / 4) + (4/3 log 2 +
+    2) max_t k(x_t, x_t)`` (``master_gap_``), so the bound above holds up
+    to that term, and streams where the best rate is infinite (the
+    digits, the image patches) get Follow the Leader's loss.  ``transform``
+    projects on the r leading eigenvectors of K, Follow the Leader's
+    hypothesis.
 
     **Numerics.**  KW Sec. 5 note that large feature norms make the kernel
     eigenvalues, and ``exp(-eta lambda)``, overflow; in the log domain they
@@ -386,6 +402,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         self._t = np.zeros(1, dtype=np.intp)
         # eta="auto" (src/adaptive_rate.h): [cumulative mixability gap, rate, 0]
         self._rate = np.array([0.0, np.inf, 0.0])
+        # eta="auto": the master over the learner and Follow the Leader (src/limit.h)
+        self._master = _kernels.master_state() if p["eta"] == "auto" else None
         self._start_records()
         self._rng = as_generator(self.random_state)
         self.n_eigh_fallbacks_ = 0
@@ -428,7 +446,9 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         key = (q.shape[0], p["n_components"], p["eta"], p["sampler"])
         engine = _kernels.KernelPCAEngine(
             r=p["n_components"], sampler=SAMPLERS[p["sampler"]], evals=evals, q=q,
-            m=self._m, rate=self._rate, **rate_options(p["eta"]))
+            m=self._m, rate=self._rate,
+            master=self.__dict__.get("_master") if p["eta"] == "auto" else None,
+            **rate_options(p["eta"]))
         return engine, key
 
     def _get_engine(self, p):
@@ -568,6 +588,27 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
 
     eta_ = RatesMixin.eta_
     mixability_gap_ = RatesMixin.mixability_gap_
+
+    def _master_state(self):
+        master = self.__dict__.get("_master")
+        return master if self.eta == "auto" else None
+
+    @property
+    def master_gap_(self) -> float:
+        """``eta="auto"``: the master's cumulative mixability gap ``Delta^M``
+        (the loss is at most that of the better of the rate learner and
+        Follow the Leader plus ``2 Delta^M``); 0 with a numeric eta."""
+        self._check_fitted()
+        master = self._master_state()
+        return 0.0 if master is None else float(master[2])
+
+    @property
+    def limit_weight_(self) -> float:
+        """``eta="auto"``: the master's weight of Follow the Leader (the eta
+        -> infinity limit) for the next trial; 0 with a numeric eta."""
+        self._check_fitted()
+        master = self._master_state()
+        return 0.0 if master is None else 1.0 - float(master[3])
 
     def fit_transform(self, X: ArrayLike, y: None = None) -> FloatArray:
         """:meth:`fit` on X, then :meth:`transform` X with the final eigensystem.

@@ -456,9 +456,9 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
         if lim is None or self.eta != "auto":
             return None
         n, k = self.n_features_in_, self.n_components
-        r = int(lim[4])
+        r = int(lim[5])  # layout: src/limit.h
         U = lim[6 + k:6 + k + r * n].reshape(r, n).T
-        return 1.0 - float(lim[5]), U
+        return 1.0 - float(lim[3]), U
 
     def _kept_basis(self):
         """The learner's k directions: the rate learner's, or the limit

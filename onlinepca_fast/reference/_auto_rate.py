@@ -42,7 +42,7 @@ from scipy.special import logsumexp
 
 from ._kernels import cap_log
 
-__all__ = ["two_point_gap", "auto_meg", "auto_pca", "limit_meg", "auto_cumulative",
+__all__ = ["two_point_gap", "Master", "auto_meg", "auto_pca", "limit_meg", "auto_cumulative",
            "auto_experts", "auto_simplex"]
 
 
@@ -142,33 +142,45 @@ def limit_meg(X, k, state=False):
     return (np.array(out), M) if state else np.array(out)
 
 
+class Master:
+    """AdaHedge (D = log 2) over two learners A and B on their expected
+    losses: ``weight`` of A for the next trial, ``step(h_a, h_b)`` returns
+    the expected loss; a difference within 1e-12 of the losses is none."""
+
+    def __init__(self):
+        self.ca = self.cb = self.gap = self.scale = 0.0
+        self.weight = 0.5
+
+    def step(self, a, b):
+        p = self.weight
+        h = p * a + (1 - p) * b
+        if self.gap > 0:
+            e = np.log(2.0) / self.gap
+            mix = -logsumexp([np.log(p) - e * a, np.log1p(-p) - e * b]
+                             if 0 < p < 1 else [-e * (a if p == 1 else b)]) / e
+        else:
+            mix = min(self.ca + a, self.cb + b) - min(self.ca, self.cb)
+        tie = not abs(b - a) > 1e-12 * max(a, b)
+        self.gap += 0.0 if tie else max(0.0, h - mix)
+        self.ca, self.cb = self.ca + a, self.cb + (a if tie else b)
+        self.scale += max(a, b)
+        diff = self.cb - self.ca
+        if abs(diff) <= 1e-12 * self.scale:
+            diff = 0.0
+        self.weight = (1.0 / (1.0 + np.exp(-np.log(2.0) / self.gap * diff)) if self.gap > 0
+                       else (1.0 if diff > 0 else 0.0 if diff < 0 else 0.5))
+        return h
+
+
 def auto_pca(X, k, share=None, alpha=0.0):
     """OnlinePCA / OnlineAdaptivePCA with eta="auto": the master over
     ``auto_meg(adaptive=True)`` (A) and ``limit_meg`` (B).  Returns
     ``(expected_losses, Delta_A, eta_A, weight of B after the stream)``."""
     ha, Delta, eta = auto_meg(X, k, share, alpha, adaptive=True)
     hb = limit_meg(X, k)
-    ca = cb = gap = scale = 0.0
-    p = 0.5
-    out = []
-    for a, b in zip(ha, hb):
-        out.append(p * a + (1 - p) * b)
-        if gap > 0:
-            e = np.log(2.0) / gap
-            mix = -logsumexp([np.log(p) - e * a, np.log1p(-p) - e * b]
-                             if 0 < p < 1 else [-e * (a if p == 1 else b)]) / e
-        else:
-            mix = min(ca + a, cb + b) - min(ca, cb)
-        tie = not abs(b - a) > 1e-12 * max(a, b)  # a difference within rounding
-        gap += 0.0 if tie else max(0.0, out[-1] - mix)
-        ca, cb = ca + a, cb + (a if tie else b)
-        scale += max(a, b)
-        diff = cb - ca
-        if abs(diff) <= 1e-12 * scale:
-            diff = 0.0
-        p = (1.0 / (1.0 + np.exp(-np.log(2.0) / gap * diff)) if gap > 0
-             else (1.0 if diff > 0 else 0.0 if diff < 0 else 0.5))
-    return np.array(out), Delta, eta, 1.0 - p
+    master = Master()
+    out = [master.step(a, b) for a, b in zip(ha, hb)]
+    return np.array(out), Delta, eta, 1.0 - master.weight
 
 
 def auto_cumulative(X, k, centered=True, center_lr_inv=0.0, mean_init=None):

@@ -21,7 +21,10 @@ same seed and data give the same loss trajectories):
   ``eta_t = r / Delta_{t-1}`` (``inf`` while ``Delta = 0``), at most
   ``2**1000 / max|lambda|``; its gap is ``h (1 - (1 - exp(-x)) / x)``,
   ``x = eta_t k(x, x)`` (D >= 1) or ``h`` (D <= 0, and m = 0), with ``h``
-  the expected loss; ``Delta_t = Delta_{t-1} + gap``.
+  the expected loss; ``Delta_t = Delta_{t-1} + gap``.  The trial then
+  plays that learner or Follow the Leader (the r leading eigenvectors of
+  K) under ``_auto_rate.Master``: the learner if ``u < weight``, drawing
+  its corner with ``u / weight``; the expected loss is the master's.
 
 References
 ----------
@@ -39,6 +42,7 @@ from numpy.typing import NDArray
 from scipy.spatial.distance import cdist
 
 from .._typing import ArrayLike, FloatArray, SeedLike
+from ._auto_rate import Master
 from ._kernels import PresetUniform, cap_log, sample_corner
 from ._learners import _Learner
 
@@ -118,6 +122,8 @@ class OnlineKernelPCA(_Learner):
         self.corners_, self.eigenvalues_history_ = [], []
         self.n_trials_ = 0
         self.mixability_gap_, self.eta_ = 0.0, (np.inf if self.eta == "auto" else self.eta)
+        self._master = Master() if self.eta == "auto" else None
+        self.rate_learner_losses_ = []  # eta="auto": the rate learner's, before the master
 
     def learn_one(self, x: ArrayLike) -> OnlineKernelPCA:
         """One trial on the instance x (the first one resets the learner).
@@ -136,6 +142,11 @@ class OnlineKernelPCA(_Learner):
         if not hasattr(self, "n_trials_"):
             self._reset(x.shape[0])
         u = self._rng.random()
+        # eta="auto": the master plays the learner with its weight (and the
+        # learner draws with u / weight), else Follow the Leader
+        play = self._master is None or u < self._master.weight
+        if self._master is not None and play:
+            u = u / self._master.weight
         Xp = self._past
         m, r = Xp.shape[0], self.n_components
         kappa = float(self._k(x, x)[0, 0])
@@ -143,7 +154,7 @@ class OnlineKernelPCA(_Learner):
         lam: NDArray[Any]  # (numpy's stubs type eigh's result by version)
         if m == 0:
             lam = np.empty(0)
-            expected = realized = kappa
+            expected = realized = leader = kappa
         else:
             K = self._k(Xp, Xp)  # "compute kernel matrix on data so far"
             lam, U = np.linalg.eigh((K + K.T) / 2)
@@ -154,7 +165,7 @@ class OnlineKernelPCA(_Learner):
             D = m - r
             if D <= 0:  # all eigenvectors: P~ = W~ = K^+
                 Kplus = (U * inv) @ U.T
-                expected = realized = kappa - y @ Kplus @ y
+                expected = realized = leader = kappa - y @ Kplus @ y
             else:
                 eta, top = self.eta_, np.abs(lam).max()
                 if self.eta == "auto" and top > 0 and eta * top > 2.0 ** 1000:
@@ -169,6 +180,8 @@ class OnlineKernelPCA(_Learner):
                 W = (U * ((1.0 - D * lbar) * inv)) @ U.T  # W~
                 expected = kappa - y @ W @ y
                 realized = kappa - y @ P @ y
+                Ut = U[:, m - r:]  # Follow the Leader: the r leading eigenvectors
+                leader = kappa - y @ (Ut * inv[m - r:]) @ Ut.T @ y
         if self.eta == "auto":
             with np.errstate(over="ignore"):
                 xs = eta * kappa if corner is not None else np.inf
@@ -179,6 +192,10 @@ class OnlineKernelPCA(_Learner):
             self.mixability_gap_ += gap
             self.eta_ = (self.n_components / self.mixability_gap_ if self.mixability_gap_ > 0
                          else np.inf)
+        self.rate_learner_losses_.append(float(expected))
+        if self._master is not None:
+            expected = self._master.step(expected, leader)
+            realized = realized if play else leader
         self._past = np.vstack([Xp, x])
         self._expected.append(float(expected))
         self._realized.append(float(realized))
