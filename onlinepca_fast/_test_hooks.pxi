@@ -83,3 +83,20 @@ def _eig_phased(double[:, ::1] a not None, bint phased=True):
     if st != OPF_OK:
         raise status_error(st, "eig")
     return w, z.T
+
+
+def _master_run(const double[::1] h_a not None, const double[::1] h_b not None):
+    """Testing: the master of ``src/limit.c`` (``opf_master_commit``) on
+    given expected losses of its two learners; returns (its expected
+    losses, its state [L_B - L_A, scale, Delta^M, weight of A])."""
+    cdef Py_ssize_t T = h_a.shape[0], t
+    if h_b.shape[0] != T:
+        raise ValueError("h_a and h_b must have the same length")
+    state = np.empty(OPF_MASTER_LEN)
+    out = np.empty(T)
+    cdef double[::1] m = state
+    cdef double[::1] o = out
+    opf_master_init(&m[0])
+    for t in range(T):
+        o[t] = opf_master_commit(&m[0], h_a[t], h_b[t])
+    return out, state

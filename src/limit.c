@@ -11,7 +11,8 @@
  * the residual e = x - U^T z, rho = |e|; M - x x^T acts on span(U, e) as
  * diag(values, b) - v v^T, v = (z, rho): an (r+1) x (r+1) eigenproblem;
  * with r + 1 > k its largest eigenvalue is the new flat level (the cap at
- * zero temperature), and directions at the level join it.  O(n k + k^3).
+ * zero temperature), and directions at the level join it.  O(n k^2) (the
+ * rotation of the directions, one n x (k+1) x (k+1) GEMM) + O(k^2).
  */
 #include <float.h>
 #include <math.h>
@@ -124,8 +125,10 @@ int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
             for (i = 0; i < N; i++)
                 w.zv[j * N + i] = i == j ? 1.0 : 0.0;
         }
-        st = opf_rank_one_update(N, w.ev, w.zv, N, -1.0, w.z, w.r1w, iwork,
-                                 fns, 0, NULL);
+        /* the deflation tolerance at this update's scale: values far below
+         * the level (old, cumulative) must not set it */
+        st = opf_rank_one_update_scaled(N, w.ev, w.zv, N, -1.0, w.z, w.r1w,
+                                        iwork, fns, 0, xx, NULL);
         if (st != OPF_OK)
             return st;
         if (r > 0)
@@ -143,28 +146,52 @@ int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
         cnt = N - 1;
     }
     {
-        const double tol = 1e-12 * fmax(fabs(nb), cnt > 0 ? fabs(w.ev[0]) : 0.0);
-        /* stored relative to the level (only the order matters), so that
-         * no stream makes them overflow */
+        /* a value within 1e-12 |x|^2 of the level joins it: the update's
+         * rounding near the level is of that size (the level moved by at
+         * most |x|^2), whatever the values far below it */
+        const double tol = 1e-12 * xx;
+        /* stored relative to the level (only the order matters) and at
+         * least -2^1000 below it (a direction that far below is kept
+         * whatever follows), so that no stream makes them overflow */
         for (keep = 0; keep < cnt && w.ev[keep] < nb - tol; keep++)
-            w.vals[keep] = fmax(w.ev[keep] - nb, -DBL_MAX);
+            w.vals[keep] = fmax(w.ev[keep] - nb, -0x1p1000);
     }
     w.hdr[0] = 0.0;
     w.hdr[1] = (double)keep;
     return OPF_OK;
 }
 
-/* (1/eta) log(p e^{(1-p) x} + (1-p) e^{-p x}), x = eta (h_b - h_a): the
- * master's mixability gap at rate eta, from the difference of the losses
- * alone.  For |x| <= 1 as log1p(p (1-p) x^2 S), S = sum_{j>=1} h_j / (j+1)!
- * with h_j = sum_i a^i b^(j-1-i), a = (1-p) x, b = -p x (the exponential
- * series, whose first-order terms cancel exactly), so a small gap is
- * computed to its own relative precision. */
-static double master_gap(double p, double eta, double dh)
+/* softplus(z) = log(1 + e^z), for any z (infinities included). */
+static double softplus(double z)
 {
-    const double x = eta * dh;
+    return z > 0.0 ? z + log1p(exp(-z)) : log1p(exp(z));
+}
+
+/* The logit log(p / (1 - p)) of A's weight from the master's state: eta^M
+ * times the lead L_B - L_A (a lead within 1e-12 of the losses is none;
+ * while Delta^M = 0, or when eta^M overflows, the leader's: +-inf). */
+static double master_logit(const double *m)
+{
+    const double lead = fabs(m[0]) <= 1e-12 * m[1] ? 0.0 : m[0];
+    if (lead == 0.0)
+        return 0.0;
+    if (m[2] > 0.0)
+        return log(2.0) * (lead / m[2]); /* +-inf if it overflows */
+    return lead > 0.0 ? INFINITY : -INFINITY;
+}
+
+/* The master's mixability gap at rate eta: (1/eta) log(p e^{q x} + q
+ * e^{-p x}), x = eta (h_b - h_a), with p and q = 1 - p from their logs
+ * (either may be tiny: a weight that rounds to 1 still has its q).  For
+ * |x| <= 1 as log1p(p q x^2 S), S = sum_{j>=1} h_j / (j+1)! with h_j =
+ * sum_i a^i b^(j-1-i), a = q x, b = -p x (the exponential series, whose
+ * first-order terms cancel exactly), so a small gap keeps its own relative
+ * precision; else q dh + log(p + q e^{-x}) / eta in the log domain. */
+static double master_gap(double lp, double lq, double eta, double dh)
+{
+    const double p = exp(lp), q = exp(lq), x = eta * dh;
     if (fabs(x) <= 1.0) {
-        const double a = (1.0 - p) * x, b = -p * x;
+        const double a = q * x, b = -p * x;
         double h = 1.0, bj = 1.0, fact = 2.0, S = 0.5;
         int j;
         for (j = 1; j < 24; j++) {
@@ -173,19 +200,20 @@ static double master_gap(double p, double eta, double dh)
             fact *= (double)(j + 2);
             S += h / fact;
         }
-        return log1p(p * (1.0 - p) * x * x * S) / eta;
+        return log1p(exp(lp + lq) * x * x * S) / eta;
     } else {
-        const double u = log(p) + (1.0 - p) * x, v = log1p(-p) - p * x;
-        const double m = fmax(u, v);
-        return fmax(0.0, (m + log(exp(u - m) + exp(v - m))) / eta);
+        const double u = lp, v = lq - x, m = fmax(u, v);
+        return q * dh + (m + log1p(exp(-fabs(u - v)))) / eta;
     }
 }
 
 double opf_master_commit(double *mst, double h_a, double h_b)
 {
-    const double p = mst[3], gap = mst[2], lead = mst[0];
-    const double el = p * h_a + (1.0 - p) * h_b;
-    double dh = h_b - h_a, delta, ng, diff;
+    const double z = master_logit(mst), gap = mst[2], lead = mst[0];
+    const double lp = -softplus(-z), lq = -softplus(z);
+    const double p = exp(lp), q = exp(lq), eta = log(2.0) / gap;
+    const double el = p * h_a + q * h_b;
+    double dh = h_b - h_a, delta, ng;
     /* AdaHedge over {A, B} with D = log 2, computed from the differences of
      * the losses (the only quantity it depends on), so that it is as
      * scale-free as they are.  A difference within rounding of the losses
@@ -195,14 +223,11 @@ double opf_master_commit(double *mst, double h_a, double h_b)
         dh = 0.0;
     if (dh == 0.0)
         delta = 0.0;
-    else if (gap > 0.0 && p > 0.0 && p < 1.0)
-        delta = master_gap(p, log(2.0) / gap, dh);
-    else if (gap > 0.0) /* a weight rounded to 0 or 1: the mix is the
-                           played learner's loss */
-        delta = 0.0;
-    else if (lead >= 0.0) /* Follow the Leader: el - (min(L_a + h_a, L_b +
+    else if (gap > 0.0 && isfinite(eta))
+        delta = master_gap(lp, lq, eta, dh);
+    else if (lead >= 0.0) /* the infinite rate: el - (min(L_a + h_a, L_b +
                              h_b) - min(L_a, L_b)), in differences */
-        delta = (1.0 - p) * dh - fmin(0.0, lead + dh);
+        delta = q * dh - fmin(0.0, lead + dh);
     else
         delta = -p * dh - fmin(0.0, -lead - dh);
     if (!(delta > 0.0))
@@ -211,11 +236,7 @@ double opf_master_commit(double *mst, double h_a, double h_b)
     mst[0] = fmax(fmin(lead + dh, DBL_MAX), -DBL_MAX);
     mst[1] = fmin(mst[1] + fmax(h_a, h_b), DBL_MAX);
     mst[2] = ng;
-    diff = fabs(mst[0]) <= 1e-12 * mst[1] ? 0.0 : mst[0];
-    if (ng > 0.0)
-        mst[3] = 1.0 / (1.0 + exp(-(log(2.0) / ng) * diff));
-    else
-        mst[3] = diff > 0.0 ? 1.0 : (diff < 0.0 ? 0.0 : 0.5);
+    mst[3] = exp(-softplus(-master_logit(mst)));
     return el;
 }
 

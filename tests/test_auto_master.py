@@ -133,3 +133,88 @@ def test_huge_and_tiny_rows_stay_finite():
     assert np.isfinite(learner._limit).all()
     assert np.isfinite(learner.expected_losses_).all()
     assert 0.0 <= learner.limit_weight_ <= 1.0
+
+
+def _adversarial_losses(cycles=20, big=1000.0):
+    """A takes the lead one unit at a time until the master's weight of A
+    rounds to 1, then loses `big` in one trial: the trial a rounded weight
+    would skip (the master's weights are kept as logits)."""
+    ha, hb = [], []
+    for _ in range(cycles):
+        ha += [0.0] * 60
+        hb += [1.0] * 60
+        ha.append(big)
+        hb.append(0.0)
+    return np.array(ha), np.array(hb)
+
+
+@pytest.mark.parametrize("case", ["adversarial", "random", "scales"])
+def test_master_bound_on_given_losses(case):
+    """L <= min(L_A, L_B) + 2 Delta^M at every trial, and Delta^M within
+    AdaHedge's worst-case bound (ranges max(h_a, h_b)), for the compiled
+    master and the oracle alike, and the two agree."""
+    rng = np.random.default_rng(7)
+    if case == "adversarial":
+        ha, hb = _adversarial_losses()
+    elif case == "random":
+        ha, hb = rng.random(500), rng.random(500) * 1.2
+    else:  # losses spanning 1e-300 .. 1e300 (gaps subnormal, rates overflowing)
+        s = 10.0 ** rng.uniform(-300, 300, 300)
+        ha, hb = s * rng.random(300), s * rng.random(300)
+    out, state = opf._kernels._master_run(ha, hb)
+    ref_master = ref.Master()
+    ref_out = [ref_master.step(a, b) for a, b in zip(ha, hb)]
+    np.testing.assert_allclose(out, ref_out, rtol=1e-9, atol=0)
+    assert np.isfinite(out).all() and np.isfinite(state).all()
+    L, LA, LB = np.cumsum(out), np.cumsum(ha), np.cumsum(hb)
+    gap = state[2]
+    assert (L[-1] - min(LA[-1], LB[-1])) <= 2 * gap * (1 + 1e-12) + 1e-300
+    ranges = np.maximum(ha, hb)
+    top = ranges.max()  # (scaled: the squares of the "scales" case overflow)
+    bound = top * (np.sqrt(np.log(2) * np.sum((ranges / top) ** 2) / 4)
+                   + 2 / 3 * np.log(2) + 1)
+    assert gap <= bound * (1 + 1e-12)
+    # every prefix
+    for T in range(1, len(ha), 37):
+        o, st = opf._kernels._master_run(ha[:T], hb[:T])
+        assert o.sum() - min(ha[:T].sum(), hb[:T].sum()) <= 2 * st[2] * (1 + 1e-12) + 1e-300
+
+
+def test_a_large_row_does_not_freeze_the_limit():
+    """One row 1e7 times the others: the limit learner still keeps k
+    directions afterwards (the tolerance of joining the level follows each
+    update's scale, not the deepest value), as the eigh oracle does."""
+    rng = np.random.default_rng(3)
+    n, k = 6, 2
+    X = rng.normal(size=(300, n)) * np.array([0, 3, 1, .3, .3, .3])
+    X[0] = 1e7 * np.eye(n)[0]
+    learner = opf.OnlinePCA(k, state="dense", random_state=0).fit(X)
+    _, U = learner._limit_parts()
+    assert U.shape[1] == k
+    _, M = ref.limit_meg(X, k, state=True)
+    v, Q = np.linalg.eigh(M)
+    np.testing.assert_allclose(U @ U.T, Q[:, :k] @ Q[:, :k].T, atol=1e-8)
+
+
+def test_mid_stream_changes_restart_the_master():
+    """set_params mid-stream: a numeric eta drops the master; "auto" again,
+    or a new n_components, starts a fresh one (the learner's own state
+    continues); components_ and transform follow the new k."""
+    X = _stream(T=100, n=6, seed=2)
+    learner = opf.OnlinePCA(2, random_state=0).fit(X[:40])
+    learner.set_params(n_components=3)
+    learner.partial_fit(X[40:60])
+    assert learner.components_.shape == (3, 6) and learner.transform(X[:2]).shape == (2, 3)
+    V = learner.components_
+    np.testing.assert_allclose(V @ V.T, np.eye(3), atol=1e-12)
+    assert learner._limit.size == 6 + 3 + 3 * 6
+    learner.set_params(eta=1.0)
+    learner.partial_fit(X[60:70])
+    assert learner.__dict__.get("_limit") is None and learner.limit_weight_ == 0.0
+    learner.set_params(eta="auto")
+    learner.partial_fit(X[70:71])
+    fresh = opf.OnlinePCA(3, random_state=0).fit(X[70:71])
+    np.testing.assert_array_equal(learner._limit[4:], fresh._limit[4:])  # the limit restarted
+    for x in X[71:]:
+        learner.learn_one(x)
+    assert learner.n_trials_ == 100 and 0.0 <= learner.limit_weight_ <= 1.0

@@ -529,16 +529,6 @@ class TrialLoopLearner(RatesMixin, OnlineLearner):
         self._q = q
         self._mean = mean
 
-    def _limit_state(self, p, n):
-        """Hook: the state of eta="auto"'s master over the learner and its
-        eta -> infinity limit (``src/limit.h``; OnlinePCA), or None."""
-        return None
-
-    def _limit_option(self, config):
-        """The engine's ``limit`` argument: the master's state while the
-        rate is "auto" (a rate set to a number mid-stream runs without it)."""
-        return self.__dict__.get("_limit") if config.auto_rate else None
-
     def _get_engine(self, config):
         if getattr(self, "_engine", None) is None or self._engine_key != config:
             self._engine = _kernels.Engine(
@@ -551,6 +541,7 @@ class TrialLoopLearner(RatesMixin, OnlineLearner):
     def _run(self, X, plan):
         config, every, p = plan
         T = X.shape[0]
+        self._sync_limit(config, p)
         engine = self._get_engine(config)
         t0 = int(self._t[0])
         n0 = self._n_recorded

@@ -41,7 +41,7 @@ from ..kernels import cap_log, null_space_tol
 from ._base import SAMPLERS, OnlineLearner, reads_state
 from ._batch import run_batch
 from ._kernel_checks import _check_kernel_values, _check_psd, _check_rows
-from ._rates import RatesMixin, rate_options
+from ._rates import MasterMixin, RatesMixin, rate_options
 from ._sparse import is_sparse, map_sparse, row_chunks
 
 __all__ = ["OnlineKernelPCA"]
@@ -481,6 +481,10 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         p, G = plan
         T = X.shape[0]
         m0 = int(self._m[0])
+        if (p["eta"] == "auto") != (self.__dict__.get("_master") is not None):
+            # eta set mid-stream: the master restarts with "auto", none with a number
+            self._master = _kernels.master_state() if p["eta"] == "auto" else None
+            self._engine = None
         self._ensure_capacity(m0 + T, p)
         self._X[m0:m0 + T] = X
         engine = self._get_engine(p)
@@ -589,26 +593,11 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
     eta_ = RatesMixin.eta_
     mixability_gap_ = RatesMixin.mixability_gap_
 
-    def _master_state(self):
-        master = self.__dict__.get("_master")
-        return master if self.eta == "auto" else None
+    def _master_view(self):
+        return self.__dict__.get("_master") if self.eta == "auto" else None
 
-    @property
-    def master_gap_(self) -> float:
-        """``eta="auto"``: the master's cumulative mixability gap ``Delta^M``
-        (the loss is at most that of the better of the rate learner and
-        Follow the Leader plus ``2 Delta^M``); 0 with a numeric eta."""
-        self._check_fitted()
-        master = self._master_state()
-        return 0.0 if master is None else float(master[2])
-
-    @property
-    def limit_weight_(self) -> float:
-        """``eta="auto"``: the master's weight of Follow the Leader (the eta
-        -> infinity limit) for the next trial; 0 with a numeric eta."""
-        self._check_fitted()
-        master = self._master_state()
-        return 0.0 if master is None else 1.0 - float(master[3])
+    master_gap_ = MasterMixin.master_gap_
+    limit_weight_ = MasterMixin.limit_weight_
 
     def fit_transform(self, X: ArrayLike, y: None = None) -> FloatArray:
         """:meth:`fit` on X, then :meth:`transform` X with the final eigensystem.

@@ -26,6 +26,7 @@ from .._validation import (
     as_real_array,
 )
 from ._clustered import MAX_DENSE, ClusteredState, refuse_dense
+from ._rates import MasterMixin
 from ._sparse import is_sparse, map_sparse, project_rows
 from ._base import (
     rate_options, mixing_options,
@@ -125,7 +126,9 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
 
     @property
     def components_(self) -> FloatArray:
-        """The k leading directions (rows): top-k of E[P] = I - (n-k) W."""
+        """The k leading directions (rows): top-k of E[P] = I - (n-k) W (with
+        ``eta="auto"``, of the learner its master weighs more, see
+        ``limit_weight_``)."""
         self._check_fitted()
         return np.ascontiguousarray(self._kept_basis().T)
 
@@ -201,7 +204,10 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
 
         P = I - (n-k) R for a matrix corner R drawn so that E[R] = W (WK
         Alg. 5), i.e. ``P = Q_k Q_k^T`` over the directions outside the
-        drawn corner.
+        drawn corner.  With ``eta="auto"`` (OnlinePCA and its subclass) one
+        uniform first draws the learner with the master's weights: the
+        limit learner's projection (its k directions) with weight
+        ``limit_weight_``, else the draw from W.
 
         Parameters
         ----------
@@ -238,7 +244,7 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
         return np.ascontiguousarray(self._sampled_basis(random_state).T)
 
 
-class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
+class OnlinePCA(ClusteredState, _Projections, MasterMixin, TrialLoopLearner):
     """Uncentered randomized online PCA (WK Algorithm 5).
 
     At each trial a rank-k projection ``P`` is drawn with ``E[P] = I -
@@ -273,14 +279,16 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
           |x_t|^2`` (no mixing; with mixing see docs: adaptive_rates);
         - the limit eta -> infinity of the capped update (zero temperature):
           it keeps k directions and one flat level, a tracking Follow the
-          Leader, O(n k + k^3) per trial; it wins when the data favour
+          Leader, O(n k^2) per trial; it wins when the data favour
           large rates (the digits class by class: every eta >= 100 ties
           with it).
 
         The loss is at most that of the better of the two plus ``2
         Delta^M`` (``master_gap_``), ``Delta^M <= sqrt(log 2 sum_t |x_t|^4
         / 4) + (2/3 log 2 + 1) max_t |x_t|^2``; ``limit_weight_`` is the
-        master's weight of the limit.  A number: the fixed-rate algorithm
+        master's weight of the limit.  Setting ``eta`` or ``n_components``
+        mid-stream restarts the master and its limit at the next batch.  A
+        number: the fixed-rate algorithm
         (> 0); the tuned value of WK eq. (3) is
         :func:`onlinepca_fast.metrics.tuned_learning_rate`.
     share : {None, "fixed", "uniform", "past"}, default=None
@@ -340,7 +348,8 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
         ``eta="auto"``: those of the learner the master weighs more (the
         limit's k directions when ``limit_weight_ > 1/2``, else those of
         W); ``sample_projection`` draws the learner with the master's
-        weights, then its projection.  ``eigenvalues_``,
+        weights, then its projection; both jump to the other learner's
+        when ``limit_weight_`` crosses 1/2.  ``eigenvalues_``,
         ``eigenvectors_``, ``cluster_value_`` and ``density_`` are the rate
         learner's W.
     eigenvalues_ : ndarray of shape (n,) or (m,)
@@ -444,10 +453,9 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
         return p["reorthogonalize_every"] or 0
 
     # -- eta="auto": the master over the learner and its eta -> inf limit ----------
-    def _limit_state(self, p, n):
-        if p["eta"] != "auto":
-            return None
-        return _kernels.limit_state(n, p["n_components"])
+    def _limit_len(self, p, n):
+        k = p["n_components"]
+        return 6 + k + k * n if p["eta"] == "auto" else 0  # src/limit.h
 
     def _limit_parts(self):
         """(weight of the limit learner, its r explicit directions as n x r
@@ -456,6 +464,8 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
         if lim is None or self.eta != "auto":
             return None
         n, k = self.n_features_in_, self.n_components
+        if lim.size != 6 + k + k * n:  # n_components set since: restarts with the next batch
+            return None
         r = int(lim[5])  # layout: src/limit.h
         U = lim[6 + k:6 + k + r * n].reshape(r, n).T
         return 1.0 - float(lim[3]), U
@@ -487,23 +497,8 @@ class OnlinePCA(ClusteredState, _Projections, TrialLoopLearner):
             G -= U @ (U.T @ G)
         return np.hstack([U, np.linalg.qr(G)[0]])
 
-    @property
-    def master_gap_(self) -> float:
-        """``eta="auto"``: the master's cumulative mixability gap ``Delta^M``:
-        the learner's loss is at most that of the better of its two
-        learners plus ``2 Delta^M``; 0 with a numeric eta."""
-        self._check_fitted()
-        lim = self.__dict__.get("_limit")
-        return 0.0 if self._limit_parts() is None else float(lim[2])
-
-    @property
-    def limit_weight_(self) -> float:
-        """``eta="auto"``: the master's weight of the eta -> infinity limit
-        learner for the next trial (the rate learner has the rest); 0 with a
-        numeric eta."""
-        self._check_fitted()
-        parts = self._limit_parts()
-        return 0.0 if parts is None else parts[0]
+    def _master_view(self):
+        return None if self._limit_parts() is None else self._limit[:4]
 
 
 class OnlineAdaptivePCA(OnlinePCA):

@@ -5,7 +5,9 @@ is ``src/adaptive_rate.c``; derivation and bounds: docs/adaptive_rates.md).
 
 from __future__ import annotations
 
-__all__ = ["RatesMixin", "rate_options", "mixing_options"]
+from .. import _kernels
+
+__all__ = ["RatesMixin", "MasterMixin", "rate_options", "mixing_options"]
 
 
 def rate_options(eta):
@@ -29,7 +31,37 @@ def mixing_options(alpha):
 
 class RatesMixin:
     """``eta_``, ``mixability_gap_`` and ``alpha_`` of the trial-loop
-    learners (state: ``_rate`` = [Delta, eta], ``_t``)."""
+    learners (state: ``_rate`` = [Delta, eta], ``_t``), and the hooks of
+    eta="auto"'s master (state ``_limit``, ``src/limit.h``)."""
+
+    def _limit_len(self, p, n):
+        """Hook: the length of eta="auto"'s master state (0: none)."""
+        return 0
+
+    def _limit_state(self, p, n):
+        """The initial state of eta="auto"'s master over the learner and its
+        eta -> infinity limit (``src/limit.h``; OnlinePCA), or None."""
+        if not self._limit_len(p, n):
+            return None
+        return _kernels.limit_state(n, p["n_components"])
+
+    def _sync_limit(self, config, p):
+        """Before a batch: the master's state that the rate calls for.  None
+        while the rate is a number; a fresh one when the learner has none or
+        one of another shape -- the rate became "auto", or n_components
+        changed, mid-stream (the master and its limit then restart, the
+        learner's own state continues)."""
+        lim = self.__dict__.get("_limit")
+        need = self._limit_len(p, config.n) if config.auto_rate else 0
+        if need == (0 if lim is None else lim.size):
+            return
+        self._limit = self._limit_state(p, config.n) if need else None
+        self._engine = None
+
+    def _limit_option(self, config):
+        """The engine's ``limit`` argument: the master's state while the
+        rate is "auto" (a rate set to a number mid-stream runs without it)."""
+        return self.__dict__.get("_limit") if config.auto_rate else None
 
     @property
     def eta_(self) -> float:
@@ -57,3 +89,32 @@ class RatesMixin:
         if getattr(self, "alpha", 0.0) == "auto":
             return 1.0 / (int(self._t[0]) + 2) ** 2
         return float(getattr(self, "alpha", 0.0))
+
+
+class MasterMixin:
+    """``master_gap_`` and ``limit_weight_`` of a learner whose eta="auto"
+    runs a master over its rate learner and that learner's eta -> infinity
+    limit (``src/limit.h``); hook :meth:`_master_view`."""
+
+    def _master_view(self):
+        """The master's state [L_B - L_A, scale, Delta^M, weight of A], or
+        None (a numeric eta)."""
+        raise NotImplementedError
+
+    @property
+    def master_gap_(self) -> float:
+        """``eta="auto"``: the master's cumulative mixability gap ``Delta^M``:
+        the loss is at most that of the better of its two learners plus ``2
+        Delta^M``; 0 with a numeric eta."""
+        self._check_fitted()
+        m = self._master_view()
+        return 0.0 if m is None else float(m[2])
+
+    @property
+    def limit_weight_(self) -> float:
+        """``eta="auto"``: the master's weight of the eta -> infinity limit
+        learner for the next trial (the rate learner has the rest); 0 with a
+        numeric eta."""
+        self._check_fitted()
+        m = self._master_view()
+        return 0.0 if m is None else 1.0 - float(m[3])

@@ -145,30 +145,38 @@ def limit_meg(X, k, state=False):
 class Master:
     """AdaHedge (D = log 2) over two learners A and B on their expected
     losses: ``weight`` of A for the next trial, ``step(h_a, h_b)`` returns
-    the expected loss; a difference within 1e-12 of the losses is none."""
+    the expected loss.  The weights are kept as the logit ``eta (L_B -
+    L_A)`` (so that a weight rounding to 1 keeps its complement); a
+    difference within 1e-12 of the losses is none."""
 
     def __init__(self):
         self.ca = self.cb = self.gap = self.scale = 0.0
         self.weight = 0.5
 
-    def step(self, a, b):
-        p = self.weight
-        h = p * a + (1 - p) * b
+    def _logit(self):
+        lead = self.cb - self.ca
+        if abs(lead) <= 1e-12 * self.scale:
+            return 0.0
         if self.gap > 0:
-            e = np.log(2.0) / self.gap
-            mix = -logsumexp([np.log(p) - e * a, np.log1p(-p) - e * b]
-                             if 0 < p < 1 else [-e * (a if p == 1 else b)]) / e
+            with np.errstate(over="ignore"):
+                return np.log(2.0) * (lead / self.gap)
+        return np.inf if lead > 0 else -np.inf
+
+    def step(self, a, b):
+        z = self._logit()
+        lp, lq = -np.logaddexp(0.0, -z), -np.logaddexp(0.0, z)
+        h = np.exp(lp) * a + np.exp(lq) * b
+        with np.errstate(over="ignore", divide="ignore"):
+            e = np.log(2.0) / self.gap if self.gap > 0 else np.inf
+        if np.isfinite(e):
+            mix = a - np.logaddexp(lp, lq - e * (b - a)) / e
         else:
             mix = min(self.ca + a, self.cb + b) - min(self.ca, self.cb)
         tie = not abs(b - a) > 1e-12 * max(a, b)
         self.gap += 0.0 if tie else max(0.0, h - mix)
         self.ca, self.cb = self.ca + a, self.cb + (a if tie else b)
         self.scale += max(a, b)
-        diff = self.cb - self.ca
-        if abs(diff) <= 1e-12 * self.scale:
-            diff = 0.0
-        self.weight = (1.0 / (1.0 + np.exp(-np.log(2.0) / self.gap * diff)) if self.gap > 0
-                       else (1.0 if diff > 0 else 0.0 if diff < 0 else 0.5))
+        self.weight = float(np.exp(-np.logaddexp(0.0, -self._logit())))
         return h
 
 
