@@ -3,7 +3,7 @@ The default rate against every fixed rate
 =========================================
 
 The bundled digits (scikit-learn, n = 64), streamed class by class and
-scaled so that max |x| = 1, rank k = 5.  Each curve is the total expected
+scaled so that the largest row has norm 1, rank k = 5.  Each curve is the total expected
 loss of a learner at a fixed eta, over a grid from 0.01 to 1e5, divided by
 the loss of the best fixed rank-5 subspace in hindsight; the dashed line
 is the same learner with its default ``eta="auto"`` (no tuning), the dot
