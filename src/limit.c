@@ -72,6 +72,66 @@ static limit_ws split(double *work, ptrdiff_t n, ptrdiff_t k)
     return w;
 }
 
+/* Below this many directions the small products are plain loops: a BLAS
+ * call costs more than its k n flops there (the digits, k = 2: a third of
+ * the limit's time). */
+#define SMALL_K 16
+
+/* z = U v (r rows of length n), then res -= U^T z. */
+static void project_out(const double *U, ptrdiff_t r, ptrdiff_t n,
+                        const double *v, double *z, double *res,
+                        const opf_lapack *fns)
+{
+    ptrdiff_t i, j;
+    if (r <= SMALL_K) {
+        for (j = 0; j < r; j++) {
+            const double *u = U + j * n;
+            double a = 0.0;
+            for (i = 0; i < n; i++)
+                a += u[i] * v[i];
+            z[j] = a;
+        }
+        for (j = 0; j < r; j++) {
+            const double *u = U + j * n, a = z[j];
+            for (i = 0; i < n; i++)
+                res[i] -= a * u[i];
+        }
+    } else {
+        int nn = (int)n, rr = (int)r, one = 1;
+        double fone = 1.0, fzero = 0.0, fm1 = -1.0;
+        char tr = 'T', nt = 'N';
+        fns->dgemv(&tr, &nn, &rr, &fone, (double *)U, &nn, (double *)v, &one,
+                   &fzero, z, &one);
+        fns->dgemv(&nt, &nn, &rr, &fm1, (double *)U, &nn, z, &one, &fone, res,
+                   &one);
+    }
+}
+
+/* Row j of out (N x n) = sum_i e[i N + j] row i of old (N x n). */
+static void rotate_rows(const double *old, const double *e, ptrdiff_t N,
+                        ptrdiff_t n, double *out, const opf_lapack *fns)
+{
+    ptrdiff_t i, j, l;
+    if (N <= SMALL_K) {
+        for (j = 0; j < N; j++) {
+            double *o = out + j * n;
+            for (l = 0; l < n; l++)
+                o[l] = 0.0;
+            for (i = 0; i < N; i++) {
+                const double c = e[i * N + j], *a = old + i * n;
+                for (l = 0; l < n; l++)
+                    o[l] += c * a[l];
+            }
+        }
+    } else {
+        int nn = (int)n, NN = (int)N;
+        double fone = 1.0, fzero = 0.0;
+        char nt = 'N', tt = 'T';
+        fns->dgemm(&nt, &tt, &nn, &NN, &NN, &fone, (double *)old, &nn,
+                   (double *)e, &NN, &fzero, out, &nn);
+    }
+}
+
 int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
                       const double *x, double u, double *work, int *iwork,
                       const opf_lapack *fns, double *h, double *real)
@@ -82,27 +142,17 @@ int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
     const double *U = vals + k;
     double xx = 0.0, rho2 = 0.0, nb = b;
     ptrdiff_t i, j, N, cnt, keep;
-    int nn = (int)n, rr = (int)r, one = 1;
-    double fone = 1.0, fzero = 0.0, fm1 = -1.0;
-    char tr = 'T', nt = 'N';
     for (i = 0; i < n; i++) {
         xx += x[i] * x[i];
         w.res[i] = x[i];
     }
-    if (r > 0) { /* z = U x, e = x - U^T z (twice when x is mostly in U) */
-        fns->dgemv(&tr, &nn, &rr, &fone, (double *)U, &nn, (double *)x, &one,
-                   &fzero, w.z, &one);
-        fns->dgemv(&nt, &nn, &rr, &fm1, (double *)U, &nn, w.z, &one, &fone,
-                   w.res, &one);
-    }
+    if (r > 0) /* z = U x, e = x - U^T z (twice when x is mostly in U) */
+        project_out(U, r, n, x, w.z, w.res, fns);
     for (i = 0; i < n; i++)
         rho2 += w.res[i] * w.res[i];
     if (r > 0 && rho2 < xx / 16.0) {
         double *z2 = w.ev; /* scratch until the eigenproblem */
-        fns->dgemv(&tr, &nn, &rr, &fone, (double *)U, &nn, w.res, &one,
-                   &fzero, z2, &one);
-        fns->dgemv(&nt, &nn, &rr, &fm1, (double *)U, &nn, z2, &one, &fone,
-                   w.res, &one);
+        project_out(U, r, n, w.res, z2, w.res, fns);
         for (j = 0; j < r; j++)
             w.z[j] += z2[j];
         rho2 = 0.0;
@@ -117,8 +167,7 @@ int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
     if (N > 0) { /* Gu-Eisenstat on the identity: eigenvectors in zv's
                     columns (row-major), eigenvalues ascending in ev */
         const double rho = sqrt(rho2);
-        int NN = (int)N, st;
-        char tt = 'T';
+        int st;
         w.z[r] = rho; /* v = (z, rho) when N = r + 1 */
         for (j = 0; j < N; j++) {
             w.ev[j] = j < r ? vals[j] : b;
@@ -137,8 +186,7 @@ int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
             for (i = 0; i < n; i++)
                 w.old[r * n + i] = w.res[i] / rho;
         /* new row j = sum_i zv[i N + j] old row i */
-        fns->dgemm(&nt, &tt, &nn, &NN, &NN, &fone, w.old, &nn, w.zv, &NN,
-                   &fzero, w.vnew, &nn);
+        rotate_rows(w.old, w.zv, N, n, w.vnew, fns);
     }
     cnt = N;
     if (N > k) { /* the cap at zero temperature: the largest is the level */
