@@ -17,7 +17,13 @@ Streams (shipped inside scikit-learn, no download):
 
 Rows are scaled by one common factor so that max |x| = 1.
 
-Run: ``python benchmarks/auto_rate.py [--quick] [--json FILE]``.
+``--extra`` adds three streams the rates were not designed on (OnlinePCA
+and OnlineAdaptivePCA only): scikit-learn's ``breast_cancer`` (n = 30, raw
+features, sorted by class) and ``diabetes`` (n = 10, sorted by target), and
+statsmodels' quarterly ``macrodata`` (n = 10 log-differences, in time
+order; skipped if statsmodels is not installed).
+
+Run: ``python benchmarks/auto_rate.py [--quick] [--extra] [--json FILE]``.
 """
 
 from __future__ import annotations
@@ -60,6 +66,26 @@ def patches(per_image=1000, size=10, seed=0):
     return np.concatenate(rows)
 
 
+def cancer():
+    from sklearn.datasets import load_breast_cancer
+    d = load_breast_cancer()
+    return d.data[np.argsort(d.target, kind="stable")].astype(float)
+
+
+def diabetes():
+    from sklearn.datasets import load_diabetes
+    d = load_diabetes()
+    return d.data[np.argsort(d.target, kind="stable")].astype(float)
+
+
+def macro():
+    import statsmodels.api as sm
+    d = sm.datasets.macrodata.load_pandas().data
+    cols = ["realgdp", "realcons", "realinv", "realgovt", "realdpi", "cpi", "m1",
+            "tbilrate", "unemp", "pop"]
+    return np.diff(np.log(np.abs(d[cols].to_numpy(float)) + 1.0), axis=0)
+
+
 def scaled(X):
     return X / np.linalg.norm(X, axis=1).max()
 
@@ -80,8 +106,16 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="k = 5 only")
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    ap.add_argument("--extra", action="store_true",
+                    help="also breast_cancer, diabetes and macrodata (see above)")
     args = ap.parse_args(argv)
     streams = {"digits": scaled(digits()), "patches": scaled(patches())}
+    if args.extra:
+        streams.update(cancer=scaled(cancer()), diabetes=scaled(diabetes()))
+        try:
+            streams["macro"] = scaled(macro())
+        except ImportError:
+            print("(statsmodels is not installed: no macrodata stream)")
     ks = (5,) if args.quick else (2, 5, 10)
     rows = []
     print("| stream (n, T) | learner | k | auto | eta=1 | best grid (eta) | auto/best | "
@@ -89,7 +123,11 @@ def main(argv=None):
     print("|---|---|---|---|---|---|---|---|---|")
     for sname, X in streams.items():
         for lname, (make, centered) in LEARNERS.items():
+            if sname not in ("digits", "patches") and centered:
+                continue  # --extra: the master's learners
             for k in ks:
+                if k >= X.shape[1] - 1:
+                    continue
                 best = metrics.best_subspace_loss(X, k, centered=centered)
                 auto, t_auto = run(make, k, "auto", X, repeat=3)
                 one, t_one = run(make, k, 1.0, X, repeat=3)
