@@ -1,7 +1,7 @@
 """The structured eigenvector product against the dense GEMM, in one run.
 
 Usage: ``python benchmarks/ratios_structured.py [--quick] [--crossover]
-[--threads K] [--no-learners] [n ...]``.
+[--profile] [--threads K] [--no-learners] [n ...]``.
 
 Issue "structured eigenvector products" (and its follow-up "the dense regime
 on a fast BLAS"): from ``STRUCTURED_PRODUCT_MIN`` non-deflated eigenvalues on,
@@ -32,6 +32,13 @@ threads), min and median of several runs:
   dense (target >= 3x); OnlineKernelPCA (rbf) after t = 2000 rows, per trial
   (a bordered update of order ~t each), structured against forced dense
   (target >= 2x);
+- ``--profile``: where the structured update's time goes at each n: the
+  hierarchy (levels, blocks, ranks), the flops of its dense leaves and
+  low-rank blocks and their sum against one dgemm's, the times of the
+  compression, of the application (and its GFlop/s against the dgemm's),
+  and of the rest of the update (secular solve, Loewner weights, deflation,
+  gathering), and the ratio to one dgemm the update would have if the
+  product ran at the dgemm's rate;
 - ``--crossover``: the update's time with either product at orders around
   the crossover (how ``STRUCTURED_PRODUCT_MIN`` was chosen).
 """
@@ -67,6 +74,7 @@ from onlinepca_fast.kernels import (  # noqa: E402
     STRUCTURED_PRODUCT_MIN,
     RankOneUpdater,
     dense_eigenvector_product,
+    rank_one_update,
 )
 
 CLOCK = time.thread_time
@@ -150,6 +158,36 @@ def gemm_time(n, repeat=3):
     return timed(lambda: dgemm(1.0, a, b, c=c, overwrite_c=1), repeat)
 
 
+def profile(n, t_update, t_gemm, rho=-0.7, repeat=5):
+    """Where the structured update's time goes at order n (dense z).
+
+    S (the secular eigenvector matrix) is the update of the identity; G
+    the problem's eigenvectors.  Times (min of `repeat`): the compression
+    alone, the whole hierarchical product (compression + application), and
+    the rest of the update (t_update minus the product: deflation, the
+    secular solve, the Loewner weights, gathering G).  The flops are the
+    product's own count from its blocks and ranks."""
+    evals, evecs, x = rank_one_problem(n, "dense", seed=n)
+    _, S = rank_one_update(evals, np.eye(n), rho, evecs.T @ x)
+    S = np.asfortranarray(S)  # the layout the product reads (no copy in the timing)
+    G = np.ascontiguousarray(evecs)
+    out = np.empty((n, n))
+    t_comp = timed(lambda: _kernels._hierarchical_product(S, G, apply=False, out=out),
+                   repeat)[0]
+    t_prod = timed(lambda: _kernels._hierarchical_product(S, G, out=out), repeat)[0]
+    out, st = _kernels._hierarchical_product(S, G, out=out)
+    err = np.abs(out - G @ S).max()
+    gemm_rate = 2.0 * n ** 3 / t_gemm
+    t_apply = t_prod - t_comp
+    flops = st["leaf_flops"] + st["lowrank_flops"]
+    rest = t_update - t_prod
+    print(f"{n:5d} {st['levels']:3d} {st['n_blocks']:4d} {st['mean_rank']:5.1f} "
+          f"{st['max_rank']:4d} {st['leaf_flops'] / 1e9:6.2f} {st['lowrank_flops'] / 1e9:7.2f} "
+          f"{flops / (2.0 * n ** 3):6.3f} {t_comp * 1e3:7.1f} {t_apply * 1e3:7.1f} "
+          f"{flops / t_apply / 1e9:6.1f} {gemm_rate / 1e9:6.1f} {rest * 1e3:7.1f} "
+          f"{(flops / gemm_rate + t_comp + rest) / t_gemm:9.3f} {err:8.1e}", flush=True)
+
+
 def per_trial(learner, X):
     t0 = CLOCK()
     learner.partial_fit(X)
@@ -194,6 +232,9 @@ def main(argv=None):
     ap.add_argument("--crossover", action="store_true", help="also the crossover table")
     ap.add_argument("--threads", type=int, default=1,
                     help="BLAS threads (default 1; more: wall time)")
+    ap.add_argument("--profile", action="store_true",
+                    help="also where the structured update's time goes (compression, "
+                         "application at its flop count, the rest), one BLAS thread")
     ap.add_argument("--no-learners", action="store_true",
                     help="only the update table (and --crossover)")
     args = ap.parse_args(argv)
@@ -209,11 +250,12 @@ def main(argv=None):
     print(f"{args.threads} BLAS thread(s), {clock}, min (median) of several runs")
     print(f"{'n':>5} {'m':>5} {'structured ms':>16} {'dense ms':>16} {'dgemm ms':>16} "
           f"{'struct/gemm':>11} {'dense/gemm':>10} {'residual':>9} {'orthogonality':>13}")
-    times = {}
+    times, gemm_times = {}, {}
     for n in sizes:
         t_s, t_d, resid, orth, m = update_times(n, repeat=5 if n <= 2000 else 3)
         t_g = gemm_time(n)
         times[n] = (t_s[0], t_d[0])
+        gemm_times[n] = t_g[0]
         target = targets.get(n)
         ratio = t_s[0] / t_g[0]
         mark = "" if target is None else ("  ok" if ratio <= target else f"  MISSES <= {target}")
@@ -228,6 +270,18 @@ def main(argv=None):
               f"{math.log(times[hi][0] / times[lo][0]) / span:.2f}, dense "
               f"{math.log(times[hi][1] / times[lo][1]) / span:.2f}")
 
+    if args.profile:
+        print("profile of the structured update (one BLAS thread; levels, blocks, mean and "
+              "max rank; GFlop of the leaves and of the low-rank blocks; their sum / one "
+              "dgemm's; ms of compression and of application; GFlop/s of the application "
+              "and of the dgemm; ms of the rest of the update (secular solve, Loewner, "
+              "deflation, gathering); the ratio to one dgemm if the product ran at the "
+              "dgemm's rate; |GS - G@S|)")
+        print(f"{'n':>5} {'lv':>3} {'blk':>4} {'r':>5} {'rmax':>4} {'leafGF':>6} {'lowGF':>7} "
+              f"{'flop/g':>6} {'comp':>7} {'apply':>7} {'GF/s':>6} {'gemmGF':>6} {'rest':>7} "
+              f"{'at gemm':>9} {'error':>8}")
+        for n in sizes:
+            profile(n, times[n][0], gemm_times[n])
     if not args.no_learners:
         n = 700 if args.quick else 2000
         rng = np.random.default_rng(1)

@@ -99,6 +99,18 @@ cdef extern from "hodlr.h" nogil:
     void opf_hodlr_tune(int min_order, int leaf, int decline)
     void opf_hodlr_tuning(int *min_order, int *leaf, int *decline)
     long long opf_hodlr_count()
+    ctypedef struct opf_hodlr_stats:
+        int n_blocks
+        int levels
+        double rank_sum
+        double rank_max
+        double leaf_flops
+        double lowrank_flops
+    size_t opf_hodlr_work_len(Py_ssize_t nr, Py_ssize_t K)
+    int opf_hodlr_profile(int nr, int ks, int K, const double *s, int lds,
+                          const double *g, int ldg, double *out, int ldo,
+                          double *work, const opf_lapack *fns, int apply,
+                          opf_hodlr_stats *st)
     void opf_set_dense_product(int on)
     int opf_dense_product()
 

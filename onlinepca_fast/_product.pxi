@@ -33,3 +33,45 @@ def _structured_product_tuning(int min_order=-1, int leaf=-1, int decline=-1):
         raise ValueError(f"leaf must be >= 16, got {leaf}")
     opf_hodlr_tune(min_order, leaf, decline)
     return m0, l0, d0
+
+
+def _hierarchical_product(s, g, bint apply=True, out=None):
+    """Benchmarks and tests: ``G @ S`` by the hierarchical product alone
+    (src/hodlr.c), S the secular eigenvector matrix of an update (ks x K,
+    K - ks in {0, 1}, at least twice the leaf size), G (nr x ks).
+
+    Returns ``(out, stats)``: out is None when ``apply`` is False (only the
+    compression is done, so that it can be timed apart) and stats holds the
+    blocks' count, levels and ranks and the flops of the dense leaves and
+    of the low-rank applications.  Raises RuntimeError when the product
+    declines (the update would then do one GEMM).  ``out``: an nr x K
+    C-contiguous float64 array to write into (so that a timing does not
+    include its allocation).  The GIL is released."""
+    cdef double[::1, :] sv = np.asfortranarray(s, dtype=np.float64)
+    cdef double[:, ::1] gv = np.ascontiguousarray(g, dtype=np.float64)
+    cdef int ks = sv.shape[0], K = sv.shape[1], nr = gv.shape[0]
+    if gv.shape[1] != ks:
+        raise ValueError(f"g must have {ks} columns (the rows of s), got {gv.shape[1]}")
+    if K - ks not in (0, 1) or nr < 1:
+        raise ValueError(f"s must be ks x ks or ks x (ks + 1) and g non-empty, "
+                         f"got s {sv.shape[0]} x {K}, g {nr} x {gv.shape[1]}")
+    if out is None:
+        out = np.empty((nr, K))
+    elif out.shape != (nr, K):
+        raise ValueError(f"out must be {nr} x {K}, got {out.shape}")
+    cdef double[:, ::1] ov = out
+    cdef double[::1] work = np.empty(opf_hodlr_work_len(nr, K))
+    cdef opf_hodlr_stats st
+    cdef opf_lapack fns = _LAPACK
+    cdef int done
+    with nogil:
+        done = opf_hodlr_profile(nr, ks, K, &sv[0, 0], ks, &gv[0, 0], ks,
+                                 &ov[0, 0], K, &work[0], &fns, apply, &st)
+    if not done:
+        raise RuntimeError("the hierarchical product declined (too small, "
+                           "or a block missed its tolerance or its check)")
+    return (out if apply else None,
+            {"n_blocks": st.n_blocks, "levels": st.levels,
+             "mean_rank": st.rank_sum / max(st.n_blocks, 1),
+             "max_rank": int(st.rank_max), "leaf_flops": st.leaf_flops,
+             "lowrank_flops": st.lowrank_flops})

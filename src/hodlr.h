@@ -57,6 +57,25 @@ int opf_hodlr_product(int nr, int ks, int K, const double *s, int lds,
                       const double *g, int ldg, double *out, int ldo,
                       double *work, const opf_lapack *fns);
 
+/* What a product did (opf_hodlr_profile): its off-diagonal blocks, their
+ * ranks, and the flops of its two kinds of GEMM. */
+typedef struct {
+    int n_blocks;       /* off-diagonal (low-rank) blocks */
+    int levels;         /* levels of the hierarchy */
+    double rank_sum;    /* sum of the blocks' ranks */
+    double rank_max;    /* the largest rank */
+    double leaf_flops;  /* 2 nr p q over the dense leaves */
+    double lowrank_flops; /* 2 nr r (p + q) over the low-rank blocks */
+} opf_hodlr_stats;
+
+/* Benchmarks and tests: opf_hodlr_product with its phases split -- with
+ * apply == 0 only the compression is done (out untouched) -- and what it
+ * did in *st.  Same arguments and return value otherwise. */
+int opf_hodlr_profile(int nr, int ks, int K, const double *s, int lds,
+                      const double *g, int ldg, double *out, int ldo,
+                      double *work, const opf_lapack *fns, int apply,
+                      opf_hodlr_stats *st);
+
 /* Whether a product with ks rows of S takes the hierarchical path: ks at
  * least the crossover and the dense product not forced. */
 int opf_structured_product(ptrdiff_t ks);

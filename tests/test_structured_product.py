@@ -219,3 +219,42 @@ def test_learners_with_the_structured_product_match_the_reference(small_crossove
     for other in (kdense, kref):
         np.testing.assert_allclose(kfast.expected_losses_, other.expected_losses_,
                                    rtol=0, atol=1e-9)
+
+
+def test_the_product_alone_against_numpy_and_its_profile():
+    """The benchmarks' hook (_hierarchical_product): G @ S by the
+    hierarchical product alone, against NumPy's product, with the flop
+    count its blocks imply (every low-rank block cheaper than its dense
+    product, the whole well below one GEMM's 2 n^3)."""
+    n = 1000
+    rng = np.random.default_rng(25)
+    evals = np.sort(rng.standard_normal(n))
+    z = rng.standard_normal(n)
+    _, S = rank_one_update(evals, np.eye(n), -0.7, z)  # the secular eigenvectors
+    G = random_orthogonal(n, rng)
+    out, st = _kernels._hierarchical_product(S, G)
+    assert np.abs(out - G @ S).max() <= 1e-13
+    assert st["n_blocks"] == 2 ** (st["levels"] + 1) - 2  # two per inner node
+    assert 1 <= st["mean_rank"] <= st["max_rank"] <= 96
+    leaf = _kernels._structured_product_tuning()[1]
+    assert st["leaf_flops"] <= 2.0 * n * n * leaf
+    assert st["leaf_flops"] + st["lowrank_flops"] <= 0.3 * 2.0 * n ** 3
+    # the compression alone: the same blocks, nothing written
+    mark = np.full((n, n), 7.0)
+    none, st2 = _kernels._hierarchical_product(S, G, apply=False, out=mark)
+    assert none is None and st2 == st and (mark == 7.0).all()
+    # into a given array, the same numbers
+    again, _ = _kernels._hierarchical_product(S, G, out=mark)
+    assert again is mark and np.array_equal(mark, out)
+
+
+def test_the_product_hook_rejects_bad_shapes_and_reports_a_decline():
+    S = np.eye(100)
+    with pytest.raises(ValueError, match="g must have 100 columns"):
+        _kernels._hierarchical_product(S, np.ones((5, 99)))
+    with pytest.raises(ValueError, match="ks x ks"):
+        _kernels._hierarchical_product(np.ones((100, 103)), np.ones((5, 100)))
+    with pytest.raises(ValueError, match="out must be"):
+        _kernels._hierarchical_product(S, np.ones((5, 100)), out=np.empty((4, 100)))
+    with pytest.raises(RuntimeError, match="declined"):  # below twice the leaf
+        _kernels._hierarchical_product(np.eye(20), np.ones((3, 20)))
