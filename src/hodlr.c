@@ -123,8 +123,12 @@ int opf_dense_product(void) { return dense_flag; }
 #endif
 
 /* Rows of G (and OUT) per chunk of the apply phase: the chunk of OUT
- * (CHUNK x K) stays in cache while every block is applied to it. */
-#define CHUNK 256
+ * (CHUNK x K) stays in the last-level cache while every block is applied
+ * to it.  512 rather than 256 (issue 25; OpenBLAS's Haswell kernel on an
+ * AMD EPYC, product alone at n = 4000, min of 4): one thread the same
+ * within the noise (470-520 ms either way), two BLAS threads 253-294 ms
+ * instead of 315-368 (the wider GEMMs split better across threads). */
+#define CHUNK 512
 
 typedef struct {
     int ra, p, ca, q, r;
