@@ -56,6 +56,25 @@
  * the scatter and gather of T cost what the taller GEMMs gain.  The flops
  * are already ~0.15 of one dgemm's; what is left is fewer flops (nested
  * bases), not better-shaped GEMMs.
+ *
+ * Where an update's time goes (issue 25; benchmarks/ratios_structured.py
+ * --profile, same machine and kernel, one thread, after the compression
+ * went to GEMVs).  n = 2000: 5 levels, 62 blocks of mean rank 21 (max 35;
+ * the SVD's ranks at the same tolerance are within ~10%), 0.50 GFlop in
+ * the leaves and 2.0 in the low-rank blocks -- 0.157 of one dgemm's
+ * flops -- applied at 23-31 GFlop/s against the dgemm's 40-46 (GEMMs
+ * r ~ 21 wide: alone, such shapes reach 20-25 GFlop/s for G X, 24-36 for
+ * Y T); the compression 7-9 ms; the rest of the update 19-24 ms (the
+ * secular solve, ~7.5 m^2 divisions: 4.5 evaluations a root, the Loewner
+ * weights and vectors; gathering G; reversing S when rho < 0).  Even if
+ * the product ran at the dgemm's rate the update would be 0.24 of a dgemm
+ * at n = 2000 and 0.15 at n = 4000 (measured 0.30-0.39 and 0.20-0.22).
+ * Starting the root iteration from dlaed4's two-pole estimate saved 0.4
+ * evaluations a root, below the noise: not kept.  Fewer flops need nested
+ * bases: the bases of whole off-diagonal block rows have ranks ~28 / 34 /
+ * 40 / 44 at 62 / 125 / 250 / 500 rows, so an HSS product would cost
+ * ~0.76x these flops at n = 2000 and ~0.62x at n = 4000, in GEMMs of the
+ * same narrow shapes.
  */
 #include "hodlr.h"
 

@@ -38,7 +38,11 @@
  * 1.00 / 1.00 at 320, 0.93 / 0.95 at 448, 0.95 / 0.99 at 512, 0.77 / 0.79
  * at 576, 0.74 / 0.75 at 640, 0.60 / 0.61 at 896 -- break-even at 320, so
  * the crossover stays (a faster GEMM moves it up, but within +-5% up to
- * 512; no run-time calibration needed). */
+ * 512; no run-time calibration needed).  Re-measured for issue 25 (same
+ * machine and kernel, min of 9): before the compression went to GEMVs
+ * 1.43 at 200, 1.01 at 256, 0.99 at 320, 0.84 at 384, 0.83 at 512, 0.68
+ * at 640; after it 1.30, 1.07, 0.92, 0.91, 0.86, 0.70 -- break-even
+ * between 256 and 320 either way, so 320 stays. */
 #define OPF_HODLR_MIN 320
 
 /* Doubles of workspace for a product with nr rows of G and K columns. */
