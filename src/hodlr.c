@@ -67,8 +67,9 @@
  * Y T); the compression 7-9 ms; the rest of the update 19-24 ms (the
  * secular solve, ~7.5 m^2 divisions: 4.5 evaluations a root, the Loewner
  * weights and vectors; gathering G; reversing S when rho < 0).  Even if
- * the product ran at the dgemm's rate the update would be 0.24 of a dgemm
- * at n = 2000 and 0.15 at n = 4000 (measured 0.30-0.39 and 0.20-0.22).
+ * the product ran at the dgemm's rate the update would be 0.23-0.24 of a
+ * dgemm at n = 2000 and 0.14-0.15 at n = 4000 (measured 0.30-0.39 and
+ * 0.16-0.22).
  * Starting the root iteration from dlaed4's two-pole estimate saved 0.4
  * evaluations a root, below the noise: not kept.  Fewer flops need nested
  * bases: the bases of whole off-diagonal block rows have ranks ~28 / 34 /
