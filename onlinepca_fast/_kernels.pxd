@@ -96,6 +96,7 @@ cdef extern from "systematic.h" nogil:
 cdef extern from "hodlr.h" nogil:
     int OPF_HODLR_MIN
     int OPF_HODLR_LEAF
+    int OPF_HODLR_LEAF_MIN
     void opf_hodlr_tune(int min_order, int leaf, int decline)
     void opf_hodlr_tuning(int *min_order, int *leaf, int *decline)
     long long opf_hodlr_count()

@@ -29,10 +29,14 @@ def _structured_product_tuning(int min_order=-1, int leaf=-1, int decline=-1):
     it with no update running."""
     cdef int m0, l0, d0
     opf_hodlr_tuning(&m0, &l0, &d0)
-    if leaf != -1 and leaf < 16:
-        raise ValueError(f"leaf must be >= 16, got {leaf}")
+    if leaf != -1 and not OPF_HODLR_LEAF_MIN <= leaf <= OPF_HODLR_LEAF:
+        raise ValueError(f"leaf must be in [{OPF_HODLR_LEAF_MIN}, {OPF_HODLR_LEAF}], "
+                         f"got {leaf}")
     opf_hodlr_tune(min_order, leaf, decline)
     return m0, l0, d0
+
+
+_product_scratch = threading.local()
 
 
 def _hierarchical_product(s, g, bint apply=True, out=None):
@@ -60,7 +64,13 @@ def _hierarchical_product(s, g, bint apply=True, out=None):
     elif out.shape != (nr, K):
         raise ValueError(f"out must be {nr} x {K}, got {out.shape}")
     cdef double[:, ::1] ov = out
-    cdef double[::1] work = np.empty(opf_hodlr_work_len(nr, K))
+    # the workspace is kept per thread, so that a timing does not include
+    # the page faults of a fresh allocation (tens of MB at n = 4000)
+    cdef size_t wlen = opf_hodlr_work_len(nr, K)
+    buf = getattr(_product_scratch, "work", None)
+    if buf is None or buf.shape[0] < wlen:
+        buf = _product_scratch.work = np.empty(wlen)
+    cdef double[::1] work = buf
     cdef opf_hodlr_stats st
     cdef opf_lapack fns = _LAPACK
     cdef int done

@@ -102,7 +102,7 @@ void opf_hodlr_tune(int min_order, int leaf, int decline)
 {
     if (min_order >= 0)
         params.min_order = min_order;
-    if (leaf >= OPF_HODLR_LEAF_MIN)
+    if (leaf >= OPF_HODLR_LEAF_MIN && leaf <= OPF_HODLR_LEAF)
         params.leaf = leaf;
     if (decline >= 0)
         params.decline = decline;
@@ -153,7 +153,15 @@ int opf_dense_product(void) { return dense_flag; }
 typedef struct {
     int ra, p, ca, q, r;
     size_t off; /* X at f + off (p x r), Y right after it (q x r) */
+    size_t toff; /* its T: rows toff.. of the chunk's stacked T */
 } blk;
+
+/* A leaf: rows ra.. and columns ca.. of S; its rows of the X factors of
+ * every block above it, stacked (p x R, column-major at f + xoff). */
+typedef struct {
+    int ra, p, ca, q, R;
+    size_t xoff;
+} leafrec;
 
 int opf_hodlr_min(void) { return params.min_order; }
 
@@ -176,18 +184,38 @@ static size_t max_blocks(ptrdiff_t K)
     return 4 * (size_t)(K / OPF_HODLR_LEAF_MIN + 1) + 16;
 }
 
+/* The factors' region: the factors (at most 2 K RMAX per level + RMAX
+ * per block: fac_cap), then the leaves' stacked X's (each level's blocks
+ * partition the rows: at most K RMAX per level), then T and W for chunks
+ * of as many rows as fit -- the last (levels + 1) (K + RMAX) doubles make
+ * room for one row at least: T has sum r <= levels K rows (a block's rank
+ * is at most its order) and W R <= levels RMAX. */
+static size_t fac_cap(ptrdiff_t K)
+{
+    const size_t k = K > 0 ? (size_t)K : 0, lv = (size_t)levels_of(K) + 1;
+    return lv * 2 * k * RMAX + max_blocks(K) * RMAX;
+}
+
+static size_t fcap_of(ptrdiff_t K)
+{
+    const size_t k = K > 0 ? (size_t)K : 0, lv = (size_t)levels_of(K) + 1;
+    return fac_cap(K) + lv * k * RMAX + (k + 1) * (OPF_HODLR_LEAF + 2)
+           + lv * (k + RMAX);
+}
+
 size_t opf_hodlr_work_len(ptrdiff_t nr, ptrdiff_t K)
 {
     const size_t k = K > 0 ? (size_t)K : 0;
     (void)nr;
     /* block descriptors, factors (each level's blocks cover every row
      * and column once: at most 2 K RMAX per level, + RMAX^2 per block for
-     * rounding of the halves), T (RMAX x CHUNK), used flags, a row and two
-     * inner-product vectors */
+     * rounding of the halves) followed by the stacked X's, T and W (see
+     * fcap_of), leaf records, used flags, a row and two inner-product
+     * vectors */
     const size_t nb = max_blocks(K);
     return nb * (sizeof(blk) / sizeof(double) + 1)
-           + (size_t)(levels_of(K) + 1) * 2 * k * RMAX + nb * RMAX
-           + (size_t)RMAX * CHUNK + 2 * k + 2 * RMAX + 16;
+           + nb * (sizeof(leafrec) / sizeof(double) + 1) + fcap_of(K)
+           + 2 * k + 2 * RMAX + 16;
 }
 
 typedef struct {
@@ -452,30 +480,59 @@ static int compress_all(hctx *h, int ra, int rb, int ca, int cb, blk *blocks,
                            fcap);
 }
 
-/* Phase 2, leaves: OUT[:, ca..cb) = G[:, ra..rb) S[ra..rb, ca..cb) for
- * the rows of one chunk (beta = 0: the leaves' columns partition K). */
-static void leaves(const hctx *h, int ra, int rb, int ca, int cb, int nc,
-                   const double *g, int ldg, double *out, int ldo,
-                   const opf_lapack *fns)
+/* The leaves, in the order in which compress_all splits: rows ra..ra+p
+ * and columns ca..ca+q of S each. */
+static void list_leaves(int leaf, int ra, int rb, int ca, int cb,
+                        leafrec *lf, int *nl)
 {
-    const double *s = h->s;
-    const int lds = h->lds, p = rb - ra, q = cb - ca;
-    if (p <= h->leaf || q <= h->leaf) {
-        char nt = 'N', tr = 'T';
-        double one = 1.0, zero = 0.0;
-        int ncc = nc, ldgg = ldg, ldoo = ldo, ldss = lds, pp = p, qq = q;
-        /* OUT[:, ca..]^T (q x nc) = S[ra.., ca..]^T (q x p) G^T (p x nc) */
-        fns->dgemm(&tr, &nt, &qq, &ncc, &pp, &one,
-                   (double *)s + (size_t)ca * lds + ra, &ldss,
-                   (double *)g + ra, &ldgg, &zero, out + ca, &ldoo);
+    const int p = rb - ra, q = cb - ca;
+    if (p <= leaf || q <= leaf) {
+        leafrec *e = lf + (*nl)++;
+        e->ra = ra;
+        e->p = p;
+        e->ca = ca;
+        e->q = q;
+        e->R = 0;
+        e->xoff = 0;
         return;
     }
     const int rm = ra + p / 2, cm = ca + p / 2;
-    leaves(h, ra, rm, ca, cm, nc, g, ldg, out, ldo, fns);
-    leaves(h, rm, rb, cm, cb, nc, g, ldg, out, ldo, fns);
+    list_leaves(leaf, ra, rm, ca, cm, lf, nl);
+    list_leaves(leaf, rm, rb, cm, cb, lf, nl);
 }
 
-/* The flops of the leaves' GEMMs for nr rows (as leaves() splits). */
+/* Whether block d (of nonzero rank) has leaf e among its rows. */
+static int above(const blk *d, const leafrec *e)
+{
+    return d->r > 0 && d->ra <= e->ra && e->ra < d->ra + d->p;
+}
+
+/* Leaf e's block of S (p x q) followed by its rows of the X factors of
+ * every block above it, in the blocks' order, at dst (p x (q + R),
+ * column-major).  Returns R. */
+static int stack(const hctx *h, const blk *blocks, size_t nb,
+                 const leafrec *e, const double *f, double *dst)
+{
+    for (int c = 0; c < e->q; c++)
+        memcpy(dst + (size_t)c * e->p,
+               h->s + (size_t)(e->ca + c) * h->lds + e->ra,
+               (size_t)e->p * sizeof(double));
+    dst += (size_t)e->q * e->p;
+    int R = 0;
+    for (size_t b = 0; b < nb; b++) {
+        const blk *d = blocks + b;
+        if (!above(d, e))
+            continue;
+        const double *x = f + d->off + (e->ra - d->ra);
+        for (int c = 0; c < d->r; c++)
+            memcpy(dst + (size_t)(R + c) * e->p, x + (size_t)c * d->p,
+                   (size_t)e->p * sizeof(double));
+        R += d->r;
+    }
+    return R;
+}
+
+/* The flops of the leaves' GEMMs for nr rows (as list_leaves splits). */
 static double leaf_flops(int leaf, int ra, int rb, int ca, int cb, int nr)
 {
     const int p = rb - ra, q = cb - ca;
@@ -503,22 +560,21 @@ int opf_hodlr_profile(int nr, int ks, int K, const double *s, int lds,
     if (K - ks < 0 || K - ks > 1 || ks < 2 * prm.leaf || nr < 1
         || prm.decline)
         return 0;
-    const size_t nbmax = max_blocks(K);
+    const size_t nbmax = max_blocks(K), fcap = fcap_of(K);
     blk *blocks = (blk *)work;
-    double *f = work + nbmax * (sizeof(blk) / sizeof(double) + 1);
-    const size_t fcap = (size_t)(levels_of(K) + 1) * 2 * (size_t)K * RMAX
-                        + nbmax * RMAX;
-    double *t = f + fcap;
+    leafrec *lf = (leafrec *)(work + nbmax * (sizeof(blk) / sizeof(double) + 1));
+    double *f = (double *)lf + nbmax * (sizeof(leafrec) / sizeof(double) + 1);
     hctx h;
     h.s = s;
     h.lds = lds;
     h.leaf = prm.leaf;
-    h.used = t + (size_t)RMAX * CHUNK;
+    h.used = f + fcap;
     h.row = h.used + K;
     h.cx = h.row + K;
     h.fns = fns;
     size_t nb = 0, fused = 0;
-    if (!compress_all(&h, 0, ks, 0, K, blocks, &nb, nbmax, f, &fused, fcap))
+    if (!compress_all(&h, 0, ks, 0, K, blocks, &nb, nbmax, f, &fused,
+                      fac_cap(K)))
         return 0;
     if (st != NULL) {
         st->n_blocks = (int)nb;
@@ -537,26 +593,81 @@ int opf_hodlr_profile(int nr, int ks, int K, const double *s, int lds,
     if (!apply)
         return 1;
 
+    /* Each leaf's rows of the X factors of the blocks above it, stacked
+     * (p x R), so that G X is one GEMM of R ~ levels r columns per leaf
+     * rather than one r columns wide per block: each row of G is packed
+     * for the BLAS twice (the leaf, the stack) instead of once per level,
+     * and the GEMMs are wide (see the header).  T: every block's
+     * G[:, rows] X (r x nc, column-major), rows toff.. of one array. */
+    int nl = 0, rmax = 0;
+    list_leaves(prm.leaf, 0, ks, 0, K, lf, &nl);
+    size_t pos = fused, rsum = 0;
+    for (size_t b = 0; b < nb; b++) {
+        blocks[b].toff = rsum;
+        rsum += (size_t)blocks[b].r;
+    }
+    for (int i = 0; i < nl; i++) {
+        leafrec *e = lf + i;
+        e->xoff = pos;
+        e->R = stack(&h, blocks, nb, e, f, f + pos);
+        pos += (size_t)(e->q + e->R) * e->p;
+        rmax = e->q + e->R > rmax ? e->q + e->R : rmax;
+    }
+    /* rows per chunk: CHUNK, or as many as T and W leave room for (at
+     * least one: see fcap_of) -- a function of the ranks alone */
+    const size_t need = rsum + (size_t)rmax;
+    const size_t fit = need > 0 ? (fcap - pos) / need : CHUNK;
+    const int nch = fit < CHUNK ? (int)fit : CHUNK;
+    double *tt = f + pos, *w = tt + rsum * (size_t)nch;
+
     char nt = 'N', tr = 'T';
     double one = 1.0, zero = 0.0;
     int ldgg = ldg, ldoo = ldo;
-    for (int i0 = 0; i0 < nr; i0 += CHUNK) {
-        int nc = nr - i0 < CHUNK ? nr - i0 : CHUNK;
+    for (int i0 = 0; i0 < nr; i0 += nch) {
+        int nc = nr - i0 < nch ? nr - i0 : nch;
         const double *gc = g + (size_t)i0 * ldg;
         double *oc = out + (size_t)i0 * ldo;
-        leaves(&h, 0, ks, 0, K, nc, gc, ldg, oc, ldo, fns);
+        for (int i = 0; i < nl; i++) {
+            const leafrec *e = lf + i;
+            int p = e->p, q = e->q, R = e->R, qr = q + R;
+            /* W (q + R x nc) = [S_leaf X_stack]^T G[:, ra..]^T: its first
+             * q rows are OUT[:, ca..]^T (the leaves' columns partition K),
+             * the rest are added into the T's */
+            fns->dgemm(&tr, &nt, &qr, &nc, &p, &one, f + e->xoff, &p,
+                       (double *)gc + e->ra, &ldgg, &zero, w, &qr);
+            for (int j = 0; j < nc; j++)
+                memcpy(oc + (size_t)j * ldo + e->ca, w + (size_t)j * qr,
+                       (size_t)q * sizeof(double));
+            int o = q;
+            for (size_t b = 0; b < nb; b++) {
+                const blk *d = blocks + b;
+                if (!above(d, e))
+                    continue;
+                const int r = d->r;
+                double *tb = tt + d->toff * (size_t)nc;
+                const double *wb = w + o;
+                if (e->ra == d->ra) { /* the block's first leaf */
+                    for (int j = 0; j < nc; j++)
+                        memcpy(tb + (size_t)j * r, wb + (size_t)j * qr,
+                               (size_t)r * sizeof(double));
+                } else {
+                    for (int j = 0; j < nc; j++)
+                        for (int k = 0; k < r; k++)
+                            tb[(size_t)j * r + k] += wb[(size_t)j * qr + k];
+                }
+                o += r;
+            }
+        }
         for (size_t b = 0; b < nb; b++) {
             const blk *d = blocks + b;
             if (d->r == 0)
                 continue;
-            int r = d->r, p = d->p, q = d->q;
-            const double *x = f + d->off, *y = x + (size_t)p * r;
-            /* T (r x nc) = X^T (r x p) G[:, ra..]^T (p x nc) */
-            fns->dgemm(&tr, &nt, &r, &nc, &p, &one, (double *)x, &p,
-                       (double *)gc + d->ra, &ldgg, &zero, t, &r);
+            int r = d->r, q = d->q;
+            const double *y = f + d->off + (size_t)d->p * r;
             /* OUT[:, ca..]^T (q x nc) += Y (q x r) T (r x nc) */
-            fns->dgemm(&nt, &nt, &q, &nc, &r, &one, (double *)y, &q, t, &r,
-                       &one, oc + d->ca, &ldoo);
+            fns->dgemm(&nt, &nt, &q, &nc, &r, &one, (double *)y, &q,
+                       tt + d->toff * (size_t)nc, &r, &one, oc + d->ca,
+                       &ldoo);
         }
     }
 #if defined(__GNUC__)

@@ -23,8 +23,8 @@
 #include "common.h"
 
 /* Leaves of the hierarchy (dense blocks) have at most this many rows
- * (a tuning may lower it to OPF_HODLR_LEAF_MIN, which sizes the
- * workspace). */
+ * (a tuning may lower it to OPF_HODLR_LEAF_MIN; the workspace is sized
+ * for both). */
 #define OPF_HODLR_LEAF 96
 #define OPF_HODLR_LEAF_MIN 16
 /* The largest rank a block may take; beyond it the product falls back. */
@@ -88,7 +88,8 @@ int opf_structured_product(ptrdiff_t ks);
 int opf_hodlr_min(void);
 
 /*
- * Tests: set the crossover order, the leaf size (>= OPF_HODLR_LEAF_MIN) and
+ * Tests: set the crossover order, the leaf size (OPF_HODLR_LEAF_MIN to
+ * OPF_HODLR_LEAF: the workspace holds leaves of at most that size) and
  * a switch that makes every product decline (to exercise the GEMM
  * fallback); a negative argument keeps the current value.  Process-wide,
  * not synchronised: call it with no update running.

@@ -258,3 +258,62 @@ def test_the_product_hook_rejects_bad_shapes_and_reports_a_decline():
         _kernels._hierarchical_product(S, np.ones((5, 100)), out=np.empty((4, 100)))
     with pytest.raises(RuntimeError, match="declined"):  # below twice the leaf
         _kernels._hierarchical_product(np.eye(20), np.ones((3, 20)))
+
+
+@pytest.mark.parametrize("leaf", [16, 37, 96])
+def test_the_product_with_each_leaf_size_any_rows_and_the_extra_column(leaf):
+    """Every leaf's block of S and its rows of the factors above it are
+    applied as one GEMM and added into the blocks' T's: against NumPy with
+    the leaves small (many levels) and large, a K = ks + 1 column block
+    (the last leaf one column wider) and row counts that are not a
+    multiple of the chunk (one row; 1300 = 512 + 512 + 276)."""
+    rng = np.random.default_rng(leaf)
+    ks = 700
+    evals = np.sort(rng.standard_normal(ks))
+    _, S = rank_one_update(evals, np.eye(ks), 0.9, rng.standard_normal(ks))
+    S = np.hstack([S, rng.standard_normal((ks, 1)) * 1e-3])  # ks x (ks + 1)
+    previous = _kernels._structured_product_tuning(-1, leaf, 0)
+    try:
+        for nr in (1, 1300):
+            G = rng.standard_normal((nr, ks))
+            out, st = _kernels._hierarchical_product(S, G)
+            assert np.abs(out - G @ S).max() <= 1e-13 * np.abs(G).sum(axis=1).max()
+            assert st["levels"] >= 1
+    finally:
+        _kernels._structured_product_tuning(*previous)
+
+
+def test_the_product_of_a_row_does_not_depend_on_the_other_rows():
+    """Each output row is its own row of G times S, whatever the chunk it
+    falls in: the first rows of a product are those of the product of the
+    first rows alone, bit for bit (same inputs, same numbers).  From two
+    rows on: OpenBLAS computes a product with one row by its GEMV, which
+    rounds differently (NumPy's ``G[:1] @ S`` differs from ``(G @ S)[:1]``
+    likewise); an update's product always has all n rows of Q."""
+    rng = np.random.default_rng(7)
+    n = 900
+    _, S = rank_one_update(np.sort(rng.standard_normal(n)), np.eye(n), -0.5,
+                           rng.standard_normal(n))
+    G = rng.standard_normal((1100, n))
+    whole, _ = _kernels._hierarchical_product(S, G)
+    for k in (2, 300, 512, 700):
+        part, _ = _kernels._hierarchical_product(S, G[:k])
+        assert np.array_equal(part, whole[:k])
+
+
+def test_the_product_of_a_block_diagonal_s():
+    """Off-diagonal blocks of rank zero (S = I): nothing is added, G comes
+    back exactly."""
+    rng = np.random.default_rng(3)
+    G = rng.standard_normal((50, 400))
+    out, st = _kernels._hierarchical_product(np.eye(400), G)
+    assert st["mean_rank"] == 0 and np.array_equal(out, G)
+
+
+def test_the_leaf_tuning_is_bounded_by_the_workspace():
+    before = _kernels._structured_product_tuning()
+    with pytest.raises(ValueError, match="leaf must be in"):
+        _kernels._structured_product_tuning(-1, 97, -1)
+    with pytest.raises(ValueError, match="leaf must be in"):
+        _kernels._structured_product_tuning(-1, 15, -1)
+    assert _kernels._structured_product_tuning() == before
