@@ -11,12 +11,16 @@
  *     OUT[:, right] += (G[:, top] X) Y^T,   S[top, right] ~ X Y^T
  *     OUT[:, left]  += (G[:, bottom] X') Y'^T
  *
- * two thin GEMMs per block, so a level costs ~4 n m r flops and the whole
- * product ~4 n m r log2(m / leaf) + 2 n m leaf, against 2 n m^2 for one
- * GEMM.  All blocks are compressed first (their factors, O(m r log m)
- * doubles, are kept), then applied to chunks of CHUNK rows of G, so that
- * each chunk of OUT stays in cache across all levels (one pass over G and
- * OUT instead of one per level).  Compression is by adaptive cross
+ * so a level costs ~4 n m r flops and the whole product ~4 n m r
+ * log2(m / leaf) + 2 n m leaf, against 2 n m^2 for one GEMM.  All blocks
+ * are compressed first (their factors, O(m r log m) doubles, are kept),
+ * then applied to chunks of CHUNK rows of G.  The G X side is one GEMM
+ * per leaf: the leaf's block of S and its rows of the X factors of every
+ * block above it, stacked (q + ~levels r columns), times the leaf's rows
+ * of G -- the first q rows of the result are the leaf's columns of OUT,
+ * the rest are added into each block's T = G[:, rows] X (the leaves
+ * partition a block's rows).  Then one GEMM per block, OUT[:, cols] +=
+ * T Y^T.  Compression is by adaptive cross
  * approximation (Bebendorf 2000) with rook pivoting: the residual's row
  * i*, its largest entry j*, the residual's column j*; while that column
  * has a larger entry, move to its row (and that row's largest entry), so
@@ -44,38 +48,38 @@
  * the GEMM's own rounding (measured: within 5e-16 of the GEMM's
  * eigenvectors; after 10^4 updates the same orthogonality, ~2e-14).
  *
- * Measured and not kept (issue 25; OpenBLAS 0.3.30 Haswell kernel on an
- * AMD EPYC, one thread): batching the low-rank applications so that the
- * GEMMs are taller -- per leaf, the rows of X of every block on its path
- * stacked into one GEMM of ~L r rows (L levels), its rows added into a
- * per-chunk T of all blocks, then one GEMM per block for the Y side
- * straight from T (or per leaf with T's rows gathered) -- gave the same
- * time within the noise (+-3%) at n = 1000 / 2000 / 4000, with leaves of
- * 62 or 125.  The shapes run at ~25 GFlop/s either way (a (21 x 256 x
- * 1000) GEMM at 18, (130 x 256 x 62) at 26, a 2000^3 dgemm at 35-41), and
- * the scatter and gather of T cost what the taller GEMMs gain.  The flops
- * are already ~0.15 of one dgemm's; what is left is fewer flops (nested
- * bases), not better-shaped GEMMs.
+ * Why per leaf (issue 25; OpenBLAS 0.3.31 Haswell kernel on an AMD EPYC,
+ * one thread): one GEMM r wide per block packs each row of G once per
+ * level, and such shapes run at 15-19 GFlop/s (a (21 x 512 x 2000) GEMM
+ * at 17; (190 x 512 x 62) at 33; a 2000^3 dgemm at 37-45).  Stacking only
+ * the X's, with the leaves' blocks a GEMM of their own, gained ~5%;
+ * with the leaves' blocks in the same GEMM (G read once, no zeroing of
+ * OUT) the product alone at n = 4000 takes 368-380 ms instead of 422-440
+ * (min of 12, interleaved).  Not kept: the Y side per leaf as well (the
+ * T's of the blocks beside a leaf gathered, one GEMM per leaf): within
+ * the noise, the gather costing what the wider GEMM gains.
  *
  * Where an update's time goes (issue 25; benchmarks/ratios_structured.py
- * --profile, same machine and kernel, one thread, after the compression
- * went to GEMVs).  n = 2000: 5 levels, 62 blocks of mean rank 21 (max 35;
- * the SVD's ranks at the same tolerance are within ~10%), 0.50 GFlop in
- * the leaves and 2.0 in the low-rank blocks -- 0.157 of one dgemm's
- * flops -- applied at 23-31 GFlop/s against the dgemm's 40-46 (GEMMs
- * r ~ 21 wide: alone, such shapes reach 20-25 GFlop/s for G X, 24-36 for
- * Y T); the compression 7-9 ms; the rest of the update 19-24 ms (the
- * secular solve, ~7.5 m^2 divisions: 4.5 evaluations a root, the Loewner
- * weights and vectors; gathering G; reversing S when rho < 0).  Even if
- * the product ran at the dgemm's rate the update would be 0.23-0.24 of a
- * dgemm at n = 2000 and 0.14-0.15 at n = 4000 (measured 0.30-0.39 and
- * 0.16-0.22).
- * Starting the root iteration from dlaed4's two-pole estimate saved 0.4
- * evaluations a root, below the noise: not kept.  Fewer flops need nested
- * bases: the bases of whole off-diagonal block rows have ranks ~28 / 34 /
- * 40 / 44 at 62 / 125 / 250 / 500 rows, so an HSS product would cost
- * ~0.76x these flops at n = 2000 and ~0.62x at n = 4000, in GEMMs of the
- * same narrow shapes.
+ * --profile, same machine and kernel, one thread).  n = 2000: 5 levels, 62
+ * blocks of mean rank 21 (max 35; the SVD's ranks at the same tolerance
+ * are within ~10%), 0.50 GFlop in the leaves and 2.0 in the low-rank
+ * blocks -- 0.157 of one dgemm's flops; n = 4000: 0.095.  Applied at
+ * 25-33 GFlop/s against the dgemm's 40-45, the rates of its shapes alone
+ * (above; Y T, (62 x 512 x 21), at 23); the compression 6-9 ms at
+ * n = 2000, 17-24 at 4000; the rest of the update 17-24 ms and 70-100 ms
+ * (the secular solve, ~7.5 m^2 divisions: 4.5 evaluations a root, the
+ * Loewner weights and vectors; gathering G; reversing S when rho < 0).
+ * Even if the product ran at the dgemm's rate the update would be 0.23
+ * of a dgemm at n = 2000 and 0.13-0.14 at n = 4000 (measured 0.29-0.32
+ * and 0.16-0.17).  Starting the root iteration from dlaed4's two-pole
+ * estimate saved 0.4 evaluations a root, below the noise: not kept.
+ * Fewer flops need nested bases (HSS): the bases of whole off-diagonal
+ * block rows have ranks ~28 / 34 / 40 / 44 at 62 / 125 / 250 / 500 rows
+ * (n = 2000), so at n = 4000 an HSS product would take ~1.9 MFlop a row
+ * instead of 3.0 -- the leaf bases and blocks 1.2 (as one GEMM per leaf,
+ * ~30 GFlop/s), the transfers 0.64 ((34 x 512 x 56) GEMMs run at ~25),
+ * the couplings 0.29 ((28 x 512 x 28) at ~21): ~285 ms against ~370, the
+ * update ~0.15 of a dgemm.  Not built yet.
  */
 #include "hodlr.h"
 
