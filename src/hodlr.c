@@ -597,12 +597,13 @@ int opf_hodlr_profile(int nr, int ks, int K, const double *s, int lds,
     if (!apply)
         return 1;
 
-    /* Each leaf's rows of the X factors of the blocks above it, stacked
-     * (p x R), so that G X is one GEMM of R ~ levels r columns per leaf
-     * rather than one r columns wide per block: each row of G is packed
-     * for the BLAS twice (the leaf, the stack) instead of once per level,
-     * and the GEMMs are wide (see the header).  T: every block's
-     * G[:, rows] X (r x nc, column-major), rows toff.. of one array. */
+    /* Each leaf's block of S and its rows of the X factors of the blocks
+     * above it, stacked (p x (q + R)), so that the leaf and G X are one
+     * GEMM of q + R ~ leaf + levels r columns per leaf rather than a
+     * leaf GEMM and one r columns wide per block: each row of G is packed
+     * for the BLAS once instead of once per level (see the header).  T:
+     * every block's G[:, rows] X (r x nc, column-major), rows toff.. of
+     * one array. */
     int nl = 0, rmax = 0;
     list_leaves(prm.leaf, 0, ks, 0, K, lf, &nl);
     size_t pos = fused, rsum = 0;
@@ -622,6 +623,8 @@ int opf_hodlr_profile(int nr, int ks, int K, const double *s, int lds,
     const size_t need = rsum + (size_t)rmax;
     const size_t fit = need > 0 ? (fcap - pos) / need : CHUNK;
     const int nch = fit < CHUNK ? (int)fit : CHUNK;
+    if (nch < 1) /* ranks beyond the blocks' orders: not seen, but safe */
+        return 0;
     double *tt = f + pos, *w = tt + rsum * (size_t)nch;
 
     char nt = 'N', tr = 'T';
