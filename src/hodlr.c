@@ -189,11 +189,13 @@ static size_t max_blocks(ptrdiff_t K)
 }
 
 /* The factors' region: the factors (at most 2 K RMAX per level + RMAX
- * per block: fac_cap), then the leaves' stacked X's (each level's blocks
- * partition the rows: at most K RMAX per level), then T and W for chunks
- * of as many rows as fit -- the last (levels + 1) (K + RMAX) doubles make
- * room for one row at least: T has sum r <= levels K rows (a block's rank
- * is at most its order) and W R <= levels RMAX. */
+ * per block: fac_cap), then each leaf's block of S and its stacked X's
+ * (the leaves' blocks at most (K + 1)(leaf + 1) doubles; each level's
+ * blocks partition the rows: at most K RMAX per level), then T and W for
+ * chunks of as many rows as fit -- the last (levels + 1) (K + RMAX)
+ * doubles make room for one row at least: T has sum r <= levels K rows (a
+ * block's rank is at most its order) and W q + R <= leaf + 1 + levels
+ * RMAX. */
 static size_t fac_cap(ptrdiff_t K)
 {
     const size_t k = K > 0 ? (size_t)K : 0, lv = (size_t)levels_of(K) + 1;

@@ -286,10 +286,12 @@ def test_the_product_with_each_leaf_size_any_rows_and_the_extra_column(leaf):
 def test_the_product_of_a_row_does_not_depend_on_the_other_rows():
     """Each output row is its own row of G times S, whatever the chunk it
     falls in: the first rows of a product are those of the product of the
-    first rows alone, bit for bit (same inputs, same numbers).  From two
-    rows on: OpenBLAS computes a product with one row by its GEMV, which
-    rounds differently (NumPy's ``G[:1] @ S`` differs from ``(G @ S)[:1]``
-    likewise); an update's product always has all n rows of Q."""
+    first rows alone.  Bit for bit on OpenBLAS's Haswell kernel (measured);
+    the test allows the last bits, since a BLAS may round a GEMM's column
+    differently with the number of columns (a small-matrix path), and an
+    update's product always has all n rows of Q anyway.  From two rows on:
+    OpenBLAS computes a product with one row by its GEMV (NumPy's
+    ``G[:1] @ S`` differs from ``(G @ S)[:1]`` likewise)."""
     rng = np.random.default_rng(7)
     n = 900
     _, S = rank_one_update(np.sort(rng.standard_normal(n)), np.eye(n), -0.5,
@@ -298,7 +300,7 @@ def test_the_product_of_a_row_does_not_depend_on_the_other_rows():
     whole, _ = _kernels._hierarchical_product(S, G)
     for k in (2, 300, 512, 700):
         part, _ = _kernels._hierarchical_product(S, G[:k])
-        assert np.array_equal(part, whole[:k])
+        assert np.abs(part - whole[:k]).max() <= 1e-14 * np.abs(whole).max()
 
 
 def test_the_product_of_a_block_diagonal_s():
