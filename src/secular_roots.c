@@ -212,6 +212,7 @@ static int fixed_weight_root(int m, int l, const double *dlam,
  * loewner_factor multiplies root i's factors into what (started at 1), so
  * that each column delta_i = dlam - lambda_i is used while it is in cache.
  */
+OPF_MULTIVERSION
 static void loewner_factor(int m, int i, const double *dlam,
                            const double *delta, double *what)
 {
@@ -223,6 +224,45 @@ static void loewner_factor(int m, int i, const double *dlam,
         what[k] *= delta[k] / (dlam[k] - li);
 }
 
+/* Column v (delta_i on entry) <- the unit eigenvector what_k / v_k.
+ * Returns 1 on success. */
+OPF_MULTIVERSION
+static int loewner_column(int m, const double *what, double *v)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int j = 0;
+    for (int k = 0; k < m; k++) /* vectorises */
+        v[k] = what[k] / v[k];
+    /* four partial sums: a single one is a latency-bound chain */
+    for (; j + 4 <= m; j += 4) {
+        s0 += v[j] * v[j];
+        s1 += v[j + 1] * v[j + 1];
+        s2 += v[j + 2] * v[j + 2];
+        s3 += v[j + 3] * v[j + 3];
+    }
+    for (; j < m; j++)
+        s0 += v[j] * v[j];
+    double sum = (s0 + s1) + (s2 + s3), inv;
+    if (!(sum > DBL_MIN) || !(sum < DBL_MAX)) { /* rare: rescale */
+        double vmax = 0.0;
+        for (int k = 0; k < m; k++)
+            vmax = fmax(vmax, fabs(v[k]));
+        if (!(vmax > 0.0) || !isfinite(vmax))
+            return 0;
+        sum = 0.0;
+        for (int k = 0; k < m; k++)
+            sum += (v[k] / vmax) * (v[k] / vmax);
+        if (!isfinite(sum)) /* a NaN that fmax skipped */
+            return 0;
+        inv = 1.0 / (vmax * sqrt(sum));
+    } else {
+        inv = 1.0 / sqrt(sum);
+    }
+    for (int k = 0; k < m; k++)
+        v[k] *= inv;
+    return 1;
+}
+
 /* Overwrite the columns delta_i of s with the unit eigenvectors
  * what_k / (dlam_k - lambda_i), what signed as w.  Returns 1 on success. */
 static int loewner_vectors(int m, const double *w, double *s, double *what)
@@ -232,42 +272,9 @@ static int loewner_vectors(int m, const double *w, double *s, double *what)
             return 0;
         what[k] = copysign(sqrt(-what[k]), w[k]);
     }
-    for (int i = 0; i < m; i++) {
-        double *v = s + (ptrdiff_t)i * m;
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        int j = 0;
-        for (int k = 0; k < m; k++) /* vectorises */
-            v[k] = what[k] / v[k];
-        /* four partial sums: a single one is a latency-bound chain */
-        for (; j + 4 <= m; j += 4) {
-            s0 += v[j] * v[j];
-            s1 += v[j + 1] * v[j + 1];
-            s2 += v[j + 2] * v[j + 2];
-            s3 += v[j + 3] * v[j + 3];
-        }
-        for (; j < m; j++)
-            s0 += v[j] * v[j];
-        double sum = (s0 + s1) + (s2 + s3);
-        if (!(sum > DBL_MIN) || !(sum < DBL_MAX)) { /* rare: rescale */
-            double vmax = 0.0;
-            for (int k = 0; k < m; k++)
-                vmax = fmax(vmax, fabs(v[k]));
-            if (!(vmax > 0.0) || !isfinite(vmax))
-                return 0;
-            sum = 0.0;
-            for (int k = 0; k < m; k++)
-                sum += (v[k] / vmax) * (v[k] / vmax);
-            if (!isfinite(sum)) /* a NaN that fmax skipped */
-                return 0;
-            const double inv = 1.0 / (vmax * sqrt(sum));
-            for (int k = 0; k < m; k++)
-                v[k] *= inv;
-            continue;
-        }
-        const double inv = 1.0 / sqrt(sum);
-        for (int k = 0; k < m; k++)
-            v[k] *= inv;
-    }
+    for (int i = 0; i < m; i++)
+        if (!loewner_column(m, what, s + (ptrdiff_t)i * m))
+            return 0;
     return 1;
 }
 
