@@ -194,7 +194,7 @@ static int solve_arrowhead(int k, const double *a, const double *b,
                 g[l] /= sc;
                 v[l] /= vn;
             }
-            if (opf_sec_solve(K, g, v, rho / sc, ws, s, fns, flags,
+            if (opf_sec_solve(K, g, v, rho / sc, ws, s, fns, flags, 0,
                               &info->n_dlaed4_failures, &info->n_bisection)) {
                 for (int j = 0; j < K; j++) /* mu ascending: lam ascending */
                     ws->lam[j] = sigma - 1.0 / (ws->lam[j] * sc);

@@ -56,12 +56,13 @@ size_t opf_r1_iwork_len(ptrdiff_t n) { return opf_sec_iwork_len(n); }
 
 /*
  * Eigenpairs of diag(dlam) + rho w w^T (dlam strictly ascending, rho > 0,
- * |w| = 1): lam ascending, unit eigenvectors in the columns of s (s + i m).
- * Returns 1 on success.
+ * |w| = 1): lam ascending, unit eigenvectors in the columns of s (s + i m),
+ * the whole array reversed if reverse (opf_reverse).  Returns 1 on success.
  */
 static int solve_block(int m, const double *dlam, const double *w, double rho,
                        opf_sec_ws *ws, double *s, double *scratch,
-                       const opf_lapack *fns, int flags, opf_r1_info *info)
+                       const opf_lapack *fns, int flags, int reverse,
+                       opf_r1_info *info)
 {
     if (m == 1) {
         ws->lam[0] = dlam[0] + rho * w[0] * w[0];
@@ -69,7 +70,7 @@ static int solve_block(int m, const double *dlam, const double *w, double rho,
         return 1;
     }
     if (!(flags & OPF_FORCE_EIG) &&
-        opf_sec_solve(m, dlam, w, rho, ws, s, fns, flags,
+        opf_sec_solve(m, dlam, w, rho, ws, s, fns, flags, reverse,
                       &info->n_dlaed4_failures, &info->n_bisection))
         return 1;
     /* Last resort: dsyevr of diag(dlam) + rho w w^T, formed in scratch
@@ -81,7 +82,11 @@ static int solve_block(int m, const double *dlam, const double *w, double rho,
             col[i] = rho * w[i] * w[j];
         col[j] += dlam[j];
     }
-    return opf_sec_syevr(m, scratch, ws->lam, s, ws, fns);
+    if (!opf_sec_syevr(m, scratch, ws->lam, s, ws, fns))
+        return 0;
+    if (reverse)
+        opf_reverse(s, (size_t)m * m);
+    return 1;
 }
 
 /* ---- the update --------------------------------------------------------- */
@@ -194,9 +199,14 @@ int opf_rank_one_update_scaled(ptrdiff_t n, double *d, double *q,
     }
     const double rho_s = (r / scale) * wn * wn;
 
+    /* With nothing deflated and rho < 0 the hierarchical product needs S's
+     * rows and columns in the same (interlacing) order: the whole array
+     * reversed, which the Loewner pass does while each column is in cache
+     * (Q's rows are then read as they are: Q J (J S J) J = Q S J). */
+    const int reversed = df.ndf == 0 && sg < 0 && opf_structured_product(m);
     double *S = ws.big;
     if (!solve_block(m, ws.dlam, ws.w, rho_s, &ws, S, S + (size_t)m * m, fns,
-                     flags, info))
+                     flags, reversed, info))
         return OPF_EFAILED;
 
     /* Merge into ascending order (deflated first on ties) and write d.
@@ -210,15 +220,7 @@ int opf_rank_one_update_scaled(ptrdiff_t n, double *d, double *q,
      * that way so that the GEMM writes straight into Q. */
     int gsign = sg;
     if (df.ndf == 0 && sg < 0) {
-        if (opf_structured_product(m)) {
-            /* The hierarchical product needs S's rows and columns in the
-             * same (interlacing) order: reverse both, i.e. the whole array,
-             * and read Q's rows as they are (Q J (J S J) J = Q S J). */
-            for (size_t a = 0, b = (size_t)m * m - 1; a < b; a++, b--) {
-                const double t = S[a];
-                S[a] = S[b];
-                S[b] = t;
-            }
+        if (reversed) {
             gsign = 1;
         } else {
             for (int a = 0, b = m - 1; a < b; a++, b--)

@@ -168,6 +168,15 @@ void opf_sec_deflate(int n, double zs, double tol, opf_sec_ws *ws,
     out->nrot = nrot;
 }
 
+void opf_reverse(double *a, size_t len)
+{
+    for (size_t i = 0, j = len > 0 ? len - 1 : 0; i < j; i++, j--) {
+        const double t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
+}
+
 int opf_sec_syevr(int m, double *a, double *lam, double *s,
                   const opf_sec_ws *ws, const opf_lapack *fns)
 {

@@ -95,13 +95,20 @@ void opf_sec_deflate(int n, double zs, double tol, opf_sec_ws *ws,
  * when dlaed4 fails its checks, or always with OPF_FORCE_BISECTION),
  * eigenvectors by the Loewner formula: roots ascending in ws->lam, unit
  * eigenvectors in the columns of s (m x m, column-major).  Counts dlaed4
- * failures and bisection roots.  Returns 1 on success, 0 if a root or the
- * Loewner weights could not be found (the caller then uses opf_sec_syevr).
+ * failures and bisection roots.  If reverse, s is written as the whole
+ * array reversed (opf_reverse(s, m * m), fused into the Loewner pass).
+ * Returns 1 on success, 0 if a root or the Loewner weights could not be
+ * found (the caller then uses opf_sec_syevr).
  */
 int opf_sec_solve(int m, const double *dlam, const double *w, double rho,
                   opf_sec_ws *ws, double *s, const opf_lapack *fns,
-                  int flags, ptrdiff_t *n_dlaed4_failures,
+                  int flags, int reverse, ptrdiff_t *n_dlaed4_failures,
                   ptrdiff_t *n_bisection);
+
+/* a[t] <-> a[len - 1 - t]: with len = m^2, an m x m array's rows and
+ * columns in the opposite order (the rank-one update's rho < 0 for the
+ * hierarchical product, which opf_sec_solve does when told to reverse). */
+void opf_reverse(double *a, size_t len);
 
 /*
  * dsyevr of the symmetric m x m matrix whose lower triangle is in a

@@ -264,23 +264,47 @@ static int loewner_column(int m, const double *what, double *v)
 }
 
 /* Overwrite the columns delta_i of s with the unit eigenvectors
- * what_k / (dlam_k - lambda_i), what signed as w.  Returns 1 on success. */
-static int loewner_vectors(int m, const double *w, double *s, double *what)
+ * what_k / (dlam_k - lambda_i), what signed as w; if reverse, then reverse
+ * the whole array (s[t] <-> s[m^2 - 1 - t]: rows and columns in the
+ * opposite order), each pair of columns i, m - 1 - i while it is in cache
+ * rather than in a pass of its own over m^2 doubles (~10 ms at m = 4000).
+ * Returns 1 on success. */
+static int loewner_vectors(int m, const double *w, double *s, double *what,
+                           int reverse)
 {
     for (int k = 0; k < m; k++) {
         if (!(what[k] <= 0.0))
             return 0;
         what[k] = copysign(sqrt(-what[k]), w[k]);
     }
-    for (int i = 0; i < m; i++)
-        if (!loewner_column(m, what, s + (ptrdiff_t)i * m))
+    if (!reverse) {
+        for (int i = 0; i < m; i++)
+            if (!loewner_column(m, what, s + (ptrdiff_t)i * m))
+                return 0;
+        return 1;
+    }
+    for (int i = 0, j = m - 1; i <= j; i++, j--) {
+        double *a = s + (ptrdiff_t)i * m, *b = s + (ptrdiff_t)j * m;
+        if (!loewner_column(m, what, a))
             return 0;
+        if (i == j) {
+            opf_reverse(a, m);
+            break;
+        }
+        if (!loewner_column(m, what, b))
+            return 0;
+        for (int k = 0; k < m; k++) {
+            const double t = a[k];
+            a[k] = b[m - 1 - k];
+            b[m - 1 - k] = t;
+        }
+    }
     return 1;
 }
 
 int opf_sec_solve(int m, const double *dlam, const double *w, double rho,
                   opf_sec_ws *ws, double *s, const opf_lapack *fns,
-                  int flags, ptrdiff_t *n_dlaed4_failures,
+                  int flags, int reverse, ptrdiff_t *n_dlaed4_failures,
                   ptrdiff_t *n_bisection)
 {
     double *lam = ws->lam;
@@ -319,5 +343,10 @@ int opf_sec_solve(int m, const double *dlam, const double *w, double rho,
         if (!vecmode)
             loewner_factor(m, l, dlam, delta, ws->what);
     }
-    return vecmode || loewner_vectors(m, w, s, ws->what);
+    if (vecmode) {
+        if (reverse)
+            opf_reverse(s, 4);
+        return 1;
+    }
+    return loewner_vectors(m, w, s, ws->what, reverse);
 }

@@ -99,6 +99,33 @@ def test_tiny_z_components_deflate_and_the_rest_is_structured():
     assert np.abs(vec - vec_d).max() <= SAME_TOL
 
 
+@pytest.mark.parametrize("force", [None, "bisection", "eig"])
+def test_rho_negative_odd_order_with_every_solver(force):
+    """rho < 0 with nothing deflated: the hierarchical product reads S
+    reversed as a whole, which the Loewner pass writes column pair by
+    column pair (an odd order leaves a middle column, reversed in place)
+    and which follows dsyevr when that solves the block (the product may
+    decline dsyevr's vectors: then the GEMM reads the reversed S)."""
+    n = STRUCTURED_PRODUCT_MIN + 129
+    rng = np.random.default_rng(641)
+    evals, evecs = spectrum("random", n, rng), random_orthogonal(n, rng)
+    x = rng.standard_normal(n)
+    new, vec, info = rank_one_update(evals, evecs, -0.7, x, _force=force,
+                                     _return_info=True)
+    with dense_eigenvector_product():
+        new_d, vec_d, info_d = rank_one_update(evals, evecs, -0.7, x, _force=force,
+                                               _return_info=True)
+    assert info["m"] == n, info
+    # dsyevr's vectors may be declined (then the GEMM reads the reversed S)
+    assert info["n_structured"] + info["n_product_fallbacks"] == 1, info
+    assert info["n_structured"] == 1 or force == "eig"
+    assert info_d["n_structured"] == 0
+    assert info["n_eig"] == (force == "eig")
+    check_eigensystem(evals, evecs, -0.7, x, new, vec)
+    np.testing.assert_array_equal(new, new_d)
+    assert np.abs(vec - vec_d).max() <= SAME_TOL
+
+
 def test_order_4000():
     """The largest order of the issue: eigenvectors as the dense product's
     (which tests/test_rank_one_update.py checks against eigh), orthonormal,
