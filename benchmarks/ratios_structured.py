@@ -17,7 +17,9 @@ flatters every ratio against it.  Unset both in the command alone::
 The first lines printed are the BLAS libraries and the architecture
 threadpoolctl reports, and the load average (also at the end).  Then, K BLAS threads (default 1; thread CPU time for
 one thread, wall time for more -- thread CPU time would miss the other
-threads), min and median of several runs:
+threads), min and median of several runs; the structured update, the
+dense one and the dgemm are timed in interleaved rounds, so that a slow
+spell of the machine hits numerator and denominator alike:
 
 - ``rank_one_update`` with a dense z (nothing deflates) at each n (default
   1000 2000 4000): the update with the structured product, with the dense
@@ -108,23 +110,38 @@ def load_average():
         return "unknown"
 
 
-def timed(fn, repeat, prepare=None):
-    """(min, median) seconds of `repeat` runs after a warm-up."""
-    if prepare is not None:
+def interleaved(jobs, repeat):
+    """(min, median) seconds of each (fn, prepare) of `jobs`, timed in
+    `repeat` rounds after a warm-up, one run of each job per round, so that
+    a slow spell of a shared machine hits all of them alike (timed one job
+    after the other, a ratio of minima moved by 10-20% between runs)."""
+    for fn, prepare in jobs:
         prepare()
-    fn()
-    times = []
-    for _ in range(repeat):
-        if prepare is not None:
-            prepare()
-        t0 = CLOCK()
         fn()
-        times.append(CLOCK() - t0)
-    return min(times), float(np.median(times))
+    times = [[] for _ in jobs]
+    for _ in range(repeat):
+        for (fn, prepare), t in zip(jobs, times):
+            prepare()
+            t0 = CLOCK()
+            fn()
+            t.append(CLOCK() - t0)
+    return [(min(t), float(np.median(t))) for t in times]
 
 
-def update_times(n, rho=-0.7, repeat=5):
-    """((min, med) structured, (min, med) dense, residual, orthogonality, m)."""
+def gemm_job(n):
+    """One n x n x n dgemm through SciPy's BLAS (the kernels'), as a job."""
+    from scipy.linalg.blas import dgemm
+    rng = np.random.default_rng(0)
+    a = np.asfortranarray(rng.standard_normal((n, n)))
+    b = np.asfortranarray(rng.standard_normal((n, n)))
+    c = np.zeros((n, n), order="F")
+    return (lambda: dgemm(1.0, a, b, c=c, overwrite_c=1)), (lambda: None)
+
+
+def update_times(n, rho=-0.7, repeat=5, gemm=False):
+    """((min, med) structured, (min, med) dense, (min, med) of one dgemm or
+    None, residual, orthogonality, m), the updates (and the dgemm)
+    interleaved."""
     evals, evecs, x = rank_one_problem(n, "dense", seed=n)
     upd = RankOneUpdater(n)
     d, q = evals.copy(), evecs.copy()
@@ -133,29 +150,24 @@ def update_times(n, rho=-0.7, repeat=5):
         d[:] = evals
         q[:] = evecs
 
-    t_struct = timed(lambda: upd.update(d, q, rho, x), repeat, restore)
+    def dense():
+        with dense_eigenvector_product():
+            upd.update(d, q, rho, x)
+
+    restore()
+    upd.update(d, q, rho, x)
     m = upd.last_info["m"]
     crossover = _kernels._structured_product_tuning()[0]  # (tuned by --crossover)
     assert upd.last_info["n_structured"] == (m >= crossover)
-    restore()
-    upd.update(d, q, rho, x)
     a_q = evecs @ ((evecs.T @ q) * evals[:, None]) + rho * np.outer(x, x @ q)
     norm = max(abs(d[0]), abs(d[-1]))
     resid = np.linalg.norm(a_q - q * d) / norm
     orth = np.abs(q.T @ q - np.eye(n)).max()
-    with dense_eigenvector_product():
-        t_dense = timed(lambda: upd.update(d, q, rho, x), repeat, restore)
-    return t_struct, t_dense, resid, orth, m
-
-
-def gemm_time(n, repeat=3):
-    """(min, med) of one n x n x n dgemm through SciPy's BLAS (the kernels')."""
-    from scipy.linalg.blas import dgemm
-    rng = np.random.default_rng(0)
-    a = np.asfortranarray(rng.standard_normal((n, n)))
-    b = np.asfortranarray(rng.standard_normal((n, n)))
-    c = np.zeros((n, n), order="F")
-    return timed(lambda: dgemm(1.0, a, b, c=c, overwrite_c=1), repeat)
+    jobs = [(lambda: upd.update(d, q, rho, x), restore), (dense, restore)]
+    if gemm:
+        jobs.append(gemm_job(n))
+    t = interleaved(jobs, repeat)
+    return t[0], t[1], t[2] if gemm else None, resid, orth, m
 
 
 def profile(n, t_gemm, rho=-0.7, repeat=5):
@@ -213,14 +225,21 @@ def per_trial(learner, X):
 
 def learner_ratio(make, X_warm, X_timed, repeat=3):
     """Per-trial seconds (structured, dense), each the minimum over `repeat`
-    copies of the warmed-up learner on the same rows from the same state."""
+    copies of the warmed-up learner on the same rows from the same state.
+
+    A copy builds its engine on its first row: the workspace is allocated
+    and first touched (CenteredOnlinePCA at n = 2000: ~435 ms for that row
+    against ~130 for the next ones, page faults mostly).  That is not the
+    steady state, so each copy takes X_timed's first row untimed."""
     warm = make().fit(X_warm)
     fast, slow = [], []
     for _ in range(repeat):
         a, b = copy.deepcopy(warm), copy.deepcopy(warm)
-        fast.append(per_trial(a, X_timed))
+        a.partial_fit(X_timed[:1])
+        fast.append(per_trial(a, X_timed[1:]))
         with dense_eigenvector_product():
-            slow.append(per_trial(b, X_timed))
+            b.partial_fit(X_timed[:1])
+            slow.append(per_trial(b, X_timed[1:]))
         np.testing.assert_allclose(a.expected_losses_, b.expected_losses_, rtol=0, atol=1e-9)
     return min(fast), min(slow)
 
@@ -269,8 +288,7 @@ def main(argv=None):
           f"{'struct/gemm':>11} {'dense/gemm':>10} {'residual':>9} {'orthogonality':>13}")
     times, gemm_times = {}, {}
     for n in sizes:
-        t_s, t_d, resid, orth, m = update_times(n, repeat=5 if n <= 2000 else 3)
-        t_g = gemm_time(n)
+        t_s, t_d, t_g, resid, orth, m = update_times(n, repeat=5, gemm=True)
         times[n] = (t_s[0], t_d[0])
         gemm_times[n] = t_g[0]
         target = targets.get(n)
