@@ -66,12 +66,12 @@
  * blocks -- 0.157 of one dgemm's flops; n = 4000: 0.095.  Applied at
  * 25-33 GFlop/s against the dgemm's 40-45, the rates of its shapes alone
  * (above; Y T, (62 x 512 x 21), at 23); the compression 6-9 ms at
- * n = 2000, 17-24 at 4000; the rest of the update 17-24 ms and 70-100 ms
+ * n = 2000, 17-24 at 4000; the rest of the update 23-29 ms and 62-66 ms
  * (the secular solve, ~7.5 m^2 divisions: 4.5 evaluations a root, the
- * Loewner weights and vectors; gathering G; reversing S when rho < 0).
- * Even if the product ran at the dgemm's rate the update would be 0.23
- * of a dgemm at n = 2000 and 0.13-0.14 at n = 4000 (measured 0.29-0.32
- * and 0.16-0.17).  Starting the root iteration from dlaed4's two-pole
+ * Loewner weights and vectors -- four-wide, and reversing S for rho < 0
+ * fused into them; gathering G; z = Q^T x).  Even if the product ran at
+ * the dgemm's rate the update would be 0.24-0.25 of a dgemm at n = 2000
+ * and 0.12 at n = 4000 (measured 0.29-0.32 and 0.18-0.21).  Starting the root iteration from dlaed4's two-pole
  * estimate saved 0.4 evaluations a root, below the noise: not kept.
  * Fewer flops need nested bases (HSS): the bases of whole off-diagonal
  * block rows have ranks ~28 / 34 / 40 / 44 at 62 / 125 / 250 / 500 rows
