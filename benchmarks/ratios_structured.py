@@ -153,6 +153,7 @@ def update_times(n, rho=-0.7, repeat=5, gemm=False):
     def dense():
         with dense_eigenvector_product():
             upd.update(d, q, rho, x)
+        assert upd.last_info["n_structured"] == 0
 
     restore()
     upd.update(d, q, rho, x)

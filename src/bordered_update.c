@@ -28,7 +28,7 @@
  *      solved root by root by dlaed4, with the rank-one update's bisection
  *      fallback and Loewner (Gu-Eisenstat) recomputation of the weights,
  *      so that the eigenvectors are orthogonal to working precision
- *      (secular.c).  If that fails, the block is formed and solved by
+ *      (secular_roots.c).  If that fails, the block is formed and solved by
  *      dsyevr.
  *   4. Merge into ascending order, then ONE GEMM: the new eigenvectors are
  *      [[Q_nd V_top], [v_last]], Q_nd the m x k non-deflated columns of Q

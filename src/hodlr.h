@@ -83,8 +83,8 @@ int opf_hodlr_profile(int nr, int ks, int K, const double *s, int lds,
 /* Whether a product with ks rows of S takes the hierarchical path: ks at
  * least the crossover and the dense product not forced. */
 int opf_structured_product(ptrdiff_t ks);
-/* The crossover order (OPF_HODLR_MIN unless tuned); secular.c also solves
- * the interior roots by its vectorised iteration from it on. */
+/* The crossover order (OPF_HODLR_MIN unless tuned); secular_roots.c also
+ * solves the interior roots by its vectorised iteration from it on. */
 int opf_hodlr_min(void);
 
 /*

@@ -21,8 +21,9 @@
  *   3. The m non-deflated roots of 1 + rho sum w_j^2 / (d_j - lambda) by
  *      LAPACK dlaed4, which also returns d_j - lambda accurately (from
  *      m = 512 on the interior roots by the same fixed weight iteration
- *      with vectorised sums, secular.c, dlaed4 if it does not converge).  A root
- *      dlaed4 fails on is found by bisection on its interlacing interval;
+ *      with vectorised sums, secular_roots.c, dlaed4 if it does not
+ *      converge).  A root dlaed4 fails on is found by bisection on its
+ *      interlacing interval;
  *      if that fails too the m x m block is solved by dsyevr (MRRR, a
  *      method that does not go through dlaed4).
  *   4. w recomputed by the Loewner formula from those differences (as
@@ -37,7 +38,8 @@
  * GEMM).  At n = 1000 with nothing deflated: GEMM ~60%, roots ~35%.
  * Workspace: 2 n^2 + O(n) doubles, 23 n + O(1) ints.
  * Deflation, the secular solve, the merge and the GEMM (steps 2-5) are in
- * secular.c, shared with the bordered update (bordered_update.c).
+ * secular.c and secular_roots.c, shared with the bordered update
+ * (bordered_update.c).
  */
 
 #include "rank_one_update.h"
@@ -199,11 +201,15 @@ int opf_rank_one_update_scaled(ptrdiff_t n, double *d, double *q,
     }
     const double rho_s = (r / scale) * wn * wn;
 
-    /* With nothing deflated and rho < 0 the hierarchical product needs S's
+    /* The product's path, decided once (the dense switch may be flipped
+     * by another thread meanwhile: S's layout and the product must agree).
+     * With nothing deflated and rho < 0 the hierarchical product needs S's
      * rows and columns in the same (interlacing) order: the whole array
-     * reversed, which the Loewner pass does while each column is in cache
-     * (Q's rows are then read as they are: Q J (J S J) J = Q S J). */
-    const int reversed = df.ndf == 0 && sg < 0 && opf_structured_product(m);
+     * reversed, which the Loewner pass does while each column is in cache;
+     * Q's rows are then read as they are (the new vectors, Q J S J in
+     * working order, are Q (J S J)). */
+    ws.hier = opf_structured_product(m);
+    const int reversed = df.ndf == 0 && sg < 0 && ws.hier;
     double *S = ws.big;
     if (!solve_block(m, ws.dlam, ws.w, rho_s, &ws, S, S + (size_t)m * m, fns,
                      flags, reversed, info))

@@ -55,6 +55,7 @@ void opf_sec_layout(ptrdiff_t n, double *work, int *iwork, opf_sec_ws *s)
     s->big = s->syw + 26 * n + 1;
     s->nbig = 2 * (size_t)n * (size_t)n;
     s->hw = s->big + s->nbig;
+    s->hier = -1;
     s->n_product_fallbacks = 0;
     s->n_structured = 0;
     s->nd = iwork;
@@ -286,7 +287,7 @@ static void sec_product(int nr, int ks, int K, const double *S, int lds,
                         const double *G, double *out, int ldo, opf_sec_ws *ws,
                         const opf_lapack *fns)
 {
-    if (opf_structured_product(ks)) {
+    if (ws->hier >= 0 ? ws->hier : opf_structured_product(ks)) {
         if (opf_hodlr_product(nr, ks, K, S, lds, G, ks, out, ldo, ws->hw,
                               fns)) {
             ws->n_structured++;

@@ -4,7 +4,8 @@
 /*
  * Internal: the pieces of a Gu-Eisenstat eigen-update shared by
  * rank_one_update.c (Q diag(d) Q^T + rho x x^T) and bordered_update.c
- * ([[A, y], [y^T, kappa]]).  Not a public API; see secular.c.
+ * ([[A, y], [y^T, kappa]]).  Not a public API; see secular.c and
+ * secular_roots.c.
  *
  *   opf_sec_layout    the caller's workspace cut into named arrays
  *   opf_sec_deflate   dlaed2/dlaed8 deflation (reflectors, rotations,
@@ -58,6 +59,9 @@ typedef struct {
     int *isuppz;    /* 2 n: dsyevr; later the deflated columns to move */
     int *syiw;      /* 10 n: dsyevr iwork */
     double *hw;     /* opf_hodlr_work_len(n + 1, n + 1): hodlr.c */
+    int hier;       /* the product's path, decided once by the caller:
+                       1 hierarchical, 0 GEMM, -1 (the layout's) ask
+                       opf_structured_product when it runs */
     ptrdiff_t n_structured;        /* products done by hodlr.c */
     ptrdiff_t n_product_fallbacks; /* products it declined (then GEMM) */
 } opf_sec_ws;
@@ -98,7 +102,8 @@ void opf_sec_deflate(int n, double zs, double tol, opf_sec_ws *ws,
  * failures and bisection roots.  If reverse, s is written as the whole
  * array reversed (opf_reverse(s, m * m), fused into the Loewner pass).
  * Returns 1 on success, 0 if a root or the Loewner weights could not be
- * found (the caller then uses opf_sec_syevr).
+ * found (s then holds no result, possibly partly reversed; the caller
+ * uses opf_sec_syevr).
  */
 int opf_sec_solve(int m, const double *dlam, const double *w, double rho,
                   opf_sec_ws *ws, double *s, const opf_lapack *fns,

@@ -317,8 +317,8 @@ int opf_sec_solve(int m, const double *dlam, const double *w, double rho,
     for (int l = 0; l < m; l++) {
         double *delta = s + (ptrdiff_t)l * m;
         int ok = 0;
-        if (!(flags & OPF_FORCE_BISECTION) && m >= opf_hodlr_min()
-            && l < m - 1)
+        if (!(flags & OPF_FORCE_BISECTION) && !vecmode
+            && m >= opf_hodlr_min() && l < m - 1)
             ok = fixed_weight_root(m, l, dlam, w, rho, delta, &lam[l]);
         if (!ok && !(flags & OPF_FORCE_BISECTION)) {
             int mi = m, li = l + 1, inf = 0;

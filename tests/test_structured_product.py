@@ -126,6 +126,30 @@ def test_rho_negative_odd_order_with_every_solver(force):
     assert np.abs(vec - vec_d).max() <= SAME_TOL
 
 
+@pytest.fixture
+def crossover_at_two():
+    """The structured path (and the root iteration) from order 2 on."""
+    previous = _kernels._structured_product_tuning(2, 16, 0)
+    yield
+    _kernels._structured_product_tuning(*previous)
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 33])
+@pytest.mark.parametrize("rho", [0.7, -0.7])
+def test_tiny_orders_on_the_structured_path(crossover_at_two, n, rho):
+    """Orders 2 (dlaed4 returns the eigenvectors), 3 and 5 (a middle
+    column) with S reversed for rho < 0; below two leaves the product
+    declines and the GEMM reads the reversed S; 33 is hierarchical."""
+    rng = np.random.default_rng(n)
+    evals, evecs = spectrum("random", n, rng), random_orthogonal(n, rng)
+    x = rng.standard_normal(n)
+    new, vec, info = rank_one_update(evals, evecs, rho, x, _return_info=True)
+    assert info["m"] == n, info
+    assert info["n_structured"] == (n >= 32)
+    assert info["n_structured"] + info["n_product_fallbacks"] == 1, info
+    check_eigensystem(evals, evecs, rho, x, new, vec)
+
+
 def test_order_4000():
     """The largest order of the issue: eigenvectors as the dense product's
     (which tests/test_rank_one_update.py checks against eigh), orthonormal,
