@@ -71,9 +71,9 @@
  * Loewner weights and vectors -- four-wide, and reversing S for rho < 0
  * fused into them; gathering G; z = Q^T x).  Even if the product ran at
  * the dgemm's rate the update would be 0.24-0.25 of a dgemm at n = 2000
- * and 0.12 at n = 4000 (measured 0.29-0.32 and 0.18-0.21).  Starting the
- * root iteration from dlaed4's two-pole estimate saved 0.4 evaluations a
- * root, below the noise: not kept.
+ * and 0.12-0.13 at n = 4000 (measured 0.29-0.32 and 0.16-0.21).  Starting
+ * the root iteration from dlaed4's two-pole estimate saved 0.4 evaluations
+ * a root, below the noise: not kept.
  * Fewer flops need nested bases (HSS): the bases of whole off-diagonal
  * block rows have ranks ~28 / 34 / 40 / 44 at 62 / 125 / 250 / 500 rows
  * (n = 2000), so at n = 4000 an HSS product would take ~1.9 MFlop a row
