@@ -3,117 +3,107 @@
 
 
 cdef class Engine:
-    """The compiled trial loop of one learner (see ``src/learner.c``), on
-    either state of an eigen-learner (``state``: :data:`STATE_DENSE`, or
-    :data:`STATE_CLUSTERED`, ``src/state.h``).
+    """The compiled trial loop of one learner (see ``src/learner.c``), bound
+    to the arrays of one state object (``learners/_state.py``): made by
+    :meth:`dense` or :meth:`clustered`.
 
-    It points into the learner's state arrays (which the learner owns and
-    pickles) and owns its workspace.  The learners validate every value;
-    the shapes are checked here too, so that no call from Python can make
-    the C code read or write outside an array.
+    It points into the learner's arrays (which the learner owns and
+    pickles) and owns its workspace.  The learners check every policy (which
+    representation serves which learner, the values of the hyper-parameters)
+    once, in their parameter constraints; here the shapes are checked, so
+    that no call from Python can make the C code read or write outside an
+    array, and the C code refuses (``OPF_EINVAL``) what its own contract
+    excludes.
 
-    The dense state: ``lam``, ``omega`` (n,), ``q`` (n, n), ``mean`` (n,),
-    ``wsum``.  The clustered state (MEG with share None, "fixed" or
-    "uniform", and the cumulative learners): ``lam`` (the explicit
-    log-eigenvalues) and ``omega`` (cap,), ``b`` (cap, n), ``r`` (cap, cap),
-    ``clus`` (2,), ``dims`` (2,), ``mean`` (n,) for the cumulative learners;
-    when a trial needs more room, ``grow()`` (the learner's) is called with
-    the GIL and returns the new, larger (b, r, lam, omega).
+    ``config`` is the learner's ``EngineConfig`` (kind, n, d, eta, alpha,
+    share, sampler, centered, center_lr_inv, matrix_input, auto_rate,
+    alpha_auto); ``shared`` the learner's arrays besides the state: ``(t,
+    rate, limit, mean, wsum)`` -- ``rate`` and ``limit`` None unless
+    eta="auto".
     """
     cdef opf_learner s
-    cdef object _keep  # the arrays s points into
+    cdef object _keep  # the arrays s points into, and the workspace
     cdef object _lock
-    cdef object _grow
     cdef object _keep_limit  # the master's state and workspace (eta="auto")
 
     def __cinit__(self, *args, **kwargs):
         self._lock = threading.Lock()
 
-    def __init__(self, *, int kind, Py_ssize_t n, Py_ssize_t d, double eta,
-                 double alpha, int share, int sampler, bint centered=False,
-                 double center_lr_inv=0.0, bint matrix_input=False,
-                 double[::1] lam, double[::1] omega, double[:, ::1] q=None,
-                 double[::1] mean=None, double[::1] wsum=None,
-                 Py_ssize_t[::1] t, bint auto_rate=False, double[::1] rate=None,
-                 bint alpha_auto=False, int state=OPF_STATE_DENSE,
-                 double[:, ::1] b=None, double[:, ::1] r=None,
-                 double[::1] clus=None, Py_ssize_t[::1] dims=None, grow=None,
-                 double[::1] limit=None):
-        cdef bint clustered = state == OPF_STATE_CLUSTERED
-        cdef bint with_matrices = matrix_input or (
-            kind == OPF_KIND_MEG and share == OPF_SHARE_PAST)
-        cdef bint basis = kind == OPF_KIND_MEG or kind == OPF_KIND_CUMULATIVE
-        cdef Py_ssize_t need_wsum = 1
-        if share == OPF_SHARE_PAST:
-            need_wsum = n * n if kind == OPF_KIND_MEG else n
-        if kind not in (OPF_KIND_MEG, OPF_KIND_CUMULATIVE, OPF_KIND_EXPERTS,
-                        OPF_KIND_SIMPLEX_VAR) or sampler not in (
-                OPF_SAMPLER_DECOMPOSITION, OPF_SAMPLER_SYSTEMATIC,
-                OPF_SAMPLER_LEADER) or share not in (
-                OPF_SHARE_NONE, OPF_SHARE_FIXED, OPF_SHARE_UNIFORM,
-                OPF_SHARE_PAST) or state not in (OPF_STATE_DENSE, OPF_STATE_CLUSTERED):
-            raise ValueError("Engine: unknown kind, sampler, share or state")
-        if clustered and not (
-                basis and not matrix_input and share != OPF_SHARE_PAST
-                and (kind == OPF_KIND_CUMULATIVE or sampler != OPF_SAMPLER_LEADER)
-                and (kind == OPF_KIND_MEG or share == OPF_SHARE_NONE)):
-            raise ValueError("Engine: the clustered state serves MEG (share None, "
-                             "fixed or uniform) and the cumulative learners only")
-        if auto_rate and (rate is None or rate.shape[0] != 3):
-            raise ValueError("Engine: eta='auto' needs the rate state (3,)")
-        if t.shape[0] != 1 or not 1 <= d <= n or (
-                (centered or kind == OPF_KIND_CUMULATIVE)
-                and (mean is None or mean.shape[0] != n)):
+    cdef int _configure(self, object config, int state, object shared) except -1:
+        """The parameters of ``opf_learner`` from the config, and the shared
+        arrays (t, rate, limit, mean, wsum) checked against n."""
+        cdef Py_ssize_t n = config.n
+        cdef Py_ssize_t d = config.d
+        cdef double[::1] rate_v
+        cdef double[::1] mean_v
+        cdef Py_ssize_t[::1] t_v
+        t, rate, limit, mean, wsum = shared
+        t_v = t
+        if t_v.shape[0] != 1 or not 1 <= d <= n:
             raise ValueError("Engine: inconsistent state shapes")
-        if clustered:
-            if not (n >= 2 and d < n and clus is not None and clus.shape[0] == 2
-                    and dims is not None and dims.shape[0] == 2 and b is not None
-                    and r is not None and lam is not None and omega is not None):
-                raise ValueError("Engine: inconsistent state shapes")
-        elif not (lam.shape[0] == n and omega.shape[0] == n and q is not None
-                  and q.shape[0] >= 1 and q.shape[1] >= 1 and mean is not None
-                  and mean.shape[0] == n
-                  and (not basis or (q.shape[0] == n and q.shape[1] == n))
-                  and wsum is not None and wsum.shape[0] >= need_wsum):
-            raise ValueError("Engine: inconsistent state shapes")
+        mean_v = mean
+        if mean_v.shape[0] != n:
+            raise ValueError("Engine: inconsistent state shapes (mean)")
         self.s.n = n
         self.s.d = d
-        self.s.kind = kind
+        self.s.kind = config.kind
         self.s.state = state
-        self.s.sampler = sampler
-        self.s.share = share
-        self.s.centered = centered
-        self.s.matrix_input = matrix_input
-        self.s.with_matrices = with_matrices
-        # eta = "auto": the rate lives in rate[1]; eta = inf keeps every
-        # size bound on a step (learner.c) at its most careful
-        self.s.eta = INFINITY if auto_rate else eta
-        self.s.rate = &rate[0] if auto_rate else NULL
-        self.s.alpha_auto = alpha_auto
-        self.s.alpha = alpha
-        self.s.center_lr_inv = center_lr_inv
-        self.s.m_stop = 0 if clustered else -1
-        self.s.t = &t[0]
-        self.s.mean = &mean[0] if mean is not None else NULL
+        self.s.sampler = config.sampler
+        self.s.share = config.share
+        self.s.centered = config.centered
+        self.s.matrix_input = config.matrix_input
+        self.s.with_matrices = config.matrix_input or (
+            config.kind == OPF_KIND_MEG and config.share == OPF_SHARE_PAST)
+        self.s.alpha_auto = config.alpha_auto
+        self.s.alpha = config.alpha
+        self.s.center_lr_inv = config.center_lr_inv
+        self.s.t = &t_v[0]
+        self.s.mean = &mean_v[0]
         self.s.fns = &_LAPACK
-        self._grow = grow
+        if config.auto_rate:
+            rate_v = rate
+            if rate_v.shape[0] != 3:
+                raise ValueError("Engine: eta='auto' needs the rate state (3,)")
+            # the rate lives in rate[1]; eta = inf keeps every size bound on
+            # a step (learner.c) at its most careful
+            self.s.eta = INFINITY
+            self.s.rate = &rate_v[0]
+        else:
+            self.s.eta = config.eta
+            self.s.rate = NULL
+        self.s.m_stop = 0 if state == OPF_STATE_CLUSTERED else -1
         if limit is not None:
-            self._bind_limit(limit.base, n, n - d, auto_rate, kind, matrix_input)
-        if clustered:
-            self.s.clus = &clus[0]
-            self.s.dims = &dims[0]
-            self.s.wsum = NULL
-            self.s.q = NULL
-            # the arrays themselves (not the memoryviews): bound_b is b
-            self._bind(b.base, r.base, lam.base, omega.base, (mean, t, rate, clus, dims))
-            return
-        work = np.zeros(opf_learner_work_len(n, kind, with_matrices))  # hint zeroed
+            self._bind_limit(limit, n, n - d, config.auto_rate, config.kind,
+                             config.matrix_input)
+        return 0
+
+    @staticmethod
+    def dense(config, double[::1] lam not None, double[::1] omega not None,
+              double[:, ::1] q not None, shared):
+        """The engine of a dense state: ``lam``, ``omega`` (n,), ``q`` (n, n)
+        for the eigen-learners (1 x 1 for the experts, no basis), ``wsum``
+        n x n (n for the experts) with share="past"."""
+        cdef Engine self = Engine.__new__(Engine)
+        self._configure(config, OPF_STATE_DENSE, shared)
+        cdef Py_ssize_t n = self.s.n
+        cdef int kind = self.s.kind
+        cdef bint basis = kind == OPF_KIND_MEG or kind == OPF_KIND_CUMULATIVE
+        cdef Py_ssize_t need_wsum = 1
+        cdef double[::1] wsum = shared[4]
+        if self.s.share == OPF_SHARE_PAST:
+            need_wsum = n * n if kind == OPF_KIND_MEG else n
+        if not (lam.shape[0] == n and omega.shape[0] == n and q.shape[0] >= 1
+                and q.shape[1] >= 1
+                and (not basis or (q.shape[0] == n and q.shape[1] == n))
+                and wsum.shape[0] >= need_wsum):
+            raise ValueError("Engine: inconsistent state shapes")
+        work = np.zeros(opf_learner_work_len(n, kind, self.s.with_matrices))  # hint zeroed
         iwork = np.empty(opf_learner_iwork_len(n), dtype=np.intp)
         r1iwork = np.empty(opf_r1_iwork_len(n) if basis else 1, dtype=np.intc)
         cdef double[::1] work_v = work
         cdef Py_ssize_t[::1] iwork_v = iwork
         cdef int[::1] r1iwork_v = r1iwork
-        self._keep = (lam, omega, q, mean, wsum, t, work, iwork, r1iwork, rate)
+        self._keep = (lam, omega, q, shared, work, iwork, r1iwork)
         self.s.lam = &lam[0]
         self.s.omega = &omega[0]
         self.s.q = &q[0, 0]
@@ -121,6 +111,45 @@ cdef class Engine:
         self.s.work = &work_v[0]
         self.s.iwork = &iwork_v[0]
         self.s.r1iwork = &r1iwork_v[0]
+        return self
+
+    @staticmethod
+    def clustered(config, double[:, ::1] b not None, double[:, ::1] r not None,
+                  double[::1] mu not None, double[::1] omega not None,
+                  double[::1] clus not None, Py_ssize_t[::1] dims not None, shared):
+        """The engine of a clustered state: ``b`` (cap, n), ``r`` (cap, cap),
+        ``mu`` and ``omega`` (cap,), ``clus`` (2,), ``dims`` (2,), and a
+        workspace for that capacity.  When a trial needs more room the loop
+        stops with ``STATUS_ECAPACITY``; the state grows (a new object) and
+        the learner binds a new engine."""
+        cdef Engine self = Engine.__new__(Engine)
+        self._configure(config, OPF_STATE_CLUSTERED, shared)
+        cdef Py_ssize_t cap = b.shape[0], n = self.s.n
+        if not (n >= 2 and self.s.d < n and clus.shape[0] == 2 and dims.shape[0] == 2
+                and 1 <= cap <= n and b.shape[1] == n and r.shape[0] == cap
+                and r.shape[1] == cap and mu.shape[0] == cap
+                and omega.shape[0] == cap and 0 <= dims[0] <= dims[1] <= cap):
+            raise ValueError("Engine: inconsistent state shapes")
+        work = np.empty(opf_clustered_work_len(n, cap, n - self.s.d))
+        iwork = np.empty(opf_learner_iwork_len(n), dtype=np.intp)
+        r1iwork = np.empty(opf_r1_iwork_len(cap + 1), dtype=np.intc)
+        cdef double[::1] work_v = work
+        cdef Py_ssize_t[::1] iwork_v = iwork
+        cdef int[::1] r1iwork_v = r1iwork
+        self._keep = (b, r, mu, omega, clus, dims, shared, work, iwork, r1iwork)
+        self.s.cap = cap
+        self.s.b = &b[0, 0]
+        self.s.r = &r[0, 0]
+        self.s.lam = &mu[0]
+        self.s.omega = &omega[0]
+        self.s.clus = &clus[0]
+        self.s.dims = &dims[0]
+        self.s.wsum = NULL
+        self.s.q = NULL
+        self.s.work = &work_v[0]
+        self.s.iwork = &iwork_v[0]
+        self.s.r1iwork = &r1iwork_v[0]
+        return self
 
     cdef int _bind_limit(self, object lim_obj, Py_ssize_t n, Py_ssize_t k,
                          bint auto_rate, int kind, bint matrix_input) except -1:
@@ -140,37 +169,6 @@ cdef class Engine:
         self.s.limw = &work_v[0]
         self.s.limiw = &iwork_v[0]
 
-    cdef int _bind(self, object b_obj, object r_obj, object lam_obj,
-                   object omega_obj, object small) except -1:
-        """The clustered state's arrays of capacity b.shape[0] (again after
-        ``grow()``, with the lock held), and a workspace for that capacity.
-        Not callable from Python: it repoints the C state."""
-        cdef double[:, ::1] b = b_obj
-        cdef double[:, ::1] r = r_obj
-        cdef double[::1] lam = lam_obj
-        cdef double[::1] omega = omega_obj
-        cdef Py_ssize_t cap = b.shape[0], n = self.s.n
-        if not (1 <= cap <= n and b.shape[1] == n and r.shape[0] == cap
-                and r.shape[1] == cap and lam.shape[0] == cap
-                and omega.shape[0] == cap
-                and 0 <= self.s.dims[0] <= self.s.dims[1] <= cap):
-            raise ValueError("Engine: inconsistent state shapes")
-        work = np.empty(opf_clustered_work_len(n, cap, n - self.s.d))
-        iwork = np.empty(opf_learner_iwork_len(n), dtype=np.intp)
-        r1iwork = np.empty(opf_r1_iwork_len(cap + 1), dtype=np.intc)
-        cdef double[::1] work_v = work
-        cdef Py_ssize_t[::1] iwork_v = iwork
-        cdef int[::1] r1iwork_v = r1iwork
-        self._keep = (b_obj, r_obj, lam_obj, omega_obj, small, work, iwork, r1iwork)
-        self.s.cap = cap
-        self.s.b = &b[0, 0]
-        self.s.r = &r[0, 0]
-        self.s.lam = &lam[0]
-        self.s.omega = &omega[0]
-        self.s.work = &work_v[0]
-        self.s.iwork = &iwork_v[0]
-        self.s.r1iwork = &r1iwork_v[0]
-
     @property
     def state(self):
         """:data:`STATE_DENSE` or :data:`STATE_CLUSTERED`."""
@@ -188,47 +186,25 @@ cdef class Engine:
         self.s.m_stop = value
 
     @property
-    def capacity(self):
-        """The clustered state's rows of ``b`` (the dense state: n)."""
-        return self.s.cap if self.s.state == OPF_STATE_CLUSTERED else self.s.n
-
-    @property
-    def bound_b(self):
-        """The clustered state's array ``b`` the engine points into (None
-        for the dense state): the learner rebuilds the engine when its
-        ``b`` is another array (grown, restored)."""
-        return self._keep[0] if self.s.state == OPF_STATE_CLUSTERED else None
-
-    cdef Py_ssize_t _trials(self, const double *X, Py_ssize_t T, const double *u,
-                            double *exp_loss, double *real_loss, int *status,
-                            bint grow) except -1:
-        """T trials, growing the clustered state's arrays through ``grow()``
-        when a trial needs room (with the lock held; the GIL is released
-        around each compiled stretch)."""
-        cdef Py_ssize_t done, total = 0
-        cdef Py_ssize_t stride = self.s.n * self.s.n if self.s.matrix_input else self.s.n
-        while True:
-            with nogil:
-                done = opf_learner_trials(&self.s, X + total * stride, T - total,
-                                          u + total, exp_loss + total,
-                                          real_loss + total, status)
-            total += done
-            if (total == T or status[0] != OPF_ECAPACITY or not grow
-                    or self._grow is None):
-                return total
-            b, r, lam, omega = self._grow()
-            self._bind(b, r, lam, omega, self._keep[4])
+    def switch_due(self):
+        """Whether the state is at its ``m_stop``: the next trial belongs to
+        the other representation (``opf_learner_switch_due``)."""
+        return bool(opf_learner_switch_due(&self.s))
 
     def run(self, const double[:, ::1] X, const double[::1] u,
             double[::1] exp_loss, double[::1] real_loss):
         """Run one trial per row of X (T x n vectors, or T x n*n matrices
-        flattened); return the number done: T, or fewer when a trial left
-        the state at its ``m_stop`` (the rest is for the other state).
+        flattened); return ``(done, status)``: all T with
+        :data:`STATUS_OK`, or -- without an exception -- fewer (or all)
+        with :data:`STATUS_SWITCH` (the last trial left the state at its
+        ``m_stop``: the rest is for the other representation) or fewer with
+        :data:`STATUS_ECAPACITY` (the clustered state needs larger arrays;
+        nothing but B's compression changed).
 
         In the main thread a Ctrl-C stops the chunk between two trials or
         inside an O(n^3) one, which is then undone (``src/interrupt.h``),
         and raises ``KeyboardInterrupt`` with the state that of the trials
-        done (fewer are returned if Python's handler does not raise).
+        done (the learner's trial counter says how many).
 
         If a trial fails, the trials before it are done (their losses
         written), that trial changed nothing, and the exception from
@@ -238,7 +214,7 @@ cdef class Engine:
         cdef int status = 0
         cdef Py_ssize_t width = self.s.n * self.s.n if self.s.matrix_input else self.s.n
         if T == 0:
-            return 0
+            return 0, OPF_OK
         if X.shape[1] != width:
             raise ValueError(f"X must have {width} columns, got {X.shape[1]}")
         _check_losses(T, u, exp_loss, real_loss)
@@ -247,37 +223,16 @@ cdef class Engine:
         try:
             armed = _arm()
             self.s.poll = armed
-            done = self._trials(&X[0, 0], T, &u[0], &exp_loss[0], &real_loss[0],
-                                &status, True)
+            with nogil:
+                done = opf_learner_trials(&self.s, &X[0, 0], T, &u[0], &exp_loss[0],
+                                          &real_loss[0], &status)
         finally:
             self.s.poll = 0
             _disarm(armed)
             self._lock.release()
         _honour(armed)  # Ctrl-C: KeyboardInterrupt, the state after `done` trials
-        if done < T and status != OPF_SWITCH and status != OPF_EINTR:
-            raise status_error(status, "trial", trials_done=done)
-        return done
-
-    def run_one(self, const double[::1] x, double u, double[:, ::1] losses,
-                Py_ssize_t col):
-        """One trial on the instance x; its losses go to losses[:, col].
-
-        The learners' learn_one: one call, no temporary arrays.  On failure
-        nothing changed and the exception from :func:`status_error` carries
-        ``trials_done = 0``.
-        """
-        cdef Py_ssize_t done
-        cdef int status = 0
-        cdef Py_ssize_t width = self.s.n * self.s.n if self.s.matrix_input else self.s.n
-        if x.shape[0] != width:
-            raise ValueError(f"x must have {width} entries, got {x.shape[0]}")
-        if losses.shape[0] != 2 or not 0 <= col < losses.shape[1]:
-            raise ValueError("losses must have shape (2, > col)")
-        _enter(self._lock, "Engine.run_one")
-        try:
-            done = self._trials(&x[0], 1, &u, &losses[0, col], &losses[1, col],
-                                &status, True)
-        finally:
-            self._lock.release()
-        if done < 1:
-            raise status_error(status, "trial", trials_done=0)
+        if status == OPF_OK or status == OPF_SWITCH or status == OPF_ECAPACITY:
+            return done, status
+        if status == OPF_EINTR:
+            return done, status
+        raise status_error(status, "trial", trials_done=done)

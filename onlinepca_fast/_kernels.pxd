@@ -190,6 +190,10 @@ cdef extern from "learner.h" nogil:
                                   Py_ssize_t T, const double *u,
                                   double *exp_loss, double *real_loss,
                                   int *status)
+    int opf_learner_switch_due(const opf_learner *s)
+
+cdef extern from "common.h" nogil:
+    Py_ssize_t opf_explicit_count(const double *lam, Py_ssize_t n)
 
 cdef extern from "limit.h" nogil:
     Py_ssize_t OPF_LIMIT_LEN(Py_ssize_t n, Py_ssize_t k)

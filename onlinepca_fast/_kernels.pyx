@@ -541,6 +541,19 @@ SHARE_UNIFORM = OPF_SHARE_UNIFORM
 SHARE_PAST = OPF_SHARE_PAST
 STATE_DENSE = OPF_STATE_DENSE
 STATE_CLUSTERED = OPF_STATE_CLUSTERED
+#: the trial loop's statuses that are not failures (src/common.h)
+STATUS_OK = OPF_OK
+STATUS_SWITCH = OPF_SWITCH
+STATUS_EINTR = OPF_EINTR
+
+
+def explicit_count(const double[::1] lam not None):
+    """m of an ascending spectrum: n minus its top group (the entries within
+    4 eps max(1, |top|) of the largest), as the clustered state and
+    ``state="auto"`` count it (``opf_explicit_count``)."""
+    if lam.shape[0] == 0:
+        raise ValueError("explicit_count: an empty spectrum")
+    return opf_explicit_count(&lam[0], lam.shape[0])
 
 
 cdef int _check_losses(Py_ssize_t T, const double[::1] u,

@@ -47,40 +47,47 @@ cdef object _NP_BOOL = np.bool_
 cdef class RowPath:
     """One trial on one row, for a learner's ``learn_one``, in one call.
 
-    Built by the learner after a validated batch (its hyper-parameters,
-    engine and state then known good) with the *region* of rows that pass
-    every check of its family: entries in ``[lo, hi]``, ``max |x_i| <=
-    amax``, ``|x|^2 <= norm2``.  :meth:`learn` runs the trial of partial_fit
-    on such a row -- same uniform from the learner's generator (PCG64 or
-    PCG64DXSM, which a failed trial rewinds), same loss record, same
-    re-orthogonalisation -- under the learner's guard and the engine's lock.
+    Built by the learner after a validated ``learn_one`` (its
+    hyper-parameters, engine and state then known good) with the *region* of
+    rows that pass every check of its family: entries in ``[lo, hi]``, ``max
+    |x_i| <= amax``, ``|x|^2 <= norm2``.  :meth:`learn` runs the trial of
+    partial_fit on such a row -- same uniform from the learner's generator
+    (PCG64 or PCG64DXSM, which a failed trial rewinds), same loss record
+    (``records``, the learner's :class:`~onlinepca_fast.learners._base.LossRecords`,
+    or None), same re-orthogonalisation (``reorthogonalize``, the state's,
+    every `every` trials) -- under the learner's guard and the engine's
+    lock.  It holds no reference to the learner (no reference cycle): only
+    to the pieces it drives.  It declines (False, nothing changed) whenever
+    the state is due to change representation (``state="auto"``), so that
+    the validating path switches first.
     """
     cdef Engine engine            # the learner's engine (either state)
-    cdef object learner, ldict, guard, bits, losses_obj
-    # the guard's try_enter_write/exit_write, the engine's and the bit
+    cdef object guard, bits, records, losses_obj, reorth
+    # the guard's try_fast_write/exit_fast_write, the engine's and the bit
     # generator's locks, looked up once
     cdef object g_enter, g_exit, e_acquire, e_release, b_acquire, b_release
     cdef _np_bitgen *bitgen
     cdef double lo, hi, amax, norm2
     cdef Py_ssize_t n, every
-    cdef bint record
     cdef double[::1] row
     cdef double[:, ::1] losses
 
-    def __init__(self, learner, engine, guard, rng, Py_ssize_t every,
-                 bint record, double lo, double hi, double amax, double norm2):
+    def __init__(self, Engine engine not None, guard, rng, Py_ssize_t every,
+                 reorthogonalize, records, double lo, double hi, double amax,
+                 double norm2):
         self.engine = engine
         if self.engine.s.matrix_input:
             raise ValueError("RowPath: the engine takes matrices")
+        if every and reorthogonalize is None:
+            raise ValueError("RowPath: re-orthogonalisation every > 0 needs the state's")
         self.n = self.engine.s.n
-        self.learner = learner
-        self.ldict = learner.__dict__
         self.guard = guard
-        self.g_enter, self.g_exit = guard.try_enter_write, guard.exit_write
+        self.g_enter, self.g_exit = guard.try_fast_write, guard.exit_fast_write
         self.e_acquire, self.e_release = self.engine._lock.acquire, self.engine._lock.release
         self.row = np.empty(self.n)
         self.every = every
-        self.record = record
+        self.reorth = reorthogonalize
+        self.records = records
         self.lo, self.hi, self.amax, self.norm2 = lo, hi, amax, norm2
         self.bitgen = NULL
         if rng is not None:
@@ -157,12 +164,12 @@ cdef class RowPath:
                 and -lo <= self.amax and hi <= self.amax and n2 <= self.norm2)
 
     cdef int _record_at(self, Py_ssize_t col) except -1:
-        """The learner's loss buffer, with room for column col (grown by the
-        learner, geometrically)."""
-        cdef object buf = self.ldict["_losses"]
+        """The records' buffer, with room for column col (grown by the
+        records, geometrically)."""
+        cdef object buf = self.records.buf
         if buf is not self.losses_obj or col >= self.losses.shape[1]:
             if col >= buf.shape[1]:
-                buf = self.learner._record_room(col + 1)
+                buf = self.records.room(col + 1)
             self.losses = buf
             self.losses_obj = buf
         return 0
@@ -187,14 +194,17 @@ cdef class RowPath:
         cdef Py_ssize_t col = 0, done, t
         cdef double u = 0.0, exp_loss = 0.0, real_loss = 0.0
         cdef int status = 0
+        cdef bint record = self.records is not None
         if not self.g_enter():
-            return False  # nested, a reader, or another thread: the caller says which
+            return False  # nested, a reader, or another thread: the caller decides
         try:
             if not self.e_acquire(False):
                 return False
             try:
-                if self.record:
-                    col = self.ldict["_n_recorded"]
+                if opf_learner_switch_due(&self.engine.s):
+                    return False  # the other representation's trial
+                if record:
+                    col = self.records.count
                     self._record_at(col)
                 if self.bitgen != NULL:
                     self.b_acquire()  # as Generator.random() does
@@ -217,19 +227,15 @@ cdef class RowPath:
                         "the trial failed in the compiled kernel "
                         f"({status_error(status, 'trial')}); nothing was changed"
                     ) from status_error(status, "trial", trials_done=0)
-                if self.record:
+                if record:
                     self.losses[0, col] = exp_loss
                     self.losses[1, col] = real_loss
-                    self.ldict["_n_recorded"] = col + 1
+                    self.records.count = col + 1
                 t = self.engine.s.t[0]
                 if self.every and t % self.every == 0:
-                    self.learner._reorthogonalize()
-                if status == OPF_SWITCH:
-                    # state="auto" changes representation before the next
-                    # trial: the validating path (partial_fit's) does it
-                    self.ldict.pop("_row_path", None)
+                    self.reorth()
             finally:
                 self.e_release()
         finally:
-            self.g_exit(1)
+            self.g_exit()
         return True

@@ -56,7 +56,10 @@ class Constraint:
     def check(self, value, name, context=None):
         value, error = self.examine(value, name, context)
         if error is not None:
-            raise error
+            try:
+                raise error
+            finally:
+                error = None  # the frame must not hold its own exception (a cycle)
         return value
 
     def examine(self, value, name, context=None):
@@ -564,7 +567,10 @@ def as_generator(random_state: Any, name: str = "random_state") -> np.random.Gen
     """Return a numpy Generator from None, an int seed or a Generator."""
     error = _seed_error(random_state, name)
     if error is not None:
-        raise error
+        try:
+            raise error
+        finally:
+            error = None  # the frame must not hold its own exception (a cycle)
     if isinstance(random_state, np.random.Generator):
         return random_state
     return np.random.default_rng(None if random_state is None else int(random_state))

@@ -238,7 +238,7 @@ class _DictTransformer(_river_base.MiniBatchTransformer):
         product per row, under the learner's read guard."""
         learner = self.learner
         guard = guard_of(learner)
-        guard.enter_read(learner, "transform")
+        entered = guard.enter_read()
         try:
             rows = learner._validate_for_transform(rows)
             mean, basis = learner._mean, learner._kept_basis()
@@ -248,7 +248,7 @@ class _DictTransformer(_river_base.MiniBatchTransformer):
                 np.subtract(rows[i], mean, out=buf[0])
                 Z[i] = (buf @ basis)[0]
         finally:
-            guard.exit_read()
+            guard.exit_read(entered)
         return Z
 
     def _check_finite(self, row):

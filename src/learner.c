@@ -362,6 +362,15 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
     return i;
 }
 
+int opf_learner_switch_due(const opf_learner *s)
+{
+    const opf_state_ops *ops = s->state == OPF_STATE_CLUSTERED
+                                   ? &opf_clustered_state : &opf_dense_state;
+    if (s->kind != OPF_KIND_MEG && s->kind != OPF_KIND_CUMULATIVE)
+        return 0;
+    return ops->switch_due(s);
+}
+
 OPF_MULTIVERSION
 void opf_range(const double *x, ptrdiff_t n, double *lo, double *hi)
 {

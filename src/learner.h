@@ -127,6 +127,13 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
                              double *real_loss, int *status);
 
 /*
+ * Whether the state is at its m_stop (the next trial is the other
+ * representation's): what a caller checks before a trial it runs alone
+ * (learn_one's short path), as opf_learner_trials checks it after each.
+ */
+int opf_learner_switch_due(const opf_learner *s);
+
+/*
  * The smallest and largest of x[0..n) in one pass (the learners' input
  * check: the batches are the largest arrays they read).  Both NaN if an
  * entry is NaN; infinities are returned as they are.

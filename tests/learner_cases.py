@@ -188,11 +188,25 @@ def fitted(entry, T=40, seed=0):
     return make().partial_fit(make_data(kind, T, seed))
 
 
+def persisted(learner):
+    """The learner's persisted state (``__getstate__``: only the used part
+    of grown buffers) with its state object's fields spread out as
+    ``_state.<field>`` and the loss records as their used columns."""
+    d = dict(learner.__getstate__())
+    state = d.pop("_state", None)
+    if state is not None:
+        d.update({f"_state.{k}": v for k, v in vars(state).items()})
+    records = d.pop("_records", None)
+    if records is not None:
+        d["_records"] = records.buf[:, :records.count]
+    return d
+
+
 def state_arrays(learner):
     """Everything a learner's future depends on, as comparable values: its
-    persisted state (``__getstate__``: only the used part of grown buffers)."""
-    d = learner.__getstate__()
-    skip = {"_losses", *learner._transient()}
+    persisted state (see :func:`persisted`)."""
+    d = persisted(learner)
+    skip = {"_records", *learner._TRANSIENT}
     arrays = {k: v for k, v in d.items() if isinstance(v, np.ndarray) and k not in skip}
     rng = d.get("_rng")
     return (arrays, rng.bit_generator.state if rng is not None else None,
@@ -200,11 +214,13 @@ def state_arrays(learner):
 
 
 def assert_same_state(a, b):
-    skip = set(a._transient()) | {"_rng", "_losses", "random_state"}
+    skip = set(a._TRANSIENT) | {"_rng", "_records", "random_state"}
     others = [{k: v for k, v in x.items()
                if k not in skip and not isinstance(v, np.ndarray)}
-              for x in (a.__getstate__(), b.__getstate__())]
-    assert others[0] == others[1]
+              for x in (persisted(a), persisted(b))]
+    differ = sorted(k for k in others[0].keys() | others[1].keys()
+                    if others[0].get(k, others) != others[1].get(k, others))
+    assert not differ, [(k, others[0].get(k), others[1].get(k)) for k in differ]
     sa, sb = state_arrays(a), state_arrays(b)
     assert sa[0].keys() == sb[0].keys()
     for key in sa[0]:

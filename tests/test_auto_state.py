@@ -19,8 +19,8 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 import onlinepca_fast as opf
 from onlinepca_fast import _guard, reference
-from onlinepca_fast.learners import _clustered
-from onlinepca_fast.learners._clustered import auto_bounds, explicit_count
+from onlinepca_fast.learners import _state, _trial_loop
+from onlinepca_fast.learners._state import auto_bounds
 
 N = 120
 
@@ -43,18 +43,16 @@ class Switches:
 
     def __init__(self, monkeypatch):
         self.log = []
-        dens, clus = _clustered.ClusteredState._densify, _clustered.ClusteredState._clusterify
+        switch = _trial_loop.TrialLoopLearner._switch_if_due
 
-        def densify(learner):
-            self.log.append(("dense", int(learner._t[0]), learner._cl_m()))
-            dens(learner)
+        def logged(learner, plan):
+            before = learner._state
+            switch(learner, plan)
+            if learner._state is not before:
+                kind = "clustered" if learner._state.clustered else "dense"
+                self.log.append((kind, int(learner._t[0]), before.explicit))
 
-        def clusterify(learner):
-            self.log.append(("clustered", int(learner._t[0]), explicit_count(learner._lam)))
-            clus(learner)
-
-        monkeypatch.setattr(_clustered.ClusteredState, "_densify", densify)
-        monkeypatch.setattr(_clustered.ClusteredState, "_clusterify", clusterify)
+        monkeypatch.setattr(_trial_loop.TrialLoopLearner, "_switch_if_due", logged)
 
 
 def fit_two_phase(how, Y, L, make, interrupt_at=None, monkeypatch=None):
@@ -80,19 +78,19 @@ def fit_two_phase(how, Y, L, make, interrupt_at=None, monkeypatch=None):
         elif how == "interrupted":
             start = int(learner._t[0]) if "_t" in learner.__dict__ else 0
             calls = [0]
-            original = type(learner)._next_engine
+            original = type(learner)._engine_for
 
-            def interrupting(self, engine, config, p):
+            def interrupting(self, plan):
                 calls[0] += 1
                 if calls[0] == interrupt_at:
                     raise KeyboardInterrupt
-                return original(self, engine, config, p)
+                return original(self, plan)
 
             monkeypatch.setattr(_guard, "CHUNK_SECONDS", 0.0)
-            monkeypatch.setattr(type(learner), "_next_engine", interrupting)
+            monkeypatch.setattr(type(learner), "_engine_for", interrupting)
             with pytest.raises(KeyboardInterrupt):
                 learner.partial_fit(part)
-            monkeypatch.setattr(type(learner), "_next_engine", original)
+            monkeypatch.setattr(type(learner), "_engine_for", original)
             monkeypatch.setattr(_guard, "CHUNK_SECONDS", 0.02)
             done = learner.n_trials_ - start
             assert 0 < done < len(part)
@@ -107,7 +105,7 @@ def same(a, b):
     assert a.n_trials_ == b.n_trials_
     assert_array_equal(a.expected_losses_, b.expected_losses_)
     assert_array_equal(a.realized_losses_, b.realized_losses_)
-    assert a._is_clustered() == b._is_clustered()
+    assert a._state.clustered == b._state.clustered
     assert_array_equal(a.eigenvalues_, b.eigenvalues_)
     assert_array_equal(a.eigenvectors_, b.eigenvectors_)
 
@@ -126,7 +124,7 @@ def test_online_pca_switches_both_ways_at_the_same_trial_however_it_is_fed(how, 
     other = fit_two_phase(how, Y, L, make, interrupt_at=4, monkeypatch=monkeypatch)
     assert switches.log == first
     same(other, base)
-    assert base._is_clustered() and base.cluster_multiplicity_ >= N - hi
+    assert base._state.clustered and base.cluster_multiplicity_ >= N - hi
 
 
 @pytest.mark.parametrize("how", ["batches of 7", "learn_one", "pickle every 7",
@@ -156,7 +154,7 @@ def test_centered_pca_turns_dense_at_the_same_trial_however_it_is_fed(how, monke
             other.partial_fit(X[i:i + 7])
     else:
         other.partial_fit(X[:hi + 1])  # ends on the trial that makes dense due
-        assert not other._is_clustered()  # changed before the call returned
+        assert not other._state.clustered  # changed before the call returned
         other = pickle.loads(pickle.dumps(other))
         other.partial_fit(X[hi + 1:])
     assert switches.log == [("dense", hi + 1, hi)]
@@ -173,7 +171,7 @@ def test_auto_trajectory_matches_the_reference_through_both_switches():
         slow.eta = eta
         fast.partial_fit(part)
         slow.partial_fit(part)
-    assert fast._is_clustered()
+    assert fast._state.clustered
     assert_allclose(fast.expected_losses_, slow.expected_losses_, rtol=0, atol=1e-9)
     values = fast.full_eigensystem()[0]
     assert_allclose(np.sort(values), slow.eigenvalues_, rtol=0, atol=1e-9)
@@ -187,12 +185,12 @@ def test_auto_chooses_by_m_at_every_n(n):
     assert lo < hi
     rng = np.random.default_rng(0)
     learner = opf.OnlinePCA(2, eta=1.0, random_state=0).fit(unit_ball(rng.standard_normal((2, n))))
-    assert learner._is_clustered() == (n >= _clustered.AUTO_DENSE_BELOW)
-    assert learner._is_clustered() == (hi > 0)
+    assert learner._state.clustered == (n >= _state.AUTO_DENSE_BELOW)
+    assert learner._state.clustered == (hi > 0)
     past = opf.OnlinePCA(2, share="past", alpha=0.1).fit(unit_ball(rng.standard_normal((1, n))))
-    assert not past._is_clustered()  # share="past" keeps the dense state
+    assert not past._state.clustered  # share="past" keeps the dense state
 
 
 def test_auto_never_forms_a_dense_state_for_a_large_n():
-    lo, hi = auto_bounds(_clustered.MAX_DENSE + 1)
-    assert hi > _clustered.MAX_DENSE + 1  # never dense
+    lo, hi = auto_bounds(_state.MAX_DENSE + 1)
+    assert hi > _state.MAX_DENSE + 1  # never dense

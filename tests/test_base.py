@@ -64,7 +64,7 @@ def test_kernel_failure_on_the_first_trial_changes_nothing():
     """A non-finite eigensystem (here planted) makes the rank-one update fail:
     RuntimeError, and the failing trial changed nothing."""
     learner = opf.OnlinePCA(2, random_state=0).partial_fit(make_data("vector", 10, 0))
-    learner._q[0, 0] = np.nan  # what a kernel returning NaN would leave
+    learner._state.q[0, 0] = np.nan  # what a kernel returning NaN would leave
     before = pickle.dumps(learner)
     with pytest.raises(RuntimeError, match=r"trial 0 of the batch failed .*evecs must be finite"):
         learner.partial_fit(make_data("vector", 5, 1))
@@ -79,10 +79,10 @@ class _FailingEngine:
 
     def run(self, X, u, el, rl):
         ok = min(self.ok, X.shape[0])
-        done = self.engine.run(X[:ok], u[:ok], el[:ok], rl[:ok]) if ok else 0
+        done, status = self.engine.run(X[:ok], u[:ok], el[:ok], rl[:ok]) if ok else (0, 0)
         self.ok -= done
         if done == X.shape[0]:
-            return done
+            return done, status
         raise _kernels.status_error(-99, "test", trials_done=done)
 
 
@@ -93,8 +93,10 @@ def test_kernel_failure_mid_batch_keeps_exactly_the_rows_before(entry):
     _, make, kind = entry
     X = make_data(kind, 30, 4)
     failing = make().partial_fit(X[:5])
-    engine = failing._get_engine(failing._plan(X[5:], False, 1.0, "X", False)[0])
-    failing._engine = _FailingEngine(engine, 12)
+    plan = failing._plan(X[5:], False, 1.0, "X", False)
+    state, config, engine = failing._engine
+    assert config == plan.config
+    failing._engine = (state, config, _FailingEngine(engine, 12))
     with pytest.raises(RuntimeError, match="trial 12 of the batch failed .* 12 rows") as info:
         failing.partial_fit(X[5:])
     # the protocol between the compiled loop and the batch runner is a type
@@ -204,7 +206,7 @@ def test_extreme_eta_keeps_the_other_learners_finite_and_capped(make, eta):
         X[300:] = extreme_stream("random", 300, 1.0, 0)
     for part in np.array_split(X, 3):
         learner.partial_fit(part)
-        assert np.isfinite(learner._lam).all()
+        assert np.isfinite(learner._state.lam).all()
         assert np.isfinite(learner.expected_losses_).all()
         assert_in_capped_set(learner)
 
@@ -275,7 +277,7 @@ def test_memory_does_not_grow_with_the_number_of_trials(record):
         assert grown <= 2 * losses + 64 * 1024
     else:
         assert learner.expected_losses_.shape == (0,)
-        assert learner._losses.size == 0  # nothing kept per trial
+        assert learner._records.buf.size == 0  # nothing kept per trial
         assert grown <= 64 * 1024
     if rss0 is not None and sys.platform.startswith("linux"):
         assert rss1 - rss0 <= 2 * losses * record + 8 * 2**20

@@ -15,7 +15,7 @@ from learner_cases import CAPPED_ATOL, assert_same_state, orthogonality, unit_ba
 
 import onlinepca_fast as opf
 from onlinepca_fast import _kernels, reference
-from onlinepca_fast.learners._clustered import AUTO_DENSE_BELOW
+from onlinepca_fast.learners._state import AUTO_DENSE_BELOW
 
 N, K = 8, 3
 
@@ -170,7 +170,7 @@ def test_capacity_grows_and_long_runs_stay_accurate():
     clustered = opf.OnlinePCA(k, eta=0.05, state="clustered", random_state=0,
                               reorthogonalize_every=2000)
     clustered.partial_fit(X[:200])
-    assert clustered._b.shape[0] > 32  # grown
+    assert clustered._state.b.shape[0] > 32  # grown
     clustered.partial_fit(X[200:])
     dense = opf.OnlinePCA(k, eta=0.05, state="dense", random_state=0,
                           reorthogonalize_every=2000).fit(X)
@@ -182,21 +182,25 @@ def test_capacity_grows_and_long_runs_stay_accurate():
 
 
 def test_one_engine_serves_the_batches_until_the_arrays_grow():
-    """The clustered engine points into the learner's own arrays (bound_b
-    is b): later batches reuse it, a growth rebinds it, and the engine's
-    rebinding is not reachable from Python (it repoints the C state)."""
+    """The clustered engine is bound to the learner's state object: later
+    batches reuse it; a growth makes a new state object (the old one valid
+    until it is replaced), and a new engine bound to it."""
     X = crossing_stream(3)
     learner = opf.OnlinePCA(K, eta=0.3, state="clustered", random_state=1)
     learner.partial_fit(X[:5])
-    engine = learner._engine
-    assert engine.state == _kernels.STATE_CLUSTERED and engine.bound_b is learner._b
+    state, _, engine = learner._engine
+    assert engine.state == _kernels.STATE_CLUSTERED and state is learner._state
     learner.partial_fit(X[5:10])
-    assert learner._engine is engine
-    assert not hasattr(engine, "_bind")
-    cap = learner._b.shape[0]
+    assert learner._engine[2] is engine and learner._state is state
+    cap = learner._state.b.shape[0]
     learner.partial_fit(X[10:])
-    if learner._b.shape[0] > cap:  # grown inside the batch: rebound
-        assert learner._engine.bound_b is learner._b
+    if learner._state.b.shape[0] > cap:  # grown inside the batch: rebound
+        assert learner._engine[0] is learner._state and learner._engine[2] is not engine
+    wide = opf.OnlinePCA(K, eta=0.3, state="clustered", random_state=1)
+    wide.partial_fit(np.random.default_rng(0).standard_normal((5, 200)) / 20)
+    first = wide._state
+    wide.partial_fit(np.random.default_rng(1).standard_normal((60, 200)) / 20)
+    assert wide._state.b.shape[0] > first.b.shape[0] and wide._engine[0] is wide._state
 
 
 def test_pickle_and_copies_continue_identically():

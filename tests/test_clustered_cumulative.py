@@ -138,9 +138,9 @@ def test_a_short_stream_in_high_dimension_costs_its_length_not_n_squared(centere
     rng = np.random.default_rng(4)
     X = rng.standard_normal((t, n)) * (1.0 + 3.0 * (np.arange(n) < 5)) / math.sqrt(n)
     learner = opf.CenteredOnlinePCA(K, eta=eta, centered=centered, random_state=0).fit(X)
-    assert learner._is_clustered()  # "auto": clustered while m is small
+    assert learner._state.clustered  # "auto": clustered while m is small
     # O(n t) memory: a few dozen rows of n, nothing n x n
-    assert learner._b.shape[0] <= 64 and learner._r.size <= 64 * 64
+    assert learner._state.b.shape[0] <= 64 and learner._state.r.size <= 64 * 64
     power, Vt = _gram_oracle(X, centered)
     power = power[power > 1e-12 * power[0]]
     m = power.size
@@ -190,14 +190,14 @@ def test_auto_turns_dense_once_enough_directions_are_explicit(make):
     """state="auto": clustered, then (at auto_bounds(n)[1] explicit
     directions) the dense state, with the trajectory of a learner dense from
     the start (expected losses to 1e-9)."""
-    from onlinepca_fast.learners._clustered import auto_bounds
+    from onlinepca_fast.learners._state import auto_bounds
     n = 520
     rng = np.random.default_rng(6)
     X = unit_ball(rng.standard_normal((auto_bounds(n)[1] + 60, n)))
     auto = make("auto").fit(X[:20])
-    assert auto._is_clustered()
+    assert auto._state.clustered
     auto.partial_fit(X[20:])
-    assert not auto._is_clustered() and auto.cluster_multiplicity_ == 0
+    assert not auto._state.clustered and auto.cluster_multiplicity_ == 0
     assert auto.eigenvalues_.shape == (n,)
     dense = make("dense").fit(X)
     np.testing.assert_allclose(auto.expected_losses_, dense.expected_losses_, rtol=0, atol=1e-9)
@@ -209,6 +209,6 @@ def test_auto_turns_dense_once_enough_directions_are_explicit(make):
     np.testing.assert_allclose(auto.expected_losses_, dense.expected_losses_, rtol=0, atol=1e-9)
     # a forced clustered state never turns dense
     forced = make("clustered").fit(X)
-    assert forced._is_clustered()
+    assert forced._state.clustered
     # a refit starts clustered again
-    assert auto.fit(X[:5])._is_clustered()
+    assert auto.fit(X[:5])._state.clustered

@@ -17,7 +17,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 import onlinepca_fast as opf
-from onlinepca_fast.learners._explained import EIGEN_SPAN
+from onlinepca_fast.learners._cumulative import EIGEN_SPAN
 
 
 def _stream(T, n, seed, offset=2.0):

@@ -6,6 +6,7 @@ path, with the learner's state unchanged.
 
 import pickle
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -42,7 +43,9 @@ def test_short_path_takes_ordinary_rows_and_equals_partial_fit(entry):
         return learner
     batch = small().partial_fit(X)
     single = small().partial_fit(X[:1])
-    assert all(_taken(single, x) for x in X[1:])
+    assert single.__dict__.get("_row_path") is None  # built by learn_one, when used
+    single.learn_one(X[1])  # validated: builds the short path
+    assert all(_taken(single, x) for x in X[2:])
     assert_same_state(single, batch)
 
 
@@ -89,6 +92,8 @@ def test_rows_the_short_path_declines_take_the_validating_path():
     """Other dtypes, shapes, subclasses and values are declined (False,
     nothing changed); learn_one then validates them as partial_fit does."""
     learner = opf.CappedHedge(2, random_state=0).partial_fit(make_data("loss", 5, 0))
+    learner.learn_one(make_data("loss", 1, 9)[0])
+    assert learner.__dict__.get("_row_path") is not None
     before = pickle.dumps(learner)
     row = make_data("loss", 1, 1)[0]
     for x in [row.astype(np.float32), row[:-1], row.reshape(1, -1), row.tolist(),
@@ -111,6 +116,7 @@ def test_rows_the_short_path_declines_take_the_validating_path():
 
 def test_variance_minimizer_short_path_stops_at_the_unit_ball():
     learner = opf.VarianceMinimizer(random_state=0).partial_fit(make_data("unit", 5, 0))
+    learner.learn_one(make_data("unit", 1, 9)[0])
     x = np.zeros(6)
     x[0] = 1.0
     assert _taken(learner, x)
@@ -158,7 +164,9 @@ def test_failed_trial_on_the_short_path_changes_nothing():
     """A trial failing in the compiled kernel (a planted NaN eigenvector):
     RuntimeError naming the status, the uniform given back, nothing changed."""
     learner = opf.OnlinePCA(2, random_state=0).partial_fit(make_data("vector", 10, 0))
-    learner._q[0, 0] = np.nan
+    learner.learn_one(make_data("vector", 1, 9)[0])
+    assert learner.__dict__.get("_row_path") is not None
+    learner._state.q[0, 0] = np.nan
     before = pickle.dumps(learner)
     x = make_data("vector", 1, 1)[0]
     with pytest.raises(RuntimeError, match=r"the trial failed .*evecs must be finite.*nothing"):
@@ -181,29 +189,32 @@ def test_set_params_and_fit_rebuild_the_short_path():
     assert_same_state(learner, opf.OnlinePCA(2, eta=4.0, random_state=0).partial_fit(X[:3]))
 
 
-def test_short_path_fails_fast_while_another_thread_reads():
-    """A reader registered on the guard (as transform does) makes learn_one
-    raise the guard's RuntimeError, changing nothing."""
+def test_short_path_waits_for_a_read_in_flight():
+    """A reader registered on the guard (as transform is while it runs)
+    makes learn_one wait for it (the short path declines, the validating
+    path waits), then run: a write waits for the reads in flight."""
     learner = opf.OnlinePCA(2, random_state=0).partial_fit(make_data("vector", 10, 0))
     x = make_data("vector", 1, 1)[0]
+    learner.learn_one(x)  # the short path exists
+    expected = pickle.loads(pickle.dumps(learner)).partial_fit(x[np.newaxis])
     guard = learner._guard
     entered, release = threading.Event(), threading.Event()
 
     def reader():
-        guard.enter_read(learner, "transform")
-        entered.set()
-        release.wait(10)
-        guard.exit_read()
+        with guard.reading():
+            entered.set()
+            release.wait(10)
 
     thread = threading.Thread(target=reader)
     thread.start()
     entered.wait(10)
-    before = pickle.dumps(learner)
-    try:
-        with pytest.raises(RuntimeError, match="in use by another thread"):
-            learner.learn_one(x)
-    finally:
-        release.set()
-        thread.join()
-    assert pickle.dumps(learner) == before
-    assert _taken(learner, x)
+    timer = threading.Timer(0.2, release.set)
+    timer.start()
+    t0 = time.monotonic()
+    learner.learn_one(x)
+    waited = time.monotonic() - t0
+    thread.join()
+    timer.join()
+    assert waited >= 0.15
+    assert_same_state(learner, expected)
+

@@ -217,12 +217,12 @@ def test_reorthogonalization_restores_orthogonality():
     moves the eigenvectors by no more than that error."""
     learner = opf.OnlinePCA(3, random_state=0).partial_fit(make_data("vector", 200, 0, n=20))
     rng = np.random.default_rng(0)
-    learner._q += 1e-8 * rng.standard_normal(learner._q.shape)
-    before = learner._q.copy()
+    learner._state.q += 1e-8 * rng.standard_normal(learner._state.q.shape)
+    before = learner._state.q.copy()
     assert orthogonality(before) > 1e-9
-    learner._reorthogonalize()
-    assert orthogonality(learner._q) < 1e-14
-    assert np.abs(learner._q - before).max() < 1e-7
+    learner._state.reorthogonalize()
+    assert orthogonality(learner._state.q) < 1e-14
+    assert np.abs(learner._state.q - before).max() < 1e-7
     assert_in_capped_set(learner.partial_fit(make_data("vector", 50, 1, n=20)))
 
 

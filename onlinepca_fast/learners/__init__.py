@@ -2,11 +2,13 @@
 Lamperski, as scikit-learn estimators.
 
 One module per family: ``_experts`` (Hedge, CappedHedge), ``_pca``
-(OnlinePCA, OnlineAdaptivePCA), ``_cumulative`` (CenteredOnlinePCA,
-FollowTheLeader), ``_clustered`` (the capped-structure state of both),
+(OnlinePCA, OnlineAdaptivePCA, and the projection API of every PCA
+learner), ``_cumulative`` (CenteredOnlinePCA, FollowTheLeader),
 ``_variance`` (VarianceMinimizer, SimplexVarianceMinimizer),
 ``_kernel_pca`` (OnlineKernelPCA), over the shared estimator and engine
-glue of ``_base``.  :data:`ALL_LEARNERS` lists every class.
+glue of ``_base`` and ``_trial_loop``; each learner holds a state object of ``_state`` (dense
+or clustered) and a rate of ``_rates``.  :data:`ALL_LEARNERS` lists every
+class.
 """
 
 from .._validation import MAX_STEP

@@ -3,11 +3,12 @@
 :class:`OnlineLearner` is the scikit-learn side: hyper-parameters declared as
 a table of constraints (``_constraints``) and checked once per call,
 whole-batch input validation (nothing changes unless every row passes),
-feature names, per-trial loss records, pickling.  The trial itself is the
-family's: :class:`TrialLoopLearner` runs the shared compiled loop of
-``src/learner.c`` (one typed :class:`EngineConfig`, built in one place),
-and :class:`~onlinepca_fast.OnlineKernelPCA` its own.  Families override
-small hooks; nothing here switches on a family.
+feature names, per-trial loss records, the guard, pickling and copies.  The
+trial itself is the family's: :class:`TrialLoopLearner` runs the shared
+compiled loop of ``src/learner.c`` on the learner's state object
+(:mod:`._state`: dense or clustered, behind one interface), and
+:class:`~onlinepca_fast.OnlineKernelPCA` its own.  Families override small
+hooks; nothing here switches on a family or on a kind of state.
 
 Conventions shared by all learners
 ----------------------------------
@@ -32,38 +33,40 @@ Conventions shared by all learners
   bit for bit as if never interrupted.  The pickle holds the package
   version and its layout is tied to it: loading a pickle from another
   version warns.  ``copy.copy`` gives an independent learner too (its
-  state arrays and generator copied; hyper-parameters shared).  A copy or
-  pickle is taken as a reader of the guard: while another thread runs a
-  batch it raises ``RuntimeError``, never returns a state torn mid-trial.
-- A ``fit`` that fails before its first trial completes (a ``MemoryError``
-  building the state of a much wider batch, Ctrl-C at once) leaves the
-  learner exactly as before the call.
+  state arrays and generator copied; hyper-parameters shared).
 - A batch runs on a private copy of the validated rows (another thread
   writing into the caller's array meanwhile changes nothing), in compiled
   chunks of about 20 ms (the first of a learner is one trial, whatever a
   trial costs), after a validation that copies and checks the batch in
-  steps of 8 MB: Ctrl-C (``KeyboardInterrupt``) is honoured at the next
-  step or trial boundary -- in the main thread also inside an O(n^3)
+  steps of 8 MB.  After each chunk the learner is exactly the learner of
+  the rows done -- losses recorded, one uniform consumed per trial,
+  re-orthogonalised where due -- as if the batch had been those rows.
+  Ctrl-C (``KeyboardInterrupt``) is honoured at the next step or chunk
+  boundary -- in the main thread also between trials and inside an O(n^3)
   trial (share="past", matrix instances, kernel PCA's eigen-update), which
-  is then undone (``src/interrupt.h``) -- and leaves the learner exactly as
-  after the rows it processed -- as if the batch had been those rows:
-  losses, counters and generator consistent, also if a second Ctrl-C lands
-  while the first is being handled -- then propagates.
-- One learner must not be used from two threads at once; if it is, the
-  second call raises ``RuntimeError`` at once and changes nothing (see
-  :mod:`onlinepca_fast._guard`); ``set_params`` (or setting a
-  hyper-parameter) is such a call.  ``learn_one`` and ``partial_fit`` use
-  the hyper-parameters set last.  Independent learners run in parallel
-  threads (the compiled loop releases the GIL).
+  is then undone (``src/interrupt.h``) -- and leaves the learner so, also if
+  a second Ctrl-C lands while the first is being handled; then propagates.
+- Threads (:mod:`onlinepca_fast._guard`): two threads must not *write* one
+  learner at once -- the second writer (``fit``, ``partial_fit``,
+  ``learn_one``, ``set_params`` or setting a hyper-parameter) raises
+  ``RuntimeError`` at once and changes nothing.  Reads (``transform``,
+  copies, pickles, every fitted attribute) are never refused and never
+  torn: a read during another thread's batch waits for the chunk in flight
+  and sees the learner of the rows done so far; a write waits for the reads
+  in flight.  ``learn_one`` and ``partial_fit`` use the hyper-parameters
+  set last.  Independent learners run in parallel threads (the compiled
+  loop releases the GIL).
+- A ``fit`` that fails before its first trial completes (a ``MemoryError``
+  building the state of a much wider batch, Ctrl-C at once) leaves the
+  learner exactly as before the call.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
+import copy
 import math
-from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+import warnings
+from typing import Any, TypeVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -71,7 +74,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import validate_data
 
 from .. import _kernels
-from .._guard import guard_of, settled
+from .._guard import guard_of, reads_state, settled
 from .._typing import ArrayLike, FloatArray
 from .._validation import (
     ALPHA,
@@ -82,28 +85,16 @@ from .._validation import (
     Constraint,
     Options,
     RandomState,
-    as_generator,
     as_real_array,
     check_params,
     private_copy,
 )
-from ..kernels import sample_corner
-from ._batch import run_batch
-from ._eigensystem import EigensystemMixin
-from ._guarded import GuardedState
 from ._sparse import is_sparse, learn_sparse
-from ._rates import RatesMixin, mixing_options, rate_options
 
 _Self = TypeVar("_Self", bound="OnlineLearner")
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
 
-__all__ = ["OnlineLearner", "TrialLoopLearner", "EngineConfig", "CappedDraws",
-           "EigensystemMixin", "NotFittedError", "rate_options",
-           "mixing_options"]
-
-#: Bit generators whose advance(-1) undoes the one draw of a trial.
-_REWINDABLE = (np.random.PCG64, np.random.PCG64DXSM)
+__all__ = ["OnlineLearner", "LossRecords", "NotFittedError", "reads_state", "SAMPLERS",
+           "SHARES", "CAPPED_MIXING"]
 
 SAMPLERS = {"decomposition": _kernels.SAMPLER_DECOMPOSITION,
             "systematic": _kernels.SAMPLER_SYSTEMATIC}
@@ -123,9 +114,47 @@ CAPPED_MIXING: dict[str, Constraint] = {
 }
 
 
-class OnlineLearner(GuardedState, BaseEstimator):
-    """Shared machinery: parameters, validation, loss records (pickling,
-    copies and hyper-parameter writes: :class:`GuardedState`).
+class LossRecords:
+    """The per-trial losses since the last reset: ``buf[0]`` expected,
+    ``buf[1]`` realized, the first ``count`` columns used (grown
+    geometrically; zeros beyond, so that equal learners pickle equally)."""
+
+    __slots__ = ("buf", "count")
+
+    def __init__(self):
+        self.buf = np.empty((2, 0))
+        self.count = 0
+
+    def __getstate__(self):
+        return (self.buf, self.count)
+
+    def __setstate__(self, state):
+        self.buf, self.count = state
+
+    def room(self, need):
+        """The buffer, grown (geometrically) to hold `need` trials."""
+        old = self.buf
+        if need > old.shape[1]:
+            grown = np.zeros((2, max(need, 2 * old.shape[1], 16)))
+            grown[:, :self.count] = old[:, :self.count]
+            self.buf = old = grown
+        return old
+
+    def append(self, losses):
+        n_old = self.count
+        need = n_old + losses.shape[1]
+        self.room(need)[:, n_old:need] = losses
+        self.count = need
+
+    def view(self, row):
+        view = self.buf[row, :self.count]
+        view.flags.writeable = False
+        return view
+
+
+class OnlineLearner(BaseEstimator):
+    """Shared machinery: parameters, validation, loss records, the guard,
+    pickling and copies.
 
     Subclasses declare ``_constraints`` (argument -> constraint, see
     :mod:`onlinepca_fast._validation`) and implement the hooks
@@ -139,6 +168,8 @@ class OnlineLearner(GuardedState, BaseEstimator):
     _batch_ndims: tuple[int, ...] = (2,)
     #: whether trials draw from the generator
     _randomized = True
+    #: attributes that are rebuilt, never pickled or copied
+    _TRANSIENT = ("_engine", "_row_path", "_guard", "_pace")
 
     # -- scikit-learn protocol ---------------------------------------------
     def __sklearn_tags__(self):
@@ -152,6 +183,99 @@ class OnlineLearner(GuardedState, BaseEstimator):
     def _params(self, n):
         """The hyper-parameters, checked and converted (one table, one pass)."""
         return check_params(self._constraints, self.get_params(deep=False), {"n": n})
+
+    # -- hyper-parameter writes: writes of the guard ------------------------
+    def __setattr__(self, name, value):
+        # a hyper-parameter set (set_params, or directly) is a write: it
+        # fails while another thread runs a batch; and learn_one's short
+        # path, built from the checked values, is stale
+        if name in type(self)._constraints:
+            guard = guard_of(self)
+            level = guard.enter_write(self, f"set {name}")
+            try:
+                self.__dict__.pop("_row_path", None)
+                object.__setattr__(self, name, value)
+            finally:
+                settled(guard.exit_write, level)
+            return
+        object.__setattr__(self, name, value)
+
+    def set_params(self: _Self, **params: Any) -> _Self:
+        """Set hyper-parameters (scikit-learn's ``set_params``).
+
+        A write, as ``partial_fit``: while another thread writes the learner
+        it raises ``RuntimeError`` and changes nothing.  The new values take
+        effect at the next trial (``partial_fit`` or ``learn_one``).
+
+        Parameters
+        ----------
+        **params : dict
+            Hyper-parameter name -> value.
+
+        Returns
+        -------
+        self : object
+            The learner.
+        """
+        guard = guard_of(self)
+        level = guard.enter_write(self, "set_params")
+        try:
+            return super().set_params(**params)
+        finally:
+            settled(guard.exit_write, level)
+
+    # -- pickling and copies: reads of the guard, never torn -----------------
+    def _state_dict(self):
+        """Hook: the attributes a pickle holds (not copied; the caller copies
+        them under the guard)."""
+        return {k: v for k, v in self.__dict__.items() if k not in self._TRANSIENT}
+
+    def _snapshot(self, memo):
+        """A deep copy of :meth:`_state_dict`, taken as a reader (complete
+        when this returns: a later trial cannot change what a pickler
+        serialises afterwards)."""
+        from .._version import __version__
+        with guard_of(self).reading():
+            state = copy.deepcopy(self._state_dict(), memo)
+        state["_onlinepca_fast_version"] = __version__
+        return state
+
+    def __getstate__(self):
+        return self._snapshot({})
+
+    def __deepcopy__(self, memo):
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__setstate__(self._snapshot(memo))
+        return new
+
+    def __setstate__(self, state):
+        from .._version import __version__
+        state = dict(state)
+        saved = state.pop("_onlinepca_fast_version", None)
+        if saved != __version__:
+            warnings.warn(f"unpickling a {type(self).__name__} saved by onlinepca_fast "
+                          f"{saved}, this is {__version__}: the state may not be valid",
+                          UserWarning, stacklevel=2)
+        self.__dict__.update(state)
+
+    def __copy__(self):
+        """An independent learner: the fitted state (arrays, generator) is
+        copied deeply, the hyper-parameters are shared as by a shallow copy."""
+        new = type(self).__new__(type(self))
+        with guard_of(self).reading():
+            params = self.get_params(deep=False)
+            for key, value in self.__dict__.items():
+                if key not in self._TRANSIENT:
+                    new.__dict__[key] = value if key in params else copy.deepcopy(value)
+        return new
+
+    def _restore(self, before):
+        """Make the attribute dict `before` again (idempotent)."""
+        state = self.__dict__
+        for key in [key for key in state if key not in before]:
+            del state[key]
+        state.update(before)
 
     # -- validation ----------------------------------------------------------
     def _fitted(self):
@@ -210,7 +334,6 @@ class OnlineLearner(GuardedState, BaseEstimator):
             validate_data(self, X, reset=True, skip_check_array=True)
 
     def _check_fitted(self):
-        guard_of(self).check_read(self, "read")
         if not self._fitted():
             raise NotFittedError(f"This {type(self).__name__} instance has seen no data "
                                  "yet; call fit, partial_fit or learn_one first")
@@ -232,16 +355,18 @@ class OnlineLearner(GuardedState, BaseEstimator):
         return np.ascontiguousarray(arr)
 
     # -- the trial protocol -----------------------------------------------------
-    def _learn(self, X, name, *, single, reset):
+    def _learn(self, X, name, *, single, reset, what=None):
         """Validate, plan, reset if asked, run: nothing changes before every
         check (the input's, the hyper-parameters', the family's) passed."""
         guard = guard_of(self)
-        level = guard.enter_write(self, "fit" if reset else "partial_fit")
+        level = guard.enter_write(self, what or ("fit" if reset else "partial_fit"))
         try:
             if is_sparse(X):  # densified chunk by chunk (see _sparse)
                 learn_sparse(self, X, name, single, reset, self._learn_rows)
             else:
                 self._learn_rows(X, name, single, reset)
+            if single:
+                self._learned_one()
         finally:
             settled(guard.exit_write, level)  # even if a Ctrl-C lands in here
         return self
@@ -263,15 +388,25 @@ class OnlineLearner(GuardedState, BaseEstimator):
         arrays), so the previous attribute dict is the previous learner.
         """
         before = self.__dict__.copy()
+        guard = guard_of(self)
         try:
-            self._reset(rows.shape[1], plan)
-            self._commit_features(X, matrix, single, rows.shape[1])
+            with guard.mutation():
+                self._reset(rows.shape[1], plan)
+                self._commit_features(X, matrix, single, rows.shape[1])
             self._run(rows, plan)
         except BaseException:
-            t = self.__dict__.get("_t")
-            if t is None or t is before.get("_t") or int(t[0]) == 0:
-                settled(self._restore, before)
+            if not self._has_trials(before):
+                with guard.mutation():
+                    settled(self._restore, before)
             raise
+
+    def _learned_one(self):
+        """Hook, inside learn_one's write, after its validated trial."""
+
+    def _has_trials(self, before):
+        """Whether the learner (reset since `before`) ran a trial."""
+        t = self.__dict__.get("_t")
+        return not (t is None or t is before.get("_t") or int(t[0]) == 0)
 
     def _plan(self, X, matrix, amax, name, reset):  # pragma: no cover - abstract
         """Check everything else about the batch; return what _run needs."""
@@ -337,350 +472,35 @@ class OnlineLearner(GuardedState, BaseEstimator):
         self : object
             The learner.
         """
-        return self._learn(x, "x", single=True, reset=not self._fitted())
+        return self._learn(x, "x", single=True, reset=not self._fitted(), what="learn_one")
 
     # -- loss records --------------------------------------------------------------
     def _start_records(self):
-        self._losses = np.empty((2, 0))
-        self._n_recorded = 0
-
-    def _record_room(self, need):
-        """The loss buffer, grown (geometrically) to hold `need` trials."""
-        old = self._losses
-        if need > old.shape[1]:
-            # zeros, not empty: the buffer is pickled whole, and uninitialised
-            # memory would make equal learners pickle differently
-            grown = np.zeros((2, max(need, 2 * old.shape[1], 16)))
-            grown[:, :self._n_recorded] = old[:, :self._n_recorded]
-            self._losses = old = grown
-        return old
+        self._records = LossRecords()
 
     def _record(self, losses):
-        if not self.record_losses or losses.shape[1] == 0:
-            return
-        n_old = self._n_recorded
-        need = n_old + losses.shape[1]
-        self._record_room(need)[:, n_old:need] = losses
-        self._n_recorded = need
+        if self.record_losses and losses.shape[1]:
+            self._records.append(losses)
 
     @property
+    @reads_state
     def n_trials_(self) -> int:
         """Number of trials since the last reset."""
         self._check_fitted()
         return int(self._t[0])
 
-    def _loss_view(self, row):
-        self._check_fitted()
-        view = self._losses[row, :self._n_recorded]
-        view.flags.writeable = False
-        return view
-
     @property
+    @reads_state
     def expected_losses_(self) -> FloatArray:
         """Expected loss of each trial since the last reset (read-only view)."""
-        return self._loss_view(0)
+        self._check_fitted()
+        return self._records.view(0)
 
     @property
+    @reads_state
     def realized_losses_(self) -> FloatArray:
         """Realized loss of each trial since the last reset (read-only view)."""
-        return self._loss_view(1)
+        self._check_fitted()
+        return self._records.view(1)
 
 
-def _same(a, b):
-    """Whether two snapshots (arrays, or tuples of arrays) are equal."""
-    if isinstance(a, tuple):
-        return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
-    return np.array_equal(a, b)
-
-
-def reads_state(method: Callable[_P, _R]) -> Callable[_P, _R]:
-    """Decorator of a method that reads the learner's state for its whole
-    duration (transform ...): it fails at once while another thread writes,
-    and a writer fails while it runs."""
-    @functools.wraps(method)
-    def wrapped(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        self = args[0]
-        guard = guard_of(self)
-        guard.enter_read(self, method.__name__)
-        try:
-            return method(*args, **kwargs)
-        finally:
-            guard.exit_read()
-    return wrapped
-
-
-class CappedDraws:
-    """Weights and draws of the learners whose hypothesis is a corner of
-    capped weights (WK Alg. 2): hook :meth:`_corner_size`."""
-
-    def _corner_size(self, n):  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _weights(self):
-        """The probability weights omega of the current parameter."""
-        return self._omega.copy()
-
-    def _draw(self, random_state):
-        rng = self._rng if random_state is None else as_generator(random_state)
-        return sample_corner(self._weights(), self._corner_size(self.n_features_in_), rng,
-                             method=self._sampler_name())
-
-    def _sampler_name(self):
-        return self.sampler
-
-
-@dataclasses.dataclass(frozen=True)
-class EngineConfig:
-    """What the compiled trial loop is told about a learner (``opf_learner``
-    in ``src/learner.h``); two equal configs can share an engine."""
-
-    kind: int
-    n: int
-    d: int
-    eta: float
-    alpha: float = 0.0
-    share: int = _kernels.SHARE_NONE
-    sampler: int = _kernels.SAMPLER_DECOMPOSITION
-    centered: bool = False
-    center_lr_inv: float = 0.0
-    matrix_input: bool = False
-    auto_rate: bool = False  # eta="auto": the rate is state (``_rate``)
-    alpha_auto: bool = False  # alpha="auto": alpha_t = 1/(t+1)**2
-
-
-class TrialLoopLearner(RatesMixin, OnlineLearner):
-    """A learner whose trials run in the shared compiled loop.
-
-    Hooks: :meth:`_engine_options` (the family's part of the
-    :class:`EngineConfig`), :meth:`_initial_state`, :meth:`_check_steps`
-    (optional), :meth:`_reorthogonalize_every` (optional).
-    """
-
-    # the state (set at reset)
-    _lam: FloatArray
-    _q: FloatArray
-
-    def _engine_options(self, p, n):  # pragma: no cover - abstract
-        """The family's fields of the EngineConfig, from the checked
-        hyper-parameters p, as a dict."""
-        raise NotImplementedError
-
-    def _initial_state(self, p, n):  # pragma: no cover - abstract
-        """(lam, q, mean) at reset: W^0 = I/n."""
-        raise NotImplementedError
-
-    def _initial_mean(self, p, n):
-        """The center at reset (hook; the steps are checked against it)."""
-        return self._initial_state(p, n)[2]
-
-    def _check_steps(self, X, amax, name, matrix, config, mean):
-        """Hook: reject instances whose step could overflow (PCA learners)."""
-
-    def _reorthogonalize_every(self, p):
-        """Hook: the re-orthogonalisation period (0: never)."""
-        return 0
-
-    def _past_size(self, config):
-        """Entries of the running sum of past parameters: W (n x n) for the
-        eigen-learners, w (n) for the experts, with share="past"."""
-        if config.share != _kernels.SHARE_PAST:
-            return 1
-        return config.n if config.kind == _kernels.KIND_EXPERTS else config.n * config.n
-
-    # -- the engine config, built in one place -----------------------------------
-    def _config(self, p, n, matrix):
-        return EngineConfig(n=n, matrix_input=bool(matrix), **self._engine_options(p, n))
-
-    def _plan(self, X, matrix, amax, name, reset):
-        n = X.shape[1]
-        p = self._params(n)
-        config = self._config(p, n, matrix)
-        mean = self._initial_mean(p, n) if reset else self._mean
-        self._check_steps(X, amax, name, matrix, config, mean)
-        if (not reset and config.share == _kernels.SHARE_PAST
-                and self._wsum.size != self._past_size(config)):
-            raise ValueError("share='past' averages every parameter since the "
-                             "last reset; set it before fit, not mid-stream")
-        if reset and self._randomized:
-            as_generator(self.random_state)  # checked before the reset uses it
-        return config, self._reorthogonalize_every(p), p
-
-    def _reset(self, n, plan):
-        config, _, p = plan
-        rng = as_generator(self.random_state) if self._randomized else None
-        self._reset_state(p, n)
-        self._wsum = np.zeros(self._past_size(config))  # sum of past parameters
-        # eta="auto" (src/adaptive_rate.h): [cumulative mixability gap, rate]
-        self._rate = np.array([0.0, np.inf, 0.0])  # Delta, eta_t, tr C^t
-        self._limit = self._limit_state(p, n)  # eta="auto"'s master, or None
-        self._t = np.zeros(1, dtype=np.intp)
-        self._start_records()
-        self._rng = rng
-        self._engine = None
-        self._engine_key = None
-        self.__dict__.pop("_row_path", None)
-        self.__dict__.pop("_pace", None)
-
-    def _reset_state(self, p, n):
-        """The parameter at reset (hook): W^0 = I/n from :meth:`_initial_state`."""
-        lam, q, mean = self._initial_state(p, n)
-        self._lam = lam
-        self._omega = np.exp(lam)
-        self._q = q
-        self._mean = mean
-
-    def _get_engine(self, config):
-        if getattr(self, "_engine", None) is None or self._engine_key != config:
-            self._engine = _kernels.Engine(
-                lam=self._lam, omega=self._omega, q=self._q, mean=self._mean,
-                wsum=self._wsum, t=self._t, rate=self._rate,
-                limit=self._limit_option(config), **dataclasses.asdict(config))
-            self._engine_key = config
-        return self._engine
-
-    def _run(self, X, plan):
-        config, every, p = plan
-        T = X.shape[0]
-        self._sync_limit(config, p)
-        engine = self._get_engine(config)
-        t0 = int(self._t[0])
-        n0 = self._n_recorded
-        saved = self._rng.bit_generator.state if self._randomized else None
-        losses = np.empty((2, T))
-        X = X.reshape(T, -1)
-        u = np.zeros(T)
-        fixed = [t0, None]  # last trial count re-orthogonalised; Q before it
-
-        def begin():
-            nonlocal engine
-            if self._randomized:
-                u[:] = self._rng.random(T)
-            # (a representation change due by the state, e.g. restored by
-            # pickle right after the trial that made it due, comes first)
-            engine = self._next_engine(engine, config, p)
-
-        def chunk(done, size):
-            # chunks (run_batch) also end where the trial count reaches a
-            # multiple of `every`, so that re-orthogonalisation happens
-            # after the same trials however the stream is split
-            stop = min(T, done + size)
-            if every:
-                stop = min(stop, done + every - (t0 + done) % every)
-            # fewer than asked when a trial made a representation change
-            # due (state="auto"): decided by the state after each trial
-            ran = engine.run(X[done:stop], u[done:stop], losses[0, done:stop],
-                             losses[1, done:stop])
-            return ran, True
-
-        def after():
-            nonlocal engine
-            self._reorthogonalize_at(every, fixed)
-            engine = self._next_engine(engine, config, p)
-
-        run_batch(self, T, chunk,
-                  lambda: self._settle(t0, n0, saved, losses, every, fixed, T), begin, after)
-        self._row_path = self._build_row_path(engine, config, every, p)
-        return self
-
-    def _next_engine(self, engine, config, p):
-        """Hook, between chunks of a batch: the engine for the next chunk
-        (the same one, unless the learner changed how it keeps its state)."""
-        return engine
-
-    def _basis_snapshot(self):
-        """Hook: what re-orthogonalisation changes (to tell whether an
-        interrupted one was applied)."""
-        return self._q.copy()
-
-    def _build_row_path(self, engine, config, every, p):
-        """learn_one's short path (see :meth:`learn_one`), or None."""
-        if config.matrix_input or (self._randomized and
-                                   type(self._rng.bit_generator) not in _REWINDABLE):
-            return None
-        lo, hi, amax, norm2 = self._short_path_region(config)
-        return _kernels.RowPath(self, engine, guard_of(self), self._rng, every,
-                                p["record_losses"], lo, hi, amax, norm2)
-
-    def _short_path_region(self, config):
-        """Hook: (lo, hi, amax, norm2) such that every row with entries in
-        [lo, hi], max |x_i| <= amax and |x|^2 <= norm2 passes the family's
-        checks (:meth:`_check_values`, :meth:`_check_steps`) now and after
-        any sequence of trials on such rows.  Conservative is fine: other
-        rows take the validating path, which decides."""
-        return -math.inf, math.inf, math.inf, math.inf
-
-    def _reorthogonalize_at(self, every, fixed):
-        """Re-orthogonalise if the trial count is a multiple of `every` not
-        yet done; `fixed` = [count done, (count, Q before)] makes it safe to
-        call again after an interruption anywhere in here."""
-        t = int(self._t[0])
-        if every and t % every == 0 and fixed[0] != t:
-            fixed[1] = (t, self._basis_snapshot())
-            self._reorthogonalize()
-            fixed[0] = t
-
-    def _settle(self, t0, n0, saved, losses, every, fixed, T):
-        """Make the state that of the rows the engine processed (its trial
-        counter says how many): their losses recorded, one uniform each
-        consumed, the re-orthogonalisation due at that count done.  Safe to
-        repeat (interruptions); returns the number of rows processed."""
-        done = int(self._t[0]) - t0
-        t = t0 + done
-        if every and t % every == 0 and fixed[0] != t:
-            before = fixed[1]
-            if before is None or before[0] != t or _same(before[1], self._basis_snapshot()):
-                self._reorthogonalize()  # not (or not visibly) applied yet
-            fixed[0] = t
-        if self.record_losses:
-            have = self._n_recorded - n0
-            if have < done:
-                self._record(losses[:, have:done])
-        if saved is not None and done < T:  # one uniform consumed per trial done
-            self._rng.bit_generator.state = saved
-            self._rng.random(done)
-        return done
-
-    def learn_one(self: _Self, x: ArrayLike) -> _Self:
-        """Run one trial on the single instance x.
-
-        Parameters
-        ----------
-        x : array_like of shape (n_features,)
-            One row, its values in the order of the features seen so far.
-
-        Returns
-        -------
-        self : object
-            The learner.
-
-        Notes
-        -----
-        After a first batch or row, a float64 ndarray row of the fitted
-        width whose values lie where every check of the learner is known to
-        pass (finite; losses in [0, 1], norms at most 1, steps far below
-        overflow, as the learner requires) takes a short compiled path: it
-        is copied, checked and run in one call, with the uniform drawn from
-        the learner's generator (PCG64 or PCG64DXSM; other bit generators
-        take the validating path).  The numbers are those of
-        ``partial_fit`` on the same rows.  Any other row is validated in
-        full, as by ``partial_fit``.
-        """
-        path = self.__dict__.get("_row_path")
-        if path is not None and path.learn(x):
-            return self
-        return super().learn_one(x)
-
-    def _reorthogonalize(self):
-        """One Newton-Schulz step towards the nearest orthogonal matrix.
-
-        Each rank-one update leaves the eigenvectors orthonormal to working
-        precision, but the rounding accumulates: ``||Q^T Q - I||`` grows by
-        about 1e-18 to 1e-16 per trial (measured at n = 20..200), i.e. past
-        1e-10 after 10^6..10^8 trials.  ``Q <- Q (I + (I - Q^T Q)/2)`` takes
-        an error e to ~ e^2 (plus rounding, ~1e-15) and moves each column by
-        O(e), the size of the error it already carries as an eigenvector; it
-        keeps the columns' order, so eigenvalues and draws are unaffected.
-        In place: the engine points into ``_q``.
-        """
-        q = self._q
-        q += 0.5 * (q @ (np.eye(q.shape[0]) - q.T @ q))

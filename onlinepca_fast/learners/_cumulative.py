@@ -1,7 +1,33 @@
 """The cumulative online PCA learners: WK Algorithm 6 (centered and
 uncentered) and the Follow-the-Leader baseline, whose state is the
-eigensystem of ``A = log W^0 - eta C^t`` (dense, or on the capped structure
-of ``_clustered``: the directions no instance has reached form one cluster).
+eigensystem of ``A = log W^0 - eta C^t`` (dense, or clustered: the
+directions no instance has reached form one cluster, :mod:`._state`).
+
+``explained_variance_`` is read off that state.  WK Algorithm 6 and Follow
+the Leader keep the eigensystem of ``A = a0 I - eta C^t`` (``a0 = log(1/n)``, or 0 and ``eta = 1`` for Follow
+the Leader), where ``C^t`` is the scatter of the rows seen so far about the
+center (eq. 16).  So the covariance's eigenvalues are ``(a0 - lambda_i) /
+eta``, in the order of ``components_``, and as scikit-learn's
+``IncrementalPCA`` defines them:
+
+- ``explained_variance_[i]``: the variance of the data seen so far along
+  ``components_[i]``, i.e. the i-th largest eigenvalue of ``C^t / d``;
+- ``explained_variance_ratio_[i]``: that over the total variance
+  ``trace(C^t) / d``;
+
+with ``d = t - 1`` (the sample variance, ``ddof=1``, as IncrementalPCA)
+when centered by the running mean, ``d = c + t - 1`` for a center learned
+with ``center_lr_inv = c > 0`` (eq. 15-16 are then the scatter of the rows
+and of c phantom rows at ``mean_init``: the same formula over the c + t
+rows), and ``d = t`` when uncentered (the mean square of ``(x - mean_)``
+along the component: the variance about the fixed center).  A single row
+(``d = 0``) has no spread: variances 0, ratios 0 (as for a total variance
+of 0).
+
+The other learners do not have these attributes: :class:`OnlinePCA` and
+:class:`OnlineAdaptivePCA` keep ``log W``, the learning rate times the
+losses so far, mixed and capped (WK Alg. 5, YL Alg. 4), not the data's
+second moments, and :class:`OnlineKernelPCA` works in feature space.
 
 References
 ----------
@@ -12,6 +38,7 @@ References
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -29,32 +56,46 @@ from .._validation import (
     Vector,
     none_or,
 )
-from ..kernels import cap_log
-from ._base import SAMPLERS, TrialLoopLearner, rate_options, reads_state
-from ._clustered import MAX_DENSE, ClusteredState, refuse_dense
-from ._explained import ExplainedVariance
-from ._pca import _Projections, _reject_step, _step_limit, meg_step_box, row_norms
+from ._base import SAMPLERS, reads_state
+from ._pca import _PCALearner, _reject_step, _step_limit, meg_step_box, row_norms
+from ._rates import Rate
 
-__all__ = ["CenteredOnlinePCA", "FollowTheLeader"]
+__all__ = ["CenteredOnlinePCA", "FollowTheLeader", "EIGEN_SPAN"]
+
+#: The span the compiled loop keeps the eigenvalues of A within
+#: (``OPF_EIGEN_FLOOR`` of ``src/logweights.h``): only a spread beyond it
+#: (eta times ~1e18 times the smallest variance) floors a variance.
+EIGEN_SPAN = 2.0 ** 60
 
 
-class _Cumulative(ExplainedVariance, ClusteredState, _Projections, TrialLoopLearner):
+def _rates_of(config):
+    """(eta or "auto", center_lr_inv, centered) of an engine configuration."""
+    eta = "auto" if config.auto_rate else config.eta
+    return (eta, config.center_lr_inv, config.centered)
+
+
+class _Cumulative(_PCALearner):
     """WK Algorithm 6's state: the eigensystem of A = log W^0 - eta C^t,
-    dense or clustered (``state``, see :class:`ClusteredState`), from which
-    ``explained_variance_`` is read (see :mod:`._explained`)."""
+    dense or clustered (``state``), from which ``explained_variance_`` is
+    read (see the module doc)."""
 
-    _cumulative = True
+    _law = "cumulative"
+    #: A's level at reset: log(1/n) (Follow the Leader: 0)
+    _a0_is_zero = False
+
+    def _a0(self, n):
+        return 0.0 if self._a0_is_zero else -math.log(n)  # libm's log, as the C code
 
     def _share(self, p):
         return None  # no mixing: see CenteredOnlinePCA's Notes
 
-    def _check_steps(self, X, amax, name, matrix, config, mean):
+    def _check_steps(self, X, amax, name, matrix, config, mean, rate):
         """The steps ``eta f |y|^2`` (``y = x - m``, ``f <= 1``) and losses
         ``|y|^2`` must be at most :data:`MAX_STEP`.  For the learned center,
         ``m`` stays in the convex hull of the current center and the batch's
         rows (eq. 15 with ``c >= 0``), so ``|y| <= |x| + max(|m|, max |x_j|)``
         is checked, with the ``x_j`` before ``x``."""
-        limit = _step_limit(config.eta)
+        limit = _step_limit(rate.bound)
         root_n = math.sqrt(X.shape[1])
         am = float(np.abs(mean).max())
         if config.centered:
@@ -73,9 +114,9 @@ class _Cumulative(ExplainedVariance, ClusteredState, _Projections, TrialLoopLear
         bad = np.flatnonzero(~(bound <= limit))
         if bad.size:
             i = int(bad[0])
-            _reject_step(name, i, bound[i], what, config.eta)
+            _reject_step(name, i, bound[i], what, rate)
 
-    def _short_path_region(self, config):
+    def _short_path_region(self, config, rate):
         """The cheap test of :meth:`_check_steps` as a box on max |x_i|.
 
         Learned center: ``sqrt(n) (amax + max(|m|, amax)) <= limit`` holds
@@ -83,7 +124,7 @@ class _Cumulative(ExplainedVariance, ClusteredState, _Projections, TrialLoopLear
         trial's center is a convex combination of the last one and the row,
         so ``max |m_i|`` never exceeds the box.  Fixed center: ``amax <=
         limit / sqrt(n) - max |m_i|``."""
-        box = meg_step_box(config.eta, config.n)
+        box = meg_step_box(rate.bound, config.n)
         am = float(np.abs(self._mean).max())
         box = box / 2 if config.centered else box - am * (1 + 1e-12)
         if am > box:
@@ -92,6 +133,82 @@ class _Cumulative(ExplainedVariance, ClusteredState, _Projections, TrialLoopLear
 
     def _reorthogonalize_every(self, p):
         return p["reorthogonalize_every"] or 0
+
+    # -- explained_variance_: the rates of the stream since the last reset -----------
+    # (eta, c, centered); a change (set_params mid-stream) leaves A a mix of rates
+    def _reset(self, n, plan):
+        super()._reset(n, plan)
+        self._stat_rates = _rates_of(plan.config)
+
+    def _run(self, X, plan):
+        if _rates_of(plan.config) != self.__dict__.get("_stat_rates"):
+            self._stat_rates = None  # A no longer gives C^t
+        return super()._run(X, plan)
+
+    def _scatter_spectrum(self):
+        """(eigenvalues of C^t in the order of the learner's eigenvectors,
+        number of cluster directions, trace of C^t, divisor d)."""
+        self._check_fitted()
+        rates = self.__dict__.get("_stat_rates")
+        if rates is None:
+            raise ValueError(
+                f"{type(self).__name__}: explained_variance_ needs the rates of the "
+                "stream since the last reset (eta, center_lr_inv, centered), which "
+                "changed mid-stream; refit to use it")
+        eta, c, centered = rates
+        n = self.n_features_in_
+        a0 = self._a0(n)
+        lam, cluster, extra = self._state.spectrum()
+        if cluster is None:
+            cluster = a0
+        present = ([float(lam[0]), float(lam[-1])] if lam.size else []) + (
+            [cluster] if extra else [])
+        top, low = max(present), min(present)
+        if top - low >= EIGEN_SPAN * (1 - 1e-9):
+            warnings.warn(
+                f"{type(self).__name__}: eta times the spread of the covariance's "
+                "eigenvalues has reached 2**60, where the state keeps its eigenvalues "
+                "(see eigenvalues_): the largest variances are floored, "
+                "explained_variance_ underestimates them", RuntimeWarning, stacklevel=4)
+        if eta == "auto":
+            # A = eta_t (K - C^t) with a level K that the step sizes decided:
+            # the trace of C^t (kept by the compiled loop, rate[2]) fixes it
+            eta, trace = float(self._rate[1]), float(self._rate[2])
+            if not (np.isfinite(eta) and eta > 0.0) or trace <= 0.0:
+                return np.zeros(lam.size), extra, 0.0, 0
+            a0 = (eta * trace + float(np.sum(lam)) + extra * cluster) / n
+        values = np.maximum((a0 - lam) / eta, 0.0)
+        total = float(values.sum()) + extra * max((a0 - cluster) / eta, 0.0)
+        t = int(self._t[0])
+        d = (c + t - 1) if centered else t
+        return values, extra, total, d
+
+    @property
+    @reads_state
+    def explained_variance_(self) -> FloatArray:
+        """Variance of the data seen so far along each of ``components_``:
+        the k largest eigenvalues of the covariance ``C^t / d`` (see the
+        module :mod:`onlinepca_fast.learners._cumulative`; as
+        ``IncrementalPCA.explained_variance_`` when centered)."""
+        values, extra, _, d = self._scatter_spectrum()
+        k = self.n_components
+        out = np.zeros(k)
+        top = values[:k]
+        out[:top.size] = top  # the rest: cluster directions, variance 0
+        return out / d if d > 0 else np.zeros(k)
+
+    @property
+    @reads_state
+    def explained_variance_ratio_(self) -> FloatArray:
+        """``explained_variance_`` over the total variance ``trace(C^t) / d``
+        (zeros while the total is 0)."""
+        values, extra, total, d = self._scatter_spectrum()
+        k = self.n_components
+        out = np.zeros(k)
+        top = values[:k]
+        if d > 0 and total > 0 and math.isfinite(total):
+            out[:top.size] = top / total
+        return out
 
 
 class CenteredOnlinePCA(_Cumulative):
@@ -233,19 +350,12 @@ class CenteredOnlinePCA(_Cumulative):
 
     def _engine_options(self, p, n):
         return dict(kind=_kernels.KIND_CUMULATIVE, d=n - p["n_components"],
-                    **rate_options(p["eta"]),
+                    **Rate(p["eta"]).fields(),
                     sampler=SAMPLERS[p["sampler"]], centered=p["centered"],
                     center_lr_inv=p["center_lr_inv"])
 
-    def _initial_state(self, p, n):
-        return np.full(n, -np.log(n)), np.eye(n), self._initial_mean(p, n)
-
     def _initial_mean(self, p, n):
         return np.zeros(n) if p["mean_init"] is None else np.array(p["mean_init"], dtype=float)
-
-    def _weights(self):
-        # cap_log is accurate at any level of lam
-        return np.exp(cap_log(self._lam, self.n_features_in_ - self.n_components))
 
 
 class FollowTheLeader(_Cumulative):
@@ -322,40 +432,12 @@ class FollowTheLeader(_Cumulative):
         self.reorthogonalize_every = reorthogonalize_every
         self.state = state
 
+    _law = "leader"
+    _a0_is_zero = True  # A = -C^t
+
+    def _sampler_name(self):
+        return "decomposition"  # never used: the projection is deterministic
+
     def _engine_options(self, p, n):
         return dict(kind=_kernels.KIND_CUMULATIVE, d=n - p["n_components"], eta=1.0,
                     sampler=_kernels.SAMPLER_LEADER, centered=p["centered"])
-
-    def _cluster_init(self, n):
-        return 0.0  # A = -C^t
-
-    def _initial_state(self, p, n):
-        return np.zeros(n), np.eye(n), np.zeros(n)
-
-    def _initial_mean(self, p, n):
-        return np.zeros(n)
-
-    def _weights(self):
-        n, k = self.n_features_in_, self.n_components
-        w = np.zeros(n)
-        w[k:] = 1.0 / (n - k)
-        return w
-
-    @reads_state
-    def sample_projection(self, random_state: SeedLike = None) -> FloatArray:
-        """The projection onto ``components_`` (deterministic).
-
-        Parameters
-        ----------
-        random_state : None, int or Generator, default=None
-            Ignored (Follow the Leader does not randomise).
-
-        Returns
-        -------
-        P : ndarray of shape (n, n)
-            ``components_.T @ components_``.
-        """
-        self._check_fitted()
-        refuse_dense(self.n_features_in_, "sample_projection()", MAX_DENSE)
-        V = self._kept_basis()
-        return V @ V.T

@@ -13,20 +13,22 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
 from .. import _kernels
 from .._typing import FloatArray, IndexArray, Sampler, SeedLike, Share
-from ._base import (CAPPED_MIXING, SAMPLERS, SHARES, CappedDraws, TrialLoopLearner,
-                    rate_options, mixing_options)
+from ._base import CAPPED_MIXING, SAMPLERS, SHARES, reads_state
+from ._trial_loop import TrialLoopLearner
+from ._rates import Mixing, Rate
 
 __all__ = ["Hedge", "CappedHedge"]
 
 
-class _Experts(CappedDraws, TrialLoopLearner):
-    """Weights over n experts, capped at 1/d; loss vectors in [0, 1]^n."""
+class _Experts(TrialLoopLearner):
+    """Weights over n experts, capped at 1/d; loss vectors in [0, 1]^n (the
+    dense state's weights without a basis)."""
 
     _constraints = CAPPED_MIXING
+    _basis = False
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -34,14 +36,11 @@ class _Experts(CappedDraws, TrialLoopLearner):
         return tags
 
     def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_EXPERTS, d=self._corner_size(n), **rate_options(p["eta"]),
-                    **mixing_options(p["alpha"]), share=SHARES[p["share"]],
+        return dict(kind=_kernels.KIND_EXPERTS, d=self._corner_size(n), **Rate(p["eta"]).fields(),
+                    **Mixing(p["alpha"]).fields(), share=SHARES[p["share"]],
                     sampler=SAMPLERS[p["sampler"]])
 
-    def _initial_state(self, p, n):
-        return np.full(n, -np.log(n)), np.zeros((1, 1)), np.zeros(n)  # no basis
-
-    def _short_path_region(self, config):
+    def _short_path_region(self, config, rate):
         return 0.0, 1.0, math.inf, math.inf
 
     def _check_values(self, X, name, matrix, lo, hi):
@@ -53,11 +52,13 @@ class _Experts(CappedDraws, TrialLoopLearner):
                              f"[{lo!r}, {hi!r}]")
 
     @property
+    @reads_state
     def weights_(self) -> FloatArray:
         """The current weight vector (sums to one, capped at 1/(n-k))."""
         self._check_fitted()
-        return self._weights()
+        return self._state.weights(self._corner_size(self.n_features_in_))
 
+    @reads_state
     def sample_corner(self, random_state: SeedLike = None) -> IndexArray:
         """Draw the set of ``n - k`` experts of a trial (sorted indices).
 
@@ -72,7 +73,8 @@ class _Experts(CappedDraws, TrialLoopLearner):
             The drawn experts, sorted.
         """
         self._check_fitted()
-        return self._draw(random_state)
+        return self._state.corner(self._corner_size(self.n_features_in_),
+                                  self._draw_rng(random_state), self.sampler)
 
 
 class CappedHedge(_Experts):

@@ -38,6 +38,7 @@ from .._validation import (
     none_or,
 )
 from ..kernels import cap_log, null_space_tol
+from .._guard import guard_of
 from ._base import SAMPLERS, OnlineLearner, reads_state
 from ._batch import run_batch
 from ._kernel_checks import _check_kernel_values, _check_psd, _check_rows
@@ -468,6 +469,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         self._m[0] = m
         self._engine = None
 
+    _TRANSIENT = OnlineLearner._TRANSIENT + ("_engine_key",)  # rebuilt, never pickled
     def _state_dict(self):
         state = super()._state_dict()
         if "_m" in state:  # only the used part of the grown buffers (copied by the caller)
@@ -481,65 +483,65 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         p, G = plan
         T = X.shape[0]
         m0 = int(self._m[0])
-        if (p["eta"] == "auto") != (self.__dict__.get("_master") is not None):
-            # eta set mid-stream: the master restarts with "auto", none with a number
-            self._master = _kernels.master_state() if p["eta"] == "auto" else None
-            self._engine = None
-        self._ensure_capacity(m0 + T, p)
-        self._X[m0:m0 + T] = X
-        engine = self._get_engine(p)
-        saved = self._rng.bit_generator.state
-        n0 = self._n_recorded
+        with guard_of(self).mutation():
+            if (p["eta"] == "auto") != (self.__dict__.get("_master") is not None):
+                # eta set mid-stream: the master restarts with "auto", none with a number
+                self._master = _kernels.master_state() if p["eta"] == "auto" else None
+                self._engine = None
+            self._ensure_capacity(m0 + T, p)
+            self._X[m0:m0 + T] = X
         losses = np.empty((2, T))
-        u = np.empty(T)
+        ctx = {"start": m0, "n0": self._records.count, "saved": None, "drawn": 0}
 
-        def begin():
-            u[:] = self._rng.random(T)
-
-        def chunk(done, size):
-            nonlocal engine
-            start = int(self._m[0]) - m0  # the engine's count: rows done
-            stop = min(T, start + size)
+        def step(done, size):
+            ctx.update(start=int(self._m[0]), n0=self._records.count, saved=None, drawn=0)
+            engine, stop, paced = self._get_engine(p), min(T, done + size), True
+            ctx["saved"] = self._rng.bit_generator.state
+            u = self._rng.random(stop - done)
+            ctx["drawn"] = stop - done
             try:
                 # Ctrl-C inside: KeyboardInterrupt, the interrupted trial
                 # undone (fewer done if the handler does not raise)
-                return engine.run(G[start:stop], u[start:stop], losses[0, start:stop],
-                                  losses[1, start:stop]), True
+                engine.run(G[done:stop], u, losses[0, done:stop], losses[1, done:stop])
             except _kernels.TrialError as exc:
                 if exc.status != _kernels.STATUS_EFAILED:
                     raise
-            # the failed trial has its losses; redo its eigen-update by eigh
-            self._rebuild(int(self._m[0]) + 1)
-            self.n_eigh_fallbacks_ += 1
-            engine = self._get_engine(p)
-            # (not paced: the time includes the O(m^3) rebuild)
-            return int(self._m[0]) - m0 - start, False
+                # the failed trial has its losses; redo its eigen-update by eigh
+                self._rebuild(int(self._m[0]) + 1)
+                self.n_eigh_fallbacks_ += 1
+                paced = False  # the time includes the O(m^3) rebuild
+            settle()
+            return int(self._m[0]) - ctx["start"], paced
 
-        run_batch(self, T, chunk, lambda: self._settle(m0, n0, saved, losses, T), begin)
+        def settle():
+            """Make the state that of the rows the engine processed: counter,
+            losses recorded, one uniform consumed per row.  Safe to repeat."""
+            done = int(self._m[0]) - ctx["start"]
+            self._t[0] = self._m[0]
+            if self.record_losses:
+                have = self._records.count - ctx["n0"]
+                if have < done:
+                    first = ctx["start"] - m0
+                    self._record(losses[:, first + have:first + done])
+            if ctx["saved"] is not None and done < ctx["drawn"]:
+                self._rng.bit_generator.state = ctx["saved"]
+                self._rng.random(done)
+                ctx["drawn"] = done
+            return int(self._m[0]) - m0
+
+        run_batch(self, T, step, settle)
         return self
-
-    def _settle(self, m0, n0, saved, losses, T):
-        """Make the state that of the rows the engine processed: counter,
-        losses recorded, one uniform consumed per row.  Safe to repeat."""
-        done = int(self._m[0]) - m0
-        self._t[0] = self._m[0]
-        if self.record_losses:
-            have = self._n_recorded - n0
-            if have < done:
-                self._record(losses[:, have:done])
-        if done < T:
-            self._rng.bit_generator.state = saved
-            self._rng.random(done)
-        return done
 
     # -- fitted attributes -------------------------------------------------------
     @property
+    @reads_state
     def eigenvalues_(self) -> FloatArray:
         """Ascending eigenvalues of the kernel matrix of the instances seen."""
         self._check_fitted()
         return self._evals[:int(self._m[0])].copy()
 
     @property
+    @reads_state
     def eigenvectors_(self) -> FloatArray:
         """Orthonormal eigenvectors (columns) matching ``eigenvalues_``."""
         self._check_fitted()
@@ -547,6 +549,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         return self._q[:m, :m].copy()
 
     @property
+    @reads_state
     def update_stats_(self) -> dict[str, int]:
         """Diagnostics of the bordered updates since the engine was last built
         (at a reset, a growth of the buffers or unpickling): a dict with
@@ -560,12 +563,14 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         return dict(engine.stats)
 
     @property
+    @reads_state
     def X_fit_(self) -> FloatArray:
         """The instances seen, in order."""
         self._check_fitted()
         return self._X[:int(self._m[0])].copy()
 
     @property
+    @reads_state
     def weights_(self) -> FloatArray | None:
         """The capped softmin ``lambdabar`` of the next trial (None while m <= r)."""
         self._check_fitted()

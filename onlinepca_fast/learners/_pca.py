@@ -1,6 +1,7 @@
 """The trial-to-trial online PCA learners: WK Algorithm 5 and YL Algorithm 4
 (the cumulative ones, WK Algorithm 6 and Follow the Leader, are in
-``_cumulative``).
+``_cumulative``), over :class:`_PCALearner`, the projection API every PCA
+learner shares.
 
 References
 ----------
@@ -19,25 +20,12 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from .. import _kernels
 from .._typing import ArrayLike, FloatArray, Sampler, SeedLike, Share, State
-from .._validation import (
-    REORTHOGONALIZE,
-    STATE,
-    as_generator,
-    as_real_array,
-)
-from ._clustered import MAX_DENSE, ClusteredState, refuse_dense
-from ._rates import MasterMixin
+from .._validation import REORTHOGONALIZE, STATE, as_real_array
+from ._base import CAPPED_MIXING, SAMPLERS, SHARES, reads_state
+from ._rates import Master, MasterMixin, Mixing, Rate
 from ._sparse import is_sparse, map_sparse, project_rows
-from ._base import (
-    rate_options, mixing_options,
-    CAPPED_MIXING,
-    SAMPLERS,
-    SHARES,
-    CappedDraws,
-    EigensystemMixin,
-    TrialLoopLearner,
-    reads_state,
-)
+from ._state import MAX_DENSE, auto_bounds, random_basis_with, refuse_dense
+from ._trial_loop import TrialLoopLearner
 
 __all__ = ["OnlinePCA", "OnlineAdaptivePCA"]
 
@@ -56,11 +44,12 @@ def _step_limit(eta):
     return 2.0 ** 510 / math.sqrt(max(1.0, eta))
 
 
-def _reject_step(name, i, bound, what, eta):
+def _reject_step(name, i, bound, what, rate):
+    eta = rate.bound
     with np.errstate(over="ignore"):
         step = max(1.0, eta) * np.float64(bound) ** 2
     raise ValueError(
-        f"{name} row {i} is too large for eta = {eta!r}: max(1, eta) * "
+        f"{name} row {i} is too large for {rate.label}: max(1, {eta!r}) * "
         f"{what}^2 = {step:.3g} exceeds 2**1020, the largest step a log-weight "
         "can take; rescale the data or eta (nothing was changed)")
 
@@ -71,21 +60,26 @@ def meg_step_box(eta, n):
     return _step_limit(eta) / math.sqrt(n) * (1 - 1e-12)
 
 
-def check_meg_steps(X, amax, name, eta):
+def check_meg_steps(X, amax, name, rate):
     """Reject a batch with an instance x whose step ``eta |x|^2`` (or loss
     ``|x|^2``) would exceed :data:`MAX_STEP` (the trial-to-trial learners)."""
-    limit = _step_limit(eta)
+    limit = _step_limit(rate.bound)
     if math.sqrt(X.shape[1]) * amax <= limit:  # |x| <= sqrt(n) max|x_i|: the cheap test
         return
     bad = np.flatnonzero(~(row_norms(X) <= limit))
     if bad.size:
         i = int(bad[0])
-        _reject_step(name, i, row_norms(X[i:i + 1])[0], "|x|", eta)
+        _reject_step(name, i, row_norms(X[i:i + 1])[0], "|x|", rate)
 
 
-class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, EigensystemMixin,
-                   CappedDraws):
-    """The projection API of the PCA learners (components, transforms, draws)."""
+class _PCALearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, TrialLoopLearner):
+    """What every PCA learner offers over its state object: the projection
+    (``components_``, ``transform``, draws) and the maintained eigensystem.
+
+    Hooks: :meth:`_kept_basis` and :meth:`_sampled_basis` (OnlinePCA's
+    master chooses between its learners), ``_a0`` (the level of A at reset,
+    the cumulative learners).
+    """
 
     def _corner_size(self, n):
         return n - self.n_components
@@ -95,10 +89,45 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
             raise ValueError(f"online PCA needs at least 2 features, got {n} feature(s)")
         return super()._params(n)
 
+    # -- the state's representation (the learners with a ``state`` parameter) ------
+    def _share(self, p):
+        return p.get("share")
+
+    def _representation(self, p, n):
+        """clustered for state="clustered", and for "auto" unless the dense
+        state wins at every m (fewer than 40 features)."""
+        if p["state"] == "auto":
+            return "clustered" if self._switches(p) and auto_bounds(n)[1] > 0 else "dense"
+        return p["state"]
+
+    def _switches(self, p):
+        return p["state"] == "auto" and self._share(p) != "past"
+
+    def _check_representation(self, p):
+        if p["state"] not in ("auto", self._state.representation):
+            raise ValueError(
+                f"state={self.state!r} would change how the fitted learner keeps "
+                f"log W (it is {self._state.representation}); set state before fit, "
+                "not mid-stream")
+
+    # -- the projection ---------------------------------------------------------------
     @property
     def _n_features_out(self):
         self._check_fitted()
         return self.n_components
+
+    def _kept_basis(self):
+        """The k leading directions (n x k): eigenvectors of W with the
+        smallest eigenvalues."""
+        return self._state.kept_basis(self.n_components)
+
+    def _sampled_basis(self, random_state):
+        """The k directions of a drawn projection (n x k)."""
+        return self._state.sampled_basis(self.n_components, self._draw_rng(random_state),
+                                         self._sampler_name())
+
+    def _sampler_name(self):
+        return self.sampler
 
     @property
     def explained_variance_(self) -> FloatArray:
@@ -114,17 +143,8 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
         """Absent here, as ``explained_variance_``."""
         return self.explained_variance_
 
-    def _kept_basis(self):
-        """The k eigenvectors of W with the smallest eigenvalues (n x k)."""
-        return self._q[:, :self.n_components]
-
-    def _sampled_basis(self, random_state):
-        """The k directions outside a drawn corner (n x k)."""
-        corner = self._draw(random_state)
-        keep = np.setdiff1d(np.arange(self.n_features_in_), corner)
-        return self._q[:, keep]
-
     @property
+    @reads_state
     def components_(self) -> FloatArray:
         """The k leading directions (rows): top-k of E[P] = I - (n-k) W (with
         ``eta="auto"``, of the learner its master weighs more, see
@@ -133,6 +153,7 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
         return np.ascontiguousarray(self._kept_basis().T)
 
     @property
+    @reads_state
     def mean_(self) -> FloatArray:
         """The center subtracted before projecting (zeros when uncentered)."""
         self._check_fitted()
@@ -207,7 +228,8 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
         drawn corner.  With ``eta="auto"`` (OnlinePCA and its subclass) one
         uniform first draws the learner with the master's weights: the
         limit learner's projection (its k directions) with weight
-        ``limit_weight_``, else the draw from W.
+        ``limit_weight_``, else the draw from W.  Follow the Leader's is
+        the projection onto ``components_`` (deterministic).
 
         Parameters
         ----------
@@ -243,8 +265,72 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
         self._check_fitted()
         return np.ascontiguousarray(self._sampled_basis(random_state).T)
 
+    # -- the maintained eigensystem (VarianceMinimizer borrows these) -----------------
+    @property
+    @reads_state
+    def eigenvalues_(self) -> FloatArray:
+        """Ascending eigenvalues of the maintained matrix (``log W``, or
+        ``A`` for the cumulative learners): all n (dense state) or the m
+        explicit ones (clustered state)."""
+        self._check_fitted()
+        return self._state.eigenvalues()
 
-class OnlinePCA(ClusteredState, _Projections, MasterMixin, TrialLoopLearner):
+    @property
+    @reads_state
+    def eigenvectors_(self) -> FloatArray:
+        """Orthonormal eigenvectors (columns) matching ``eigenvalues_``."""
+        self._check_fitted()
+        return self._state.eigenvectors()
+
+    @property
+    @reads_state
+    def cluster_value_(self) -> float:
+        """The eigenvalue (of ``log W``, or ``A``) of every direction
+        orthogonal to ``eigenvectors_`` (NaN in the dense state)."""
+        self._check_fitted()
+        return self._state.cluster_value
+
+    @property
+    @reads_state
+    def cluster_multiplicity_(self) -> int:
+        """How many eigenvalues equal ``cluster_value_`` (0 in the dense state)."""
+        self._check_fitted()
+        return self._state.cluster_multiplicity
+
+    @property
+    @reads_state
+    def density_(self) -> FloatArray:
+        """The density matrix W, formed on request (the clustered state
+        refuses above 10,000 features)."""
+        self._check_fitted()
+        return self._state.density(self.n_features_in_ - self._corner_size(self.n_features_in_))
+
+    @reads_state
+    def full_eigensystem(self, max_features: int | None = MAX_DENSE
+                         ) -> tuple[FloatArray, FloatArray]:
+        """All n ascending eigenvalues of ``log W`` (or ``A``) and an n x n
+        eigenbasis.
+
+        Parameters
+        ----------
+        max_features : int or None, default=10000
+            The clustered state refuses (``ValueError``) to form the n x n
+            basis when n is larger; None never refuses.
+
+        Returns
+        -------
+        eigenvalues : ndarray of shape (n,)
+            Ascending: ``eigenvalues_``, then ``cluster_value_`` repeated
+            ``cluster_multiplicity_`` times.
+        eigenvectors : ndarray of shape (n, n)
+            Orthonormal columns: ``eigenvectors_``, then an orthonormal basis
+            of their complement (any is an eigenbasis of the cluster).
+        """
+        self._check_fitted()
+        return self._state.full_eigensystem(max_features)
+
+
+class OnlinePCA(_PCALearner):
     """Uncentered randomized online PCA (WK Algorithm 5).
 
     At each trial a rank-k projection ``P`` is drawn with ``E[P] = I -
@@ -429,25 +515,27 @@ class OnlinePCA(ClusteredState, _Projections, MasterMixin, TrialLoopLearner):
         self.reorthogonalize_every = reorthogonalize_every
         self.state = state
 
+    def _params(self, n):
+        p = super()._params(n)
+        if p["state"] == "clustered" and self._share(p) == "past":
+            raise ValueError("state='clustered' cannot mix in the past average "
+                             "(share='past' changes the eigenbasis); use "
+                             "state='dense' or another share")
+        return p
+
     def _share(self, p):
         return p["share"]
 
     def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_MEG, d=n - p["n_components"], **rate_options(p["eta"]),
-                    **mixing_options(p["alpha"]), share=SHARES[self._share(p)],
+        return dict(kind=_kernels.KIND_MEG, d=n - p["n_components"], **Rate(p["eta"]).fields(),
+                    **Mixing(p["alpha"]).fields(), share=SHARES[self._share(p)],
                     sampler=SAMPLERS[p["sampler"]])
 
-    def _initial_state(self, p, n):
-        return np.full(n, -np.log(n)), np.eye(n), np.zeros(n)
+    def _check_steps(self, X, amax, name, matrix, config, mean, rate):
+        check_meg_steps(X, amax, name, rate)
 
-    def _initial_mean(self, p, n):
-        return np.zeros(n)  # uncentered
-
-    def _check_steps(self, X, amax, name, matrix, config, mean):
-        check_meg_steps(X, amax, name, config.eta)
-
-    def _short_path_region(self, config):
-        return -math.inf, math.inf, meg_step_box(config.eta, config.n), math.inf
+    def _short_path_region(self, config, rate):
+        return -math.inf, math.inf, meg_step_box(rate.bound, config.n), math.inf
 
     def _reorthogonalize_every(self, p):
         return p["reorthogonalize_every"] or 0
@@ -457,18 +545,22 @@ class OnlinePCA(ClusteredState, _Projections, MasterMixin, TrialLoopLearner):
         k = p["n_components"]
         return 6 + k + k * n if p["eta"] == "auto" else 0  # src/limit.h
 
-    def _limit_parts(self):
-        """(weight of the limit learner, its r explicit directions as n x r
-        columns), or None without the master."""
+    def _master(self):
+        """The master's view, or None without it (a numeric eta)."""
         lim = self.__dict__.get("_limit")
         if lim is None or self.eta != "auto":
             return None
-        n, k = self.n_features_in_, self.n_components
-        if lim.size != 6 + k + k * n:  # n_components set since: restarts with the next batch
+        return Master(lim)
+
+    def _limit_parts(self):
+        """(weight of the limit learner, its r explicit directions as n x r
+        columns), or None without the master (or with one of another k:
+        n_components set since, it restarts with the next batch)."""
+        master = self._master()
+        if master is None:
             return None
-        r = int(lim[5])  # layout: src/limit.h
-        U = lim[6 + k:6 + k + r * n].reshape(r, n).T
-        return 1.0 - float(lim[3]), U
+        U = master.limit_basis(self.n_features_in_, self.n_components)
+        return None if U is None else (master.limit_weight, U)
 
     def _kept_basis(self):
         """The learner's k directions: the rate learner's, or the limit
@@ -485,20 +577,17 @@ class OnlinePCA(ClusteredState, _Projections, MasterMixin, TrialLoopLearner):
         parts = self._limit_parts()
         if parts is None:
             return super()._sampled_basis(random_state)
-        rng = self._rng if random_state is None else as_generator(random_state)
+        rng = self._draw_rng(random_state)
         wb, U = parts
         if rng.random() >= wb:
             return super()._sampled_basis(rng)
-        extra = self.n_components - U.shape[1]
-        if not extra:
-            return U.copy()
-        G = rng.standard_normal((self.n_features_in_, extra))
-        for _ in range(2):
-            G -= U @ (U.T @ G)
-        return np.hstack([U, np.linalg.qr(G)[0]])
+        return random_basis_with(rng, U, self.n_components)
 
     def _master_view(self):
-        return None if self._limit_parts() is None else self._limit[:4]
+        return None if self._limit_parts() is None else self._limit
+
+    master_gap_ = MasterMixin.master_gap_
+    limit_weight_ = MasterMixin.limit_weight_
 
 
 class OnlineAdaptivePCA(OnlinePCA):

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .._guard import guard_of, settled
 from .._validation import as_sparse_rows, is_sparse
 
 __all__ = ["CHUNK_ENTRIES", "chunk_rows", "is_sparse", "learn_sparse", "map_sparse", "project_rows",
@@ -51,7 +52,7 @@ def _snapshot(learner):
     every generator (kept by reference: the caller's Generator, passed as
     ``random_state``, is the learner's own and must be rewound in place)."""
     params = learner.get_params(deep=False)
-    skip = set(learner._transient()) | set(params)
+    skip = set(learner._TRANSIENT) | set(params)
     keep = {k: v for k, v in learner.__dict__.items() if k not in skip}
     gens = {k: v for k, v in keep.items() if isinstance(v, np.random.Generator)}
     rest = copy.deepcopy({k: v for k, v in keep.items() if k not in gens})
@@ -65,7 +66,7 @@ def _restore(learner, snap):
     for k, g in gens.items():
         g.bit_generator.state = states[k]
     saved = {**rest, **gens}
-    transient = set(learner._transient())
+    transient = set(learner._TRANSIENT)
     # the attributes in their old order (pickles are then byte for byte the
     # same), hyper-parameters as they are; the compiled engine and
     # learn_one's short path point into the arrays replaced: dropped, they
@@ -109,7 +110,8 @@ def learn_sparse(learner: Any, X: Any, name: str, single: bool, reset: bool,
                 raise type(exc)(f"{exc} (in rows {start} to {stop - 1} of the sparse "
                                 f"{name}; nothing was changed)") from exc
     except (TypeError, ValueError):
-        _restore(learner, snap)
+        with guard_of(learner).mutation():
+            settled(_restore, learner, snap)
         raise
 
 

@@ -19,9 +19,10 @@ import numpy as np
 from .. import _kernels
 from .._typing import FloatArray, SeedLike
 from .._validation import ALPHA, ETA, REORTHOGONALIZE, Boolean, Options, RandomState
-from ._base import (SHARES, CappedDraws, EigensystemMixin, TrialLoopLearner, mixing_options,
-                    rate_options)
-from ._pca import check_meg_steps, meg_step_box
+from ._base import SHARES, reads_state
+from ._trial_loop import TrialLoopLearner
+from ._pca import _PCALearner, check_meg_steps, meg_step_box
+from ._rates import Mixing, Rate
 
 __all__ = ["VarianceMinimizer", "SimplexVarianceMinimizer"]
 
@@ -52,12 +53,12 @@ class _Covariances:
     def _check_values(self, X, name, matrix, lo, hi):
         check_covariances(X, name, matrix)
 
-    def _short_path_region(self, config):
+    def _short_path_region(self, config, rate):
         # |x|^2 <= 1 + tol, with room for the rounding of the two sums
         return -math.inf, math.inf, math.inf, 1.0 + 0.5e-10
 
 
-class VarianceMinimizer(_Covariances, EigensystemMixin, CappedDraws, TrialLoopLearner):
+class VarianceMinimizer(_Covariances, TrialLoopLearner):
     """Online variance minimisation over the unit sphere (YL Alg. 5, WK 2006).
 
     Keeps a density matrix Y; each trial draws an eigenvector ``y`` of Y
@@ -139,27 +140,30 @@ class VarianceMinimizer(_Covariances, EigensystemMixin, CappedDraws, TrialLoopLe
     def _corner_size(self, n):
         return 1
 
-    def _sampler_name(self):
-        return "decomposition"
-
     def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_MEG, d=1, **rate_options(p["eta"]),
-                    **mixing_options(p["alpha"]),
+        return dict(kind=_kernels.KIND_MEG, d=1, **Rate(p["eta"]).fields(),
+                    **Mixing(p["alpha"]).fields(),
                     share=SHARES[p["share"]], sampler=_kernels.SAMPLER_DECOMPOSITION)
 
-    def _initial_state(self, p, n):
-        return np.full(n, -np.log(n)), np.eye(n), np.zeros(n)
-
-    def _check_steps(self, X, amax, name, matrix, config, mean):
+    def _check_steps(self, X, amax, name, matrix, config, mean, rate):
         if not matrix:
-            check_meg_steps(X, amax, name, config.eta)
+            check_meg_steps(X, amax, name, rate)
 
-    def _short_path_region(self, config):
-        return -math.inf, math.inf, meg_step_box(config.eta, config.n), 1.0 + 0.5e-10
+    def _short_path_region(self, config, rate):
+        return -math.inf, math.inf, meg_step_box(rate.bound, config.n), 1.0 + 0.5e-10
+
+    # the maintained eigensystem, as the PCA learners report it
+    eigenvalues_ = _PCALearner.eigenvalues_
+    eigenvectors_ = _PCALearner.eigenvectors_
+    cluster_value_ = _PCALearner.cluster_value_
+    cluster_multiplicity_ = _PCALearner.cluster_multiplicity_
+    density_ = _PCALearner.density_
+    full_eigensystem = _PCALearner.full_eigensystem
 
     def _reorthogonalize_every(self, p):
         return p["reorthogonalize_every"] or 0
 
+    @reads_state
     def sample_direction(self, random_state: SeedLike = None) -> FloatArray:
         """Draw a unit vector: eigenvector i of Y with probability sigma_i.
 
@@ -174,8 +178,8 @@ class VarianceMinimizer(_Covariances, EigensystemMixin, CappedDraws, TrialLoopLe
             The drawn eigenvector.
         """
         self._check_fitted()
-        (i,) = self._draw(random_state)
-        return self._q[:, i].copy()
+        (i,) = self._state.corner(1, self._draw_rng(random_state), "decomposition")
+        return self._state.direction(i)
 
 
 class SimplexVarianceMinimizer(_Covariances, TrialLoopLearner):
@@ -239,16 +243,16 @@ class SimplexVarianceMinimizer(_Covariances, TrialLoopLearner):
         self.alpha = alpha
         self.record_losses = record_losses
 
+    _basis = False
+
     def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_SIMPLEX_VAR, d=1, **rate_options(p["eta"]),
-                    **mixing_options(p["alpha"]),
+        return dict(kind=_kernels.KIND_SIMPLEX_VAR, d=1, **Rate(p["eta"]).fields(),
+                    **Mixing(p["alpha"]).fields(),
                     share=_kernels.SHARE_FIXED)
 
-    def _initial_state(self, p, n):
-        return np.full(n, -np.log(n)), np.zeros((1, 1)), np.zeros(n)  # no basis
-
     @property
+    @reads_state
     def weights_(self) -> FloatArray:
         """The current probability vector y."""
         self._check_fitted()
-        return self._omega.copy()
+        return self._state.weights(1)
