@@ -22,7 +22,8 @@ import pytest
 from numpy.testing import assert_allclose
 
 import onlinepca_fast as opf
-from onlinepca_fast import experiments, metrics, plotting
+from onlinepca_fast import metrics
+from onlinepca_fast.app import experiments, plotting
 
 HAS_MPL = importlib.util.find_spec("matplotlib") is not None
 HAS_SKLEARN = importlib.util.find_spec("sklearn") is not None
@@ -43,7 +44,7 @@ if {no_network}:
 for name in {hide}:
     sys.modules[name] = None  # makes "import name" raise ImportError
 
-from onlinepca_fast.__main__ import main
+from onlinepca_fast.app.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -418,7 +419,7 @@ def test_json_records_the_environment(tmp_path):
 
 
 def test_ctrl_c_is_one_line_exit_130_and_writes_nothing(tmp_path, monkeypatch, capsys):
-    from onlinepca_fast import __main__ as cli
+    from onlinepca_fast.app import cli
 
     def interrupted(**kwargs):
         raise KeyboardInterrupt

@@ -1,10 +1,12 @@
 """The shape of the package (issue 12): no import cycle among its modules,
 no module over 700 lines, and an unbuilt source tree that says how to
-install instead of a circular-import error."""
+install instead of a circular-import error.  Issue 40, item 4: the library
+apart from the application (onlinepca_fast.app)."""
 
 import ast
 import importlib.util
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -32,12 +34,14 @@ def _is_module(name):
         return False
 
 
-def _imports(mods, name):
-    """Modules of the package that `name` imports at module level."""
+def _imports(mods, name, deferred=False):
+    """Modules of the package that `name` imports at module level (and, if
+    `deferred`, inside its functions too)."""
     path = mods[name]
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     found = set()
-    for node in ast.parse(path.read_text()).body:
+    tree = ast.parse(path.read_text())
+    for node in (ast.walk(tree) if deferred else tree.body):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -54,9 +58,12 @@ def _imports(mods, name):
     return {m for m in found if m in mods and m != name}
 
 
-def test_no_import_cycle():
+@pytest.mark.parametrize("deferred", [False, True], ids=["module level", "anywhere"])
+def test_no_import_cycle(deferred):
+    """Anywhere: also through the imports inside functions (the command line
+    and the sweep imported each other so)."""
     mods = _modules()
-    graph = {m: _imports(mods, m) for m in mods}
+    graph = {m: _imports(mods, m, deferred) for m in mods}
     state, stack, cycles = {}, [], []
 
     def visit(u):
@@ -100,3 +107,41 @@ def test_unbuilt_source_tree_says_how_to_install(tmp_path):
     assert run.returncode != 0
     assert "ImportError" in run.stderr and "pip install" in run.stderr
     assert "circular import" not in run.stderr
+
+
+# --- issue 40, item 4: the library apart from the application ----------------------------
+
+def _application(name):
+    return (name == f"{NAME}.app" or name.startswith(f"{NAME}.app.")
+            or name == f"{NAME}.__main__")
+
+
+def test_the_library_imports_nothing_of_the_application():
+    """Not at module level, not inside a function."""
+    mods = _modules()
+    library = [m for m in mods if not _application(m)]
+    assert {f"{NAME}.learners", f"{NAME}.parallel", f"{NAME}.river"} <= set(library)
+    leaks = {m: sorted(filter(_application, _imports(mods, m, deferred=True)))
+             for m in library}
+    assert {m: found for m, found in leaks.items() if found} == {}
+
+
+def test_importing_the_package_loads_no_module_of_the_application():
+    code = ("import sys, onlinepca_fast; print('\\n'.join(m for m in sys.modules "
+            "if m.startswith('onlinepca_fast')))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    loaded = run.stdout.split()
+    assert f"{NAME}.learners" in loaded
+    assert [m for m in loaded if _application(m)] == []
+
+
+def test_every_module_is_installed():
+    """Each .py file of the package is in an install_sources of its folder's
+    meson.build (a wheel would lack it otherwise)."""
+    root = PACKAGE.parent
+    if not (root / "meson.build").is_file():
+        pytest.skip("an installed package: no meson.build beside it")
+    for folder in sorted({p.parent for p in PACKAGE.rglob("*.py")}):
+        listed = set(re.findall(r"'([\w.]+\.py)'", (folder / "meson.build").read_text()))
+        assert sorted(p.name for p in folder.glob("*.py")) == sorted(listed), folder

@@ -1,4 +1,4 @@
-"""onlinepca_fast.sweep and ``onlinepca-fast sweep``: one tidy table, the same on every backend.
+"""onlinepca_fast.app.sweep and ``onlinepca-fast sweep``: one tidy table, the same on every backend.
 
 The oracle for each row is the learner fitted directly on the data set in
 this thread, with :mod:`onlinepca_fast.metrics` for the comparator (itself
@@ -21,7 +21,8 @@ import pytest
 from numpy.testing import assert_allclose
 
 import onlinepca_fast as opf
-from onlinepca_fast import datasets, experiments, metrics, sweep
+from onlinepca_fast import datasets, metrics
+from onlinepca_fast.app import experiments, sweep
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -279,7 +280,7 @@ _PRELUDE = """
 import sys
 for name in {hide!r}:
     sys.modules[name] = None    # import name -> ImportError
-from onlinepca_fast.__main__ import main
+from onlinepca_fast.app.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -338,7 +339,7 @@ def test_cli_without_matplotlib_and_pyarrow(tmp_path):
 
 def _main(args, capsys):
     """The command line in this process: (exit status, stdout, stderr)."""
-    from onlinepca_fast.__main__ import main
+    from onlinepca_fast.app.cli import main
 
     try:
         status = main(args)

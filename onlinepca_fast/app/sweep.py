@@ -47,7 +47,7 @@ example.
 
 Examples
 --------
->>> from onlinepca_fast.sweep import run_sweep
+>>> from onlinepca_fast.app.sweep import run_sweep
 >>> config = {"seeds": 2,
 ...           "datasets": {"wk": {"kind": "shifting_subspaces", "n_features": 6,
 ...                               "segment_lengths": [60, 60]}},
@@ -74,7 +74,7 @@ from typing import Any
 
 import numpy as np
 
-from . import datasets, learners, metrics
+from .. import datasets, learners, metrics
 
 __all__ = ["load_config", "expand", "run_sweep", "write_table", "plot_sweep",
            "format_summary", "ConfigError", "LEARNERS", "DATASETS"]
@@ -329,7 +329,7 @@ def _run(expanded, n_jobs, client, progress=None):
     """The table of the expanded runs.  Each fit's row is made as soon as it
     finishes and the fitted learner dropped: memory holds the rows and the
     running fits' learners, not every fitted learner (issue 22, item 10)."""
-    from .parallel import _execute
+    from ..parallel import _execute
 
     param_names, data, runs = expanded
     comparators = {}
@@ -396,7 +396,7 @@ def write_table(
 
     The Parquet file's schema metadata ``onlinepca_fast.environment`` holds
     the package, NumPy, SciPy and Python versions and the BLAS in use, as JSON
-    (:func:`onlinepca_fast.experiments.environment`).
+    (:func:`onlinepca_fast.app.experiments.environment`).
 
     Parameters
     ----------
@@ -433,7 +433,7 @@ def write_table(
             # is fine, but 1 / "auto" is not): written as text
             arrays[c] = pa.array([None if v is None else _cell(v) for v in values])
     paths.append(path_base + ".parquet")
-    from ._results import environment
+    from .results import environment
     meta = {"onlinepca_fast.environment": json.dumps(environment())}
     pq.write_table(pa.table(arrays).replace_schema_metadata(meta), paths[1])
     return paths
@@ -471,7 +471,7 @@ def plot_sweep(columns: Sequence[str], rows: Sequence[Mapping[str, Any]], path: 
     ImportError
         If matplotlib is not installed (the message says how to install it).
     """
-    try:  # the Agg canvas, no pyplot state (as onlinepca_fast.plotting)
+    try:  # the Agg canvas, no pyplot state (as onlinepca_fast.app.plotting)
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError as exc:
@@ -509,109 +509,6 @@ def plot_sweep(columns: Sequence[str], rows: Sequence[Mapping[str, Any]], path: 
     axes[0].invert_yaxis()
     fig.savefig(path, dpi=110)
     return path
-
-
-# --- command line (wired into onlinepca_fast/__main__.py) ----------------------------------
-
-def add_parser(subparsers, positive_int):
-    """Add the ``sweep`` command to the command line's sub-parsers; return its parser."""
-    p = subparsers.add_parser(
-        "sweep", help="run a grid of learners x parameters x seeds x datasets (TOML/JSON)",
-        description="Run every learner of CONFIG (a .toml or .json file; see "
-                    "examples/sweep.toml) with every combination of its listed parameter "
-                    "values and every seed on every data set, in order, on threads (--jobs) "
-                    "or on a Dask cluster (--scheduler); write one table (CSV, and Parquet "
-                    "if pyarrow is installed) of total losses, regret against the best "
-                    "fixed subspace and time per trial, and a PNG of the regrets.")
-    p.add_argument("config", metavar="CONFIG", help="the sweep's .toml or .json file")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--jobs", type=positive_int, metavar="N",
-                       help="run on N threads (the learners release the GIL)")
-    where.add_argument("--scheduler", metavar="ADDRESS",
-                       help="run on the Dask cluster at ADDRESS, e.g. tcp://scheduler-host:8786 "
-                            "(needs onlinepca_fast[dask]; the workers need onlinepca_fast)")
-    p.add_argument("--output", metavar="DIR",
-                   help="directory for the files (default: a folder named after CONFIG, "
-                        "in the current directory)")
-    p.add_argument("--no-plot", action="store_true", help="do not write a PNG")
-    p.add_argument("--quiet", "-q", action="store_true",
-                   help="no progress bar (it is drawn on a terminal only, on stderr)")
-    return p
-
-
-def main(args, parser, prog="onlinepca-fast"):
-    """Run the ``sweep`` command; return the exit status."""
-    import time
-
-    from . import plotting
-
-    def fail(message):  # one line on stderr, exit status 2, nothing computed or written
-        print(f"{prog} sweep: error: {message}", file=sys.stderr)
-        return 2
-
-    stem = os.path.splitext(os.path.basename(args.config))[0]
-    try:
-        config = load_config(args.config)
-    except OSError as exc:
-        return fail(f"cannot read {args.config}: {exc.strerror or exc}")
-    except ConfigError as exc:
-        return fail(str(exc))
-    try:  # the data sets are made and every learner tried on them before anything runs
-        param_names, data, runs = expand(config)
-    except ConfigError as exc:
-        return fail(f"{args.config}: {exc}")
-    out = args.output if args.output is not None else stem
-    # checked before computing, and nothing made yet: an interrupted or
-    # failed run leaves nothing behind (the folder is made when writing)
-    from .__main__ import _check_output
-    problem = _check_output(out, [stem + ext for ext in (".csv", ".parquet", ".png")])
-    if problem:
-        return fail(problem)
-
-    client = None
-    if args.scheduler is not None:
-        try:
-            from distributed import Client
-        except ImportError:
-            print(f'{prog}: --scheduler needs dask.distributed: pip install '
-                  f'"onlinepca_fast[dask]"', file=sys.stderr)
-            return 1
-        try:
-            client = Client(args.scheduler, timeout=30)
-        except OSError as exc:
-            print(f"{prog}: cannot reach the Dask scheduler at {args.scheduler}: {exc}",
-                  file=sys.stderr)
-            return 1
-    backend = (f"the Dask cluster at {args.scheduler}" if client is not None else
-               f"{args.jobs} threads" if args.jobs else "this thread")
-    print(f"{args.config}: {len(runs)} fits on {len(data)} data set(s), on {backend}")
-    start = time.perf_counter()
-    from tqdm.auto import tqdm
-    bar = tqdm(total=len(runs), desc="sweep", unit=" fits", file=sys.stderr,
-               disable=True if args.quiet else None, delay=0.5, leave=False,
-               dynamic_ncols=True)
-    try:
-        columns, rows = _run((param_names, data, runs), n_jobs=args.jobs, client=client,
-                             progress=lambda: bar.update(1))
-    finally:
-        bar.close()
-        if client is not None:
-            client.close()
-    print(f"ran in {time.perf_counter() - start:.1f} s")
-    print(format_summary(columns, rows))
-
-    base = os.path.join(out, stem)
-    os.makedirs(out, exist_ok=True)
-    written = write_table(columns, rows, base)
-    if not args.no_plot:
-        if plotting.matplotlib_available():
-            written.append(plot_sweep(columns, rows, base + ".png"))
-        else:
-            print('matplotlib is not installed, so no plot was written '
-                  '(pip install "onlinepca_fast[plot]")')
-    for path in written:
-        print(f"wrote {os.path.abspath(path)}")
-    return 0
 
 
 def format_summary(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:

@@ -1,5 +1,5 @@
 """An experiment's result as the command line's table, CSV and JSON files
-(re-exported by :mod:`onlinepca_fast.experiments`, where the result dict is
+(re-exported by :mod:`onlinepca_fast.app.experiments`, where the result dict is
 described)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ._typing import Result
+from .._typing import Result
 
 __all__ = ["format_table", "save_csv", "save_json", "environment"]
 
@@ -32,7 +32,7 @@ def environment() -> dict[str, Any]:
 
     import scipy
 
-    from ._version import __version__
+    from .._version import __version__
 
     return {"onlinepca_fast": __version__, "numpy": np.__version__, "scipy": scipy.__version__,
             "python": platform.python_version(), "blas": _blas()}

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ._typing import ArrayLike, Result
+from .._typing import ArrayLike, Result
 
 __all__ = ["matplotlib_available", "plot_cumulative_loss", "plot_regret", "plot_result"]
 
@@ -159,7 +159,8 @@ def plot_cumulative_loss(losses: Mapping[str, ArrayLike], boundaries: Sequence[i
     Examples
     --------
     >>> import numpy as np
-    >>> from onlinepca_fast import OnlinePCA, plotting
+    >>> from onlinepca_fast import OnlinePCA
+    >>> from onlinepca_fast.app import plotting
     >>> from onlinepca_fast.datasets import shifting_subspaces
     >>> X, _ = shifting_subspaces(10, 2, (100, 100), random_state=0)
     >>> runs = [OnlinePCA(2, random_state=s).fit(X).realized_losses_ for s in range(3)]
@@ -222,7 +223,7 @@ def plot_regret(
 
 def plot_result(result: Result, ax: Any = None, path: str | os.PathLike[str] | None = None,
                 title: str | None = None) -> Any:
-    """Plot the result of an experiment of :mod:`onlinepca_fast.experiments`.
+    """Plot the result of an experiment of :mod:`onlinepca_fast.app.experiments`.
 
     Each learner's curve is its expected cumulative loss (or regret)
     averaged over the seeds, with a band of one standard deviation of the
@@ -233,7 +234,7 @@ def plot_result(result: Result, ax: Any = None, path: str | os.PathLike[str] | N
     Parameters
     ----------
     result : dict
-        As returned by e.g. :func:`onlinepca_fast.experiments.wk_fig4`.
+        As returned by e.g. :func:`onlinepca_fast.app.experiments.wk_fig4`.
     ax : matplotlib Axes, optional
         Draw into these axes (default: a new figure).
     path : str or path-like, optional

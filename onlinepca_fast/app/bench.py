@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from . import datasets
-from ._typing import FloatArray
-from ._validation import N_COMPONENTS, POSITIVE, Interval, check_scalar
+from .. import datasets
+from .._typing import FloatArray
+from .._validation import N_COMPONENTS, POSITIVE, Interval, check_scalar
 
 __all__ = ["per_trial", "best_time", "blas_limit", "benchmark", "format_benchmark",
            "low_rank_stream", "log_weights", "rank_one_problem", "cone_stream",
@@ -331,8 +331,8 @@ def benchmark(
         ``learner, n_features, n_components, fast_us, reference_us, ratio,
         blas_threads`` (``"default"`` if the limit could not be applied).
     """
-    from . import learners as fast_module
-    from . import reference
+    from .. import learners as fast_module
+    from .. import reference
 
     budget = check_scalar(budget, "budget", POSITIVE)
     limit = blas_limit(blas_threads)

@@ -34,7 +34,7 @@ for), so on a fixed stream its standard deviation over seeds is 0; the
 realized loss is what varies.
 
 :func:`format_table`, :func:`save_csv` and :func:`save_json` turn a result
-into the command line's table and files; :mod:`onlinepca_fast.plotting`
+into the command line's table and files; :mod:`onlinepca_fast.app.plotting`
 draws it.
 
 References
@@ -55,18 +55,18 @@ from typing import Any, Literal
 
 import numpy as np
 
-from . import datasets, metrics
-from ._guard import reporting
-from ._results import environment, format_table, save_csv, save_json
-from ._typing import Result
-from ._validation import ALPHA_VALUE, ETA, N_COMPONENTS, as_int, check_scalar
-from .learners import (
+from .. import datasets, metrics
+from .._guard import reporting
+from .._typing import Result
+from .._validation import ALPHA_VALUE, ETA, N_COMPONENTS, as_int, check_scalar
+from ..learners import (
     CenteredOnlinePCA,
     FollowTheLeader,
     OnlineAdaptivePCA,
     OnlineKernelPCA,
     OnlinePCA,
 )
+from .results import environment, format_table, save_csv, save_json
 
 __all__ = [
     "wk_fig4",
@@ -301,7 +301,7 @@ def wk_fig4(n_features: int = 20, n_components: int = 2, segment_length: int = 5
 
     Examples
     --------
-    >>> from onlinepca_fast.experiments import wk_fig4
+    >>> from onlinepca_fast.app.experiments import wk_fig4
     >>> r = wk_fig4(segment_length=100, seeds=2)
     >>> bool(r["totals"]["online_pca"]["expected_mean"]
     ...      < r["totals"]["best_fixed"]["expected_mean"])
@@ -384,7 +384,7 @@ def yl_fig1(n_features: int = 20, n_components: int = 2, segment_length: int = 2
 
     Examples
     --------
-    >>> from onlinepca_fast.experiments import yl_fig1
+    >>> from onlinepca_fast.app.experiments import yl_fig1
     >>> r = yl_fig1(segment_length=50, seeds=1)
     >>> sorted(r["curves"])
     ['adaptive_pca', 'best_fixed', 'ftl', 'online_pca']
@@ -468,7 +468,7 @@ def wk_fig6(n_features: int = 20, n_components: int = 2, segment_length: int = 2
 
     Examples
     --------
-    >>> from onlinepca_fast.experiments import wk_fig6
+    >>> from onlinepca_fast.app.experiments import wk_fig6
     >>> r = wk_fig6(segment_length=60, subspaces=(0, 1, 0), seeds=1)
     >>> r["boundaries"], r["segment_labels"]
     ([60, 120], ['subspace 0', 'subspace 1', 'subspace 0'])
