@@ -1,7 +1,8 @@
 """The shape of the package (issue 12): no import cycle among its modules,
 no module over 700 lines, and an unbuilt source tree that says how to
 install instead of a circular-import error.  Issue 40, item 4: the library
-apart from the application (onlinepca_fast.app)."""
+apart from the application (onlinepca_fast.app), whose old paths still work
+with a DeprecationWarning."""
 
 import ast
 import importlib.util
@@ -111,9 +112,13 @@ def test_unbuilt_source_tree_says_how_to_install(tmp_path):
 
 # --- issue 40, item 4: the library apart from the application ----------------------------
 
+#: The deprecated old paths of the application's modules (and their helper).
+ALIASES = {f"{NAME}.{m}" for m in ("experiments", "sweep", "plotting", "bench", "_moved")}
+
+
 def _application(name):
     return (name == f"{NAME}.app" or name.startswith(f"{NAME}.app.")
-            or name == f"{NAME}.__main__")
+            or name == f"{NAME}.__main__" or name in ALIASES)
 
 
 def test_the_library_imports_nothing_of_the_application():
@@ -145,3 +150,26 @@ def test_every_module_is_installed():
     for folder in sorted({p.parent for p in PACKAGE.rglob("*.py")}):
         listed = set(re.findall(r"'([\w.]+\.py)'", (folder / "meson.build").read_text()))
         assert sorted(p.name for p in folder.glob("*.py")) == sorted(listed), folder
+
+
+@pytest.mark.parametrize("old, new, name", [
+    ("experiments", "app.experiments", "wk_fig4"),
+    ("experiments", "app.experiments", "save_csv"),
+    ("sweep", "app.sweep", "run_sweep"),
+    ("plotting", "app.plotting", "plot_result"),
+    ("bench", "app.bench", "ChunkedStream"),
+])
+def test_the_old_paths_work_with_a_deprecation_warning(old, new, name):
+    target = getattr(importlib.import_module(f"{NAME}.{new}"), name)
+    module = importlib.import_module(f"{NAME}.{old}")
+    message = rf"{NAME}\.{old} moved to {NAME}\.{new} .* import {name} from {NAME}\.{new}"
+    with pytest.warns(DeprecationWarning, match=message):
+        assert getattr(module, name) is target
+    with pytest.warns(DeprecationWarning, match=message):
+        exec(f"from {NAME}.{old} import {name} as found", namespace := {})
+    assert namespace["found"] is target
+    with pytest.warns(DeprecationWarning, match=message.replace(name, "__all__")):
+        assert module.__all__ == importlib.import_module(f"{NAME}.{new}").__all__
+    assert name in dir(module)
+    with pytest.raises(AttributeError, match=f"module '{NAME}.{old}' has no attribute"):
+        module.no_such_name  # noqa: B018  (no warning either: filterwarnings = error)
