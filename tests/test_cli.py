@@ -19,6 +19,7 @@ import sys
 
 import numpy as np
 import pytest
+from failing_writes import disk_full, failing_open, snapshot
 from numpy.testing import assert_allclose
 
 import onlinepca_fast as opf
@@ -335,6 +336,21 @@ def test_csv_matches_the_result(tmp_path):
     assert "best fixed subspace in hindsight" in experiments.format_table(r)
 
 
+def test_the_writers_keep_an_earlier_file_whole(tmp_path, monkeypatch):
+    """save_csv and save_json write beside the file and rename: a failure
+    part way leaves the earlier file as it was, and no temporary file."""
+    from onlinepca_fast.app import results
+
+    r = experiments.yl_fig1(segment_length=20, seeds=1)
+    monkeypatch.setattr(results, "open", failing_open(100, disk_full()), raising=False)
+    for name, save in (("r.csv", experiments.save_csv), ("r.json", experiments.save_json)):
+        (tmp_path / name).write_text("earlier")
+        with pytest.raises(OSError, match="No space left on device"):
+            save(r, tmp_path / name)
+        assert (tmp_path / name).read_text() == "earlier"
+    assert sorted(os.listdir(tmp_path)) == ["r.csv", "r.json"]
+
+
 # --- plotting ---------------------------------------------------------------------
 
 def test_plotting_without_matplotlib_says_how_to_install(monkeypatch, fig4):
@@ -430,6 +446,140 @@ def test_ctrl_c_is_one_line_exit_130_and_writes_nothing(tmp_path, monkeypatch, c
     assert status == 130
     assert err.count("\n") == 1 and "interrupted" in err
     assert not list(tmp_path.iterdir())  # not even the folder
+
+
+# --- issue 35, items 8 and 9: a rerun never destroys the earlier files -------------------
+
+_SMALL = ["experiment", "yl-fig1", "--segment-length", "20", "--seeds", "1"]
+_FILES = ["yl-fig1.csv", "yl-fig1.json", "yl-fig1.png"] if HAS_MPL else \
+    ["yl-fig1.csv", "yl-fig1.json"]
+
+
+def _earlier_run(tmp_path, capsys):
+    """The files of a first run in tmp_path/out, and their bytes."""
+    from onlinepca_fast.app import cli
+
+    out = tmp_path / "out"
+    assert cli.main([*_SMALL, "--output", str(out)]) == 0
+    capsys.readouterr()
+    before = snapshot(out)
+    assert sorted(before) == sorted(_FILES)
+    return out, before
+
+
+def _interrupt_png(result, path=None, **kwargs):
+    with open(path, "wb") as f:
+        f.write(PNG_MAGIC)
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("where", ["csv", "png", "json", "between renames"])
+def test_ctrl_c_while_writing_keeps_the_earlier_files(tmp_path, monkeypatch, capsys, where):
+    """Item 8: a rerun into the same folder, Ctrl-C during the write: the
+    earlier CSV was left truncated while the message said no files were
+    written.  Now each file goes to a temporary file, renamed into place
+    with the others at the end: the folder is as it was (no partial or
+    temporary file), and the message says what happened."""
+    from onlinepca_fast.app import _output, cli, results
+
+    out, before = _earlier_run(tmp_path, capsys)
+    if where == "csv":
+        monkeypatch.setattr(results, "open", failing_open(500, KeyboardInterrupt()),
+                            raising=False)
+    elif where == "json":
+        monkeypatch.setattr(results, "open", failing_open(
+            500, KeyboardInterrupt(), lambda path: str(path).endswith(".json")),
+            raising=False)
+    elif where == "png":
+        if not HAS_MPL:
+            pytest.skip("matplotlib is not installed")
+        monkeypatch.setattr(plotting, "plot_result", _interrupt_png)
+    else:
+        renames = []
+
+        def replace(src, dst):  # the second rename onto a final name is interrupted
+            if not os.path.basename(dst).startswith("."):
+                if renames:
+                    raise KeyboardInterrupt
+                renames.append(dst)
+            os.rename(src, dst)
+
+        monkeypatch.setattr(_output.os, "replace", replace)
+    status = cli.main([*_SMALL, "--data-seed", "1", "--output", str(out)])
+    err = capsys.readouterr().err
+    assert status == 130 and err.count("\n") == 1
+    after = snapshot(out)
+    assert sorted(after) == sorted(_FILES)  # no temporary file left
+    if where == "between renames":  # the one file renamed is the new run's
+        assert err == f"onlinepca-fast: interrupted; only {out / 'yl-fig1.csv'} was replaced\n"
+        assert after.pop("yl-fig1.csv") != before.pop("yl-fig1.csv")
+    else:
+        assert err == ("onlinepca-fast: interrupted; no files were written for the "
+                       "interrupted run\n")
+    assert after == before
+
+
+def test_ctrl_c_while_writing_into_a_new_folder_leaves_nothing(tmp_path, monkeypatch, capsys):
+    from onlinepca_fast.app import cli, results
+
+    monkeypatch.setattr(results, "open", failing_open(500, KeyboardInterrupt()), raising=False)
+    status = cli.main([*_SMALL, "--output", str(tmp_path / "a" / "b")])
+    assert status == 130 and "no files were written" in capsys.readouterr().err
+    assert os.listdir(tmp_path) == []  # neither a/ nor a/b/
+
+
+@pytest.mark.parametrize("new_folder", [False, True])
+def test_a_full_disk_is_one_line_and_keeps_the_earlier_files(
+        tmp_path, monkeypatch, capsys, new_folder):
+    """Item 9: a full disk while writing gave a chained traceback of three
+    OSErrors and a truncated CSV.  Now: one line naming the file and the
+    cause, exit status 1, nothing partial, the earlier files whole."""
+    from onlinepca_fast.app import cli, results
+
+    if new_folder:
+        out, before = tmp_path / "new", None
+    else:
+        out, before = _earlier_run(tmp_path, capsys)
+    monkeypatch.setattr(results, "open", failing_open(2000, disk_full()), raising=False)
+    status = cli.main([*_SMALL, "--data-seed", "1", "--output", str(out)])
+    captured = capsys.readouterr()
+    assert status == 1
+    assert captured.err == (f"onlinepca-fast experiment: error: cannot write "
+                            f"{out / 'yl-fig1.csv'}: No space left on device [Errno 28]; "
+                            "no files were written (any earlier ones are as they were)\n")
+    assert "wrote" not in captured.out
+    if new_folder:
+        assert os.listdir(tmp_path) == []
+    else:
+        assert snapshot(out) == before
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_FSIZE semantics")
+def test_a_write_the_system_refuses_keeps_the_earlier_files(tmp_path):
+    """Item 9 with a real refusal from the system: a limit on the size of
+    the files the process writes (RLIMIT_FSIZE, SIGXFSZ ignored: write()
+    fails with EFBIG), reached by the new CSV; whatever file it hits
+    (CSV, PNG, JSON), the earlier ones stay whole."""
+    import resource
+    import signal
+
+    args = ["experiment", "yl-fig1", "--segment-length", "200", "--seeds", "1", "--output",
+            "out"]
+    assert run_cli(args, tmp_path).returncode == 0
+    before = snapshot(tmp_path / "out")
+    assert len(before["yl-fig1.csv"]) > 20_000
+
+    def limited():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (10_000, 10_000))
+
+    proc = subprocess.run([sys.executable, "-m", "onlinepca_fast", *args, "--data-seed", "1"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          preexec_fn=limited)
+    assert proc.returncode == 1
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert "cannot write out/yl-fig1.csv: File too large [Errno 27]" in proc.stderr
+    assert snapshot(tmp_path / "out") == before
 
 
 def test_demo_help_lists_only_the_demos_options(tmp_path):

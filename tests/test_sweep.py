@@ -1,4 +1,5 @@
-"""onlinepca_fast.app.sweep and ``onlinepca-fast sweep``: one tidy table, the same on every backend.
+"""onlinepca_fast.app.sweep and ``onlinepca-fast sweep``: one tidy table, the same on
+every backend.
 
 The oracle for each row is the learner fitted directly on the data set in
 this thread, with :mod:`onlinepca_fast.metrics` for the comparator (itself
@@ -18,6 +19,7 @@ import distributed
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from failing_writes import disk_full, failing_open, snapshot
 from numpy.testing import assert_allclose
 
 import onlinepca_fast as opf
@@ -508,6 +510,48 @@ def test_cli_sweep_ctrl_c_on_threads_stops_the_fits(tmp_path, monkeypatch, capsy
         assert 0 < est.n_trials_ < 200_000
         assert len(est.realized_losses_) == est.n_trials_
     assert sorted(os.listdir(tmp_path)) == ["cfg.json"]
+
+
+@pytest.mark.parametrize("where", ["csv", "parquet", "png"])
+@pytest.mark.parametrize("error", ["ctrl-c", "disk full"])
+def test_cli_rerun_that_fails_while_writing_keeps_the_earlier_files(
+        tmp_path, monkeypatch, capsys, where, error):
+    """Issue 35, items 8 and 9: a rerun into the same folder interrupted (or
+    out of disk space) while writing left a truncated CSV (1.88 MB -> 13 KB;
+    0 bytes on a full disk) and a traceback.  Now the earlier files stay
+    whole, no partial or temporary file is left, and the message is one
+    true line."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cfg.json").write_text(json.dumps(_with(seeds=1)))
+    assert _main(["sweep", "cfg.json", "-q"], capsys)[0] == 0
+    before = snapshot(tmp_path / "cfg")
+    assert sorted(before) == ["cfg.csv", "cfg.parquet", "cfg.png"]
+    exc = KeyboardInterrupt() if error == "ctrl-c" else disk_full()
+    if where == "csv":
+        monkeypatch.setattr(sweep, "open", failing_open(1000, exc), raising=False)
+    else:
+        module, name = (pq, "write_table") if where == "parquet" else (sweep, "_save")
+
+        def half_written(what, path, *args, **kwargs):
+            with open(path, "wb") as f:
+                f.write(b"PAR1" if where == "parquet" else PNG_MAGIC)
+            raise exc
+
+        monkeypatch.setattr(module, name, half_written)
+    (tmp_path / "cfg.json").write_text(json.dumps(_with(seeds=2)))  # another table
+    status, out, err = _main(["sweep", "cfg.json", "-q"], capsys)
+    assert err.count("\n") == 1 and "wrote" not in out
+    if error == "ctrl-c":
+        assert status == 130
+        assert err == ("onlinepca-fast: interrupted; no files were written for the "
+                       "interrupted run\n")
+    else:
+        assert status == 1
+        path = os.path.join("cfg", "cfg." + where)
+        assert err == (f"onlinepca-fast sweep: error: cannot write {path}: No space left on "
+                       "device [Errno 28]; no files were written (any earlier ones are as "
+                       "they were)\n")
+    assert snapshot(tmp_path / "cfg") == before
 
 
 def test_parquet_records_the_environment(sequential, tmp_path):

@@ -19,7 +19,7 @@ import sys
 import time
 
 from .._validation import ALPHA, ETA, NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, argparse_type
-from ._output import check_output
+from ._output import Interrupted, OutputFiles, WriteError, _outcome, check_output
 
 _PROG = "onlinepca-fast"
 
@@ -201,29 +201,31 @@ def _run_experiment(name, args, subparser, files_prefix, write_data):
 
     print(experiments.format_table(result))
     print(f"\nran in {elapsed:.1f} s")
-    base = os.path.join(output, files_prefix)
-    written = []
-    if write_data or (not args.no_plot and plotting.matplotlib_available()):
-        os.makedirs(output, exist_ok=True)
-    if write_data:
-        experiments.save_csv(result, base + ".csv")
-        written.append(base + ".csv")
-    if args.no_plot:
-        pass
-    elif plotting.matplotlib_available():
-        plotting.plot_result(result, path=base + ".png")
-        written.append(base + ".png")
-    else:
-        print('matplotlib is not installed, so no plot was written '
-              '(pip install "onlinepca_fast[plot]")')
-    if write_data:
-        experiments.save_json(result, base + ".json", elapsed_seconds=elapsed,
-                              files=[os.path.basename(f) for f in written] +
-                              [os.path.basename(base + ".json")])
-        written.append(base + ".json")
+    plot = not args.no_plot and plotting.matplotlib_available()
+    if not args.no_plot and not plot:
+        print(_NO_MATPLOTLIB)
+    names = [files_prefix + ext for ext, wanted in ((".csv", write_data), (".png", plot),
+                                                    (".json", write_data)) if wanted]
+    with OutputFiles(output) as out:  # all or none of the files, earlier ones kept whole
+        if write_data:
+            experiments.save_csv(result, out.path(files_prefix + ".csv"))
+        if plot:
+            plotting.plot_result(result, path=out.path(files_prefix + ".png"))
+        if write_data:
+            experiments.save_json(result, out.path(files_prefix + ".json"),
+                                  elapsed_seconds=elapsed, files=names)
+        written = out.commit()
+    _report(written)
+    return 0
+
+
+_NO_MATPLOTLIB = ('matplotlib is not installed, so no plot was written '
+                  '(pip install "onlinepca_fast[plot]")')
+
+
+def _report(written):
     for path in written:
         print(f"wrote {os.path.abspath(path)}")
-    return 0
 
 
 #: The eigen-learners hold a few n x n matrices each, and an experiment runs
@@ -287,8 +289,8 @@ def _add_sweep_parser(subparsers):
 def _run_sweep(args):
     """Run the ``sweep`` command; return the exit status."""
     from . import plotting
-    from .sweep import (ConfigError, _run, expand, format_summary, load_config, plot_sweep,
-                        write_table)
+    from .sweep import (ConfigError, _run, _table_writers, expand, format_summary, load_config,
+                        plot_sweep)
 
     def fail(message):  # one line on stderr, exit status 2, nothing computed or written
         print(f"{_PROG} sweep: error: {message}", file=sys.stderr)
@@ -344,30 +346,34 @@ def _run_sweep(args):
     print(f"ran in {time.perf_counter() - start:.1f} s")
     print(format_summary(columns, rows))
 
-    base = os.path.join(out, stem)
-    os.makedirs(out, exist_ok=True)
-    written = write_table(columns, rows, base)
-    if not args.no_plot:
-        if plotting.matplotlib_available():
-            written.append(plot_sweep(columns, rows, base + ".png"))
-        else:
-            print('matplotlib is not installed, so no plot was written '
-                  '(pip install "onlinepca_fast[plot]")')
-    for path in written:
-        print(f"wrote {os.path.abspath(path)}")
+    plot = not args.no_plot and plotting.matplotlib_available()
+    if not args.no_plot and not plot:
+        print(_NO_MATPLOTLIB)
+    with OutputFiles(out) as files:  # all or none of the files, earlier ones kept whole
+        for ext, write in _table_writers(columns, rows):
+            write(files.path(stem + ext))
+        if plot:
+            plot_sweep(columns, rows, files.path(stem + ".png"))
+        written = files.commit()
+    _report(written)
     return 0
 
 
 def main(argv=None):
     """Entry point of the ``onlinepca-fast`` console script; returns the exit status.
 
-    Ctrl-C stops with one line and status 130; no output file is written for
-    an interrupted run (files are written only after the computation).
+    Ctrl-C stops with one line and status 130.  The files of a run are
+    written after the computation, each to a temporary file beside it, and
+    renamed onto their names together at the end: an interrupted run, or
+    one whose writing fails (a full disk: one line, status 1), leaves the
+    files of an earlier run as they were and no partial file.
     """
     try:
         return _main(argv)
-    except KeyboardInterrupt:
-        print(f"{_PROG}: interrupted; no files were written for the interrupted run",
+    except KeyboardInterrupt as exc:
+        written = exc.written if isinstance(exc, Interrupted) else []
+        print(f"{_PROG}: interrupted; " + ("no files were written for the interrupted run"
+                                           if not written else _outcome(written)),
               file=sys.stderr)
         return 130
 
@@ -378,7 +384,14 @@ def _main(argv):
     command = args.command or "demo"
     if args.command is None:  # the default command, with its default options
         args = subparsers["demo"].parse_args([])
+    try:
+        return _command(command, args, subparsers)
+    except WriteError as exc:  # e.g. a full disk: the cause is in the message
+        print(f"{_PROG} {command}: error: {exc}", file=sys.stderr)
+        return 1
 
+
+def _command(command, args, subparsers):
     if command == "sweep":
         return _run_sweep(args)
     if command == "selfcheck":

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .._typing import ArrayLike, Result
+from ._output import replacing
 
 __all__ = ["matplotlib_available", "plot_cumulative_loss", "plot_regret", "plot_result"]
 
@@ -101,8 +102,23 @@ def _draw(ax, series, boundaries, segment_labels, ylabel, title):
 
 def _finish(fig, path):
     if path is not None:
-        fig.savefig(path, dpi=120)
+        _save(fig, path, dpi=120)
     return fig
+
+
+def _save(fig: Any, path: Any, dpi: float) -> None:
+    """``fig.savefig(path)`` through a temporary file renamed onto `path`: an
+    earlier file of that name stays whole if saving fails.  The format
+    follows `path`'s extension (not the temporary file's); a file object is
+    written directly."""
+    if not isinstance(path, (str, os.PathLike)):
+        fig.savefig(path, dpi=dpi)
+        return
+    import matplotlib
+
+    fmt = os.path.splitext(os.fspath(path))[1][1:] or matplotlib.rcParams["savefig.format"]
+    with replacing(path) as tmp:
+        fig.savefig(tmp, dpi=dpi, format=fmt)
 
 
 def _series(curves, cumulative, styles):
@@ -138,7 +154,9 @@ def plot_cumulative_loss(losses: Mapping[str, ArrayLike], boundaries: Sequence[i
     title : str, optional
         Title of the axes.
     path : str or path-like, optional
-        Save the figure there (the format follows the extension, e.g. PNG).
+        Save the figure there (the format follows the extension, e.g. PNG;
+        through a temporary file beside it, renamed when complete: if
+        saving fails, an earlier file stays whole).
     styles : dict of str to dict, optional
         Keyword arguments of ``Axes.plot`` per label (``color``,
         ``linestyle``, ...).
@@ -238,7 +256,7 @@ def plot_result(result: Result, ax: Any = None, path: str | os.PathLike[str] | N
     ax : matplotlib Axes, optional
         Draw into these axes (default: a new figure).
     path : str or path-like, optional
-        Save the figure there.
+        As for :func:`plot_cumulative_loss`.
     title : str, optional
         Defaults to the result's title.
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .._typing import Result
+from ._output import replacing
 
 __all__ = ["format_table", "save_csv", "save_json", "environment"]
 
@@ -112,7 +113,8 @@ def save_json(result: Result, path: str | os.PathLike[str], **extra: Any) -> Non
     result : dict
         As returned by the experiment functions.
     path : str or path-like
-        File to write.
+        File to write (through a temporary file beside it, renamed onto
+        `path` when complete: if writing fails, an earlier file stays whole).
     **extra
         More top-level entries (e.g. the names of the other files written).
 
@@ -127,7 +129,7 @@ def save_json(result: Result, path: str | os.PathLike[str], **extra: Any) -> Non
     doc["labels"] = {key: c["label"] for key, c in result["curves"].items()}
     doc["environment"] = environment()
     doc.update(extra)
-    with open(path, "w", encoding="utf-8") as f:
+    with replacing(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
         json.dump(_jsonable(doc), f, indent=2)
         f.write("\n")
 
@@ -144,7 +146,8 @@ def save_csv(result: Result, path: str | os.PathLike[str]) -> None:
     result : dict
         As returned by the experiment functions.
     path : str or path-like
-        File to write.
+        File to write (through a temporary file beside it, renamed onto
+        `path` when complete: if writing fails, an earlier file stays whole).
     """
     columns, names = [np.arange(1, result["n_trials"] + 1)], ["trial"]
     for key, c in result["curves"].items():
@@ -153,7 +156,7 @@ def save_csv(result: Result, path: str | os.PathLike[str]) -> None:
         if c["kind"] == "learner":
             columns += [c["realized_mean"], c["realized_std"]]
             names += [f"{key}_realized_mean", f"{key}_realized_std"]
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    with replacing(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(names)
         for row in zip(*columns):

@@ -75,6 +75,9 @@ from typing import Any
 import numpy as np
 
 from .. import datasets, learners, metrics
+from ._output import replacing
+from .plotting import _MISSING, _save
+from .results import environment
 
 __all__ = ["load_config", "expand", "run_sweep", "write_table", "plot_sweep",
            "format_summary", "ConfigError", "LEARNERS", "DATASETS"]
@@ -396,7 +399,9 @@ def write_table(
 
     The Parquet file's schema metadata ``onlinepca_fast.environment`` holds
     the package, NumPy, SciPy and Python versions and the BLAS in use, as JSON
-    (:func:`onlinepca_fast.app.experiments.environment`).
+    (:func:`onlinepca_fast.app.experiments.environment`).  Each file is
+    written to a temporary file beside it and renamed onto its name when
+    complete: if writing fails, an earlier file stays whole.
 
     Parameters
     ----------
@@ -412,31 +417,48 @@ def write_table(
     paths : list of str
         The files written.
     """
-    paths = [path_base + ".csv"]
-    with open(paths[0], "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(columns)
-        for row in rows:
-            writer.writerow([_cell(row[c]) for c in columns])
+    paths = []
+    for ext, write in _table_writers(columns, rows):
+        with replacing(path_base + ext) as tmp:
+            write(tmp)
+        paths.append(path_base + ext)
+    return paths
+
+
+def _table_writers(columns, rows):
+    """[(extension, write(path))] of the table's files: CSV, and Parquet if
+    pyarrow is installed."""
+
+    def write_csv(path):
+        # the standard library's writer, not pandas, which is no dependency of
+        # the sweep; _cell gives the shortest round-trip form of each double
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(columns)
+            for row in rows:
+                writer.writerow([_cell(row[c]) for c in columns])
+
+    writers = [(".csv", write_csv)]
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        return paths
-    arrays = {}
-    for c in columns:
-        values = [row[c] for row in rows]
-        try:
-            arrays[c] = pa.array(values)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
-            # mixed types in one parameter column (e.g. share = None / "fixed"
-            # is fine, but 1 / "auto" is not): written as text
-            arrays[c] = pa.array([None if v is None else _cell(v) for v in values])
-    paths.append(path_base + ".parquet")
-    from .results import environment
-    meta = {"onlinepca_fast.environment": json.dumps(environment())}
-    pq.write_table(pa.table(arrays).replace_schema_metadata(meta), paths[1])
-    return paths
+        return writers
+
+    def write_parquet(path):
+        arrays = {}
+        for c in columns:
+            values = [row[c] for row in rows]
+            try:
+                arrays[c] = pa.array(values)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+                # mixed types in one parameter column (e.g. share = None / "fixed"
+                # is fine, but 1 / "auto" is not): written as text
+                arrays[c] = pa.array([None if v is None else _cell(v) for v in values])
+        meta = {"onlinepca_fast.environment": json.dumps(environment())}
+        pq.write_table(pa.table(arrays).replace_schema_metadata(meta), path)
+
+    return writers + [(".parquet", write_parquet)]
 
 
 def _label(row, param_names, varying):
@@ -475,7 +497,6 @@ def plot_sweep(columns: Sequence[str], rows: Sequence[Mapping[str, Any]], path: 
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError as exc:
-        from .plotting import _MISSING
         raise ImportError(_MISSING) from exc
 
     param_names = columns[1:columns.index("seed")]
@@ -507,7 +528,7 @@ def plot_sweep(columns: Sequence[str], rows: Sequence[Mapping[str, Any]], path: 
         ax.set_yticks(range(len(labels)), labels)
     axes[0].legend(loc="best", fontsize="small")
     axes[0].invert_yaxis()
-    fig.savefig(path, dpi=110)
+    _save(fig, path, dpi=110)
     return path
 
 
