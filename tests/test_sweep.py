@@ -434,6 +434,37 @@ def test_cli_huge_seed_count_is_a_one_line_error(tmp_path, monkeypatch, capsys):
     assert sorted(os.listdir(tmp_path)) == ["cfg.toml"]
 
 
+def _nested(depth, leaf="1.0"):
+    return "[" * depth + leaf + "]" * depth
+
+
+@pytest.mark.parametrize("name, text", [
+    ("cfg.json", _nested(100_000)),                  # the parser gives up
+    ("cfg.toml", f"seeds = {_nested(100_000, '1')}\n"),
+    # read, but a grid value 900 lists deep: the checks recursed
+    ("cfg.json", json.dumps(CONFIG).replace('"eta": [0.5, 2.0]', f'"eta": {_nested(900)}')),
+])
+def test_cli_deeply_nested_config_is_a_one_line_error(tmp_path, monkeypatch, capsys, name,
+                                                      text):
+    """Issue 35, item 13: a deeply nested configuration was a RecursionError
+    traceback (from the JSON or TOML parser, or from the checks of a value)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_text(text)
+    status, out, err = _main(["sweep", name], capsys)
+    assert status == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert "is nested too deeply (at most 32 levels of tables and lists)" in err
+    assert out == "" and os.listdir(tmp_path) == [name]
+
+
+def test_nesting_is_checked_before_anything_runs():
+    deep = _with(learners__0__eta=json.loads(_nested(33)))
+    with pytest.raises(sweep.ConfigError, match="the configuration is nested too deeply"):
+        sweep.expand(deep)
+    # 32 levels pass the depth check (and the learner refuses the value)
+    with pytest.raises(sweep.ConfigError, match=r"learners\[0\] .* eta must be"):
+        sweep.expand(_with(learners__0__eta=json.loads(_nested(28))))
+
+
 def test_cli_output_file_name_taken_by_a_directory_is_refused_before_computing(
         tmp_path, monkeypatch, capsys):
     """Item 11: an output folder holding a directory named like an output file

@@ -132,17 +132,46 @@ def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
                 return tomllib.load(f)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path} is not valid TOML (UTF-8 text): {exc}") from None
+        except RecursionError:  # the parser recurses per level of nesting
+            raise ConfigError(_too_deep(path)) from None
     if ext == ".json":
         try:
             with open(path, encoding="utf-8") as f:
                 return json.load(f)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path} is not valid JSON (UTF-8 text): {exc}") from None
+        except RecursionError:
+            raise ConfigError(_too_deep(path)) from None
     raise ConfigError(f"the configuration must be a .toml or .json file, got {path!r}")
 
 
 #: At most this many fits in one sweep (checked before anything is made).
 MAX_FITS = 10**6
+
+#: At most this many levels of nesting in a configuration (a valid one has
+#: about five: the file, learners, an entry, a grid axis, a list value).
+MAX_DEPTH = 32
+
+
+def _too_deep(where):
+    return f"{where} is nested too deeply (at most {MAX_DEPTH} levels of tables and lists)"
+
+
+def _depth(value):
+    """The nesting depth of tables and lists in `value`, counted without
+    recursion, up to MAX_DEPTH + 1."""
+    deepest, stack = 0, [(value, 1)]
+    while stack and deepest <= MAX_DEPTH:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def _seeds(value):
@@ -241,6 +270,8 @@ def expand(config: Mapping[str, Any]) -> tuple[list[str], dict[str, Any], list[d
     """
     if not isinstance(config, dict):
         raise ConfigError(f"the configuration must be a table, got {type(config).__name__}")
+    if _depth(config) > MAX_DEPTH:  # (copies and checks of the values recurse)
+        raise ConfigError(_too_deep("the configuration"))
     for key in config:
         if key not in _TOP_LEVEL:
             raise ConfigError(f"unknown top-level key {key!r} (expected {', '.join(_TOP_LEVEL)})")
