@@ -213,6 +213,10 @@ def test_kw_cone_defaults_to_kws_padded_cone_in_a_folder_of_its_name(tmp_path):
     (["demo", "--frobnicate"], "unrecognized arguments: --frobnicate"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
     (["bench", "--budget", "0"], "argument --budget"),
+    # issue 35, item 13: accepted, and ran for ever
+    (["bench", "--budget", "1e300"],
+     "argument --budget: invalid number of seconds in (0, 600] value: '1e300'"),
+    (["bench", "--budget", "inf"], "argument --budget"),
 ])
 def test_bad_arguments_give_usage_and_nonzero_exit(tmp_path, args, message):
     proc = run_cli(args, tmp_path)
@@ -236,6 +240,15 @@ def test_bench_selfcheck_version(tmp_path):
     proc = run_cli(["--version"], tmp_path)
     assert proc.returncode == 0
     assert proc.stdout.strip() == f"onlinepca_fast {opf.__version__}"
+
+
+def test_bench_budget_has_an_upper_bound():
+    """Issue 35, item 13: a budget of 1e300 seconds was accepted."""
+    from onlinepca_fast.app import bench
+
+    for budget in (1e300, 600.5, float("inf"), 0.0):
+        with pytest.raises(ValueError, match="budget must satisfy 0 < budget <= 600"):
+            bench.benchmark(budget=budget)
 
 
 # --- the experiment functions ------------------------------------------------------

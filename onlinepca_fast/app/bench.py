@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import datasets
 from .._typing import FloatArray
-from .._validation import N_COMPONENTS, POSITIVE, Interval, check_scalar
+from .._validation import N_COMPONENTS, Interval, check_scalar
 
 __all__ = ["per_trial", "best_time", "blas_limit", "benchmark", "format_benchmark",
            "low_rank_stream", "log_weights", "rank_one_problem", "cone_stream",
@@ -294,6 +294,12 @@ def blas_limit(threads: int | None) -> Any:
     return threadpool_limits(limits=threads, user_api="blas")
 
 
+#: The longest measurement :func:`benchmark` takes, in seconds (its 8
+#: measurements then take about 80 minutes); a larger budget is refused.
+MAX_BUDGET = 600.0
+_BUDGET = Interval("real", 0.0, MAX_BUDGET, closed="right")
+
+
 def benchmark(
         sizes: Sequence[tuple[int, int]] = ((20, 2), (100, 10)),
         learners: Sequence[str] = ("OnlinePCA", "CenteredOnlinePCA"), budget: float = 1.0,
@@ -315,7 +321,7 @@ def benchmark(
         Names present in both :mod:`onlinepca_fast` and
         :mod:`onlinepca_fast.reference`.
     budget : float, default=1.0
-        Seconds per measurement.
+        Seconds per measurement, at most :data:`MAX_BUDGET` (600).
     blas_threads : int or None, default=1
         Limit BLAS to this many threads during the measurements (needs
         ``threadpoolctl``, installed with scikit-learn), so both sides are
@@ -334,7 +340,7 @@ def benchmark(
     from .. import learners as fast_module
     from .. import reference
 
-    budget = check_scalar(budget, "budget", POSITIVE)
+    budget = check_scalar(budget, "budget", _BUDGET)
     limit = blas_limit(blas_threads)
     threads = "default" if limit is None else blas_threads
     rows = []

@@ -18,7 +18,7 @@ import os
 import sys
 import time
 
-from .._validation import ALPHA, ETA, NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, argparse_type
+from .._validation import ALPHA, ETA, NONNEGATIVE_INT, POSITIVE_INT, argparse_type
 from ._output import Interrupted, OutputFiles, WriteError, _outcome, check_output
 
 _PROG = "onlinepca-fast"
@@ -28,7 +28,6 @@ _PROG = "onlinepca-fast"
 
 _positive_int = argparse_type(POSITIVE_INT, "positive integer", int)
 _nonnegative_int = argparse_type(NONNEGATIVE_INT, "non-negative integer", int)
-_positive_float = argparse_type(POSITIVE, "positive number")
 _alpha = argparse_type(ALPHA, "number in [0, 1)")
 _eta = argparse_type(ETA, '"auto" or a positive number',
                      lambda text: text if text == "auto" else float(text))
@@ -80,6 +79,7 @@ def _add_quiet(group):
 
 def _parser():
     from .._version import __version__
+    from .bench import _BUDGET, MAX_BUDGET
     from .experiments import EXPERIMENTS
 
     parser = argparse.ArgumentParser(
@@ -119,8 +119,11 @@ def _parser():
         "bench", help="per-trial times of the compiled learners against the reference",
         description="Per-trial times of OnlinePCA and CenteredOnlinePCA (n=20, k=2 and "
                     "n=100, k=10) against the NumPy reference, on this machine.")
-    bench.add_argument("--budget", type=_positive_float, default=1.0, metavar="SECONDS",
-                       help="seconds per measurement (default 1.0; 8 measurements)")
+    bench.add_argument("--budget", type=argparse_type(_BUDGET, f"number of seconds in (0, "
+                                                           f"{MAX_BUDGET:g}]"),
+                       default=1.0, metavar="SECONDS",
+                       help=f"seconds per measurement (default 1.0, at most {MAX_BUDGET:g}; "
+                            "8 measurements)")
     _add_quiet(bench)
 
     sub.add_parser("selfcheck", help="check the compiled kernels and one run of every "
