@@ -73,7 +73,7 @@ class _Cumulative(ExplainedVariance, ClusteredState, _Projections, TrialLoopLear
         bad = np.flatnonzero(~(bound <= limit))
         if bad.size:
             i = int(bad[0])
-            _reject_step(name, i, bound[i], what, config.eta)
+            _reject_step(name, i, bound[i], what, config.eta, config.auto_rate)
 
     def _short_path_region(self, config):
         """The cheap test of :meth:`_check_steps` as a box on max |x_i|.

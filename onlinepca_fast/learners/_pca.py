@@ -56,13 +56,15 @@ def _step_limit(eta):
     return 2.0 ** 510 / math.sqrt(max(1.0, eta))
 
 
-def _reject_step(name, i, bound, what, eta):
+def _reject_step(name, i, bound, what, eta, auto=False):
     with np.errstate(over="ignore"):
         step = max(1.0, eta) * np.float64(bound) ** 2
+    # eta="auto" is checked with config.eta = 1.0: named as the user gave it
+    rate, factor = ('eta="auto"', "") if auto else (f"eta = {eta!r}", "max(1, eta) * ")
     raise ValueError(
-        f"{name} row {i} is too large for eta = {eta!r}: max(1, eta) * "
+        f"{name} row {i} is too large for {rate}: {factor}"
         f"{what}^2 = {step:.3g} exceeds 2**1020, the largest step a log-weight "
-        "can take; rescale the data or eta (nothing was changed)")
+        "can take; rescale the data" + ("" if auto else " or eta") + " (nothing was changed)")
 
 
 def meg_step_box(eta, n):
@@ -71,7 +73,7 @@ def meg_step_box(eta, n):
     return _step_limit(eta) / math.sqrt(n) * (1 - 1e-12)
 
 
-def check_meg_steps(X, amax, name, eta):
+def check_meg_steps(X, amax, name, eta, auto=False):
     """Reject a batch with an instance x whose step ``eta |x|^2`` (or loss
     ``|x|^2``) would exceed :data:`MAX_STEP` (the trial-to-trial learners)."""
     limit = _step_limit(eta)
@@ -80,7 +82,7 @@ def check_meg_steps(X, amax, name, eta):
     bad = np.flatnonzero(~(row_norms(X) <= limit))
     if bad.size:
         i = int(bad[0])
-        _reject_step(name, i, row_norms(X[i:i + 1])[0], "|x|", eta)
+        _reject_step(name, i, row_norms(X[i:i + 1])[0], "|x|", eta, auto)
 
 
 class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, EigensystemMixin,
@@ -444,7 +446,7 @@ class OnlinePCA(ClusteredState, _Projections, MasterMixin, TrialLoopLearner):
         return np.zeros(n)  # uncentered
 
     def _check_steps(self, X, amax, name, matrix, config, mean):
-        check_meg_steps(X, amax, name, config.eta)
+        check_meg_steps(X, amax, name, config.eta, config.auto_rate)
 
     def _short_path_region(self, config):
         return -math.inf, math.inf, meg_step_box(config.eta, config.n), math.inf

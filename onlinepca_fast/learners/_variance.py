@@ -152,7 +152,7 @@ class VarianceMinimizer(_Covariances, EigensystemMixin, CappedDraws, TrialLoopLe
 
     def _check_steps(self, X, amax, name, matrix, config, mean):
         if not matrix:
-            check_meg_steps(X, amax, name, config.eta)
+            check_meg_steps(X, amax, name, config.eta, config.auto_rate)
 
     def _short_path_region(self, config):
         return -math.inf, math.inf, meg_step_box(config.eta, config.n), 1.0 + 0.5e-10
