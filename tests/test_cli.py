@@ -595,6 +595,39 @@ def test_a_write_the_system_refuses_keeps_the_earlier_files(tmp_path):
     assert snapshot(tmp_path / "out") == before
 
 
+_INTERRUPTED_IMPORT = """
+import sys
+from importlib.metadata import entry_points
+
+
+class Interrupt:  # Ctrl-C while the package loads its learners (and scikit-learn)
+    def find_spec(self, name, path=None, target=None):
+        if name == "onlinepca_fast.learners":
+            raise KeyboardInterrupt
+        return None
+
+
+sys.meta_path.insert(0, Interrupt())
+(script,) = entry_points(group="console_scripts", name="onlinepca-fast")
+sys.exit(script.load()())
+"""
+
+
+def test_ctrl_c_while_the_console_script_loads_is_one_line(tmp_path):
+    """Issue 35, item 13: Ctrl-C during the imports of ``onlinepca-fast``
+    (NumPy, SciPy, scikit-learn, the compiled core: a second or two) printed
+    a traceback, because a console script imports its module, and with it
+    the package, before any of its code runs.  The entry point is now a
+    module beside the package that imports it inside a try.  Run as the
+    console script runs it: its entry point loaded, then called."""
+    proc = subprocess.run([sys.executable, "-c", _INTERRUPTED_IMPORT],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 130
+    assert proc.stderr == ("onlinepca-fast: interrupted while starting; nothing was run or "
+                           "written\n")
+    assert not list(tmp_path.iterdir())
+
+
 def test_demo_help_lists_only_the_demos_options(tmp_path):
     proc = run_cli(["demo", "--help"], tmp_path)
     assert proc.returncode == 0
