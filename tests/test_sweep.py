@@ -405,6 +405,44 @@ def test_the_sweep_keeps_rows_not_fitted_learners(n_jobs):
     assert _without_timing(rows) == _without_timing(sweep.run_sweep(config)[1])
 
 
+def test_the_grid_is_scikit_learns_parameter_grid():
+    """Issue 38, item 7: an entry's grid is sklearn's ParameterGrid, its points
+    in its order (the parameter names sorted, the last varying fastest, as
+    GridSearchCV's); the table's columns keep the order of appearance."""
+    from sklearn.model_selection import ParameterGrid
+
+    entry = {"class": "OnlineAdaptivePCA", "n_components": 2, "eta": [1.0, 5.0],
+             "alpha": [1e-5, 1e-3, 1e-2]}
+    param_names, _, runs = sweep.expand(_with(seeds=1, learners=[entry],
+                                              datasets={"cone": CONFIG["datasets"]["cone"]}))
+    assert param_names == ["n_components", "eta", "alpha"]
+    grid = ParameterGrid({"n_components": [2], "eta": [1.0, 5.0],
+                          "alpha": [1e-5, 1e-3, 1e-2]})
+    assert [run["params"] for run in runs] == list(grid)
+    assert [(run["params"]["alpha"], run["params"]["eta"]) for run in runs] == [
+        (1e-5, 1.0), (1e-5, 5.0), (1e-3, 1.0), (1e-3, 5.0), (1e-2, 1.0), (1e-2, 5.0)]
+
+
+def test_a_huge_grid_is_refused_without_being_made():
+    """The grid's size is counted, not its points made: 1,100 x 1,000 values
+    (1.1e6 fits) are refused at once, in little memory (the grid was a list
+    of 1.1e6 dicts, some 250 MB, before the count was checked)."""
+    import tracemalloc
+
+    entry = {"class": "OnlinePCA", "n_components": 2,
+             "eta": [0.5 + i / 1e3 for i in range(1100)],
+             "alpha": [i / 1e4 for i in range(1000)], "share": "fixed"}
+    config = _with(seeds=1, learners=[entry], datasets={"cone": CONFIG["datasets"]["cone"]})
+    tracemalloc.start()
+    try:
+        with pytest.raises(sweep.ConfigError, match="the sweep has 1100000 fits"):
+            sweep.expand(config)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * 2**20
+
+
 def test_huge_seed_counts_and_sweeps_are_refused_before_anything_is_made():
     """Item 11: seeds = 1000000000 was a MemoryError traceback."""
     with pytest.raises(sweep.ConfigError, match="seeds must be a count >= 1 \\(at most"):

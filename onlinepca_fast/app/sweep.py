@@ -21,9 +21,12 @@ extension)::
     n_components = 2
 
 Every learner entry runs on every data set, for every combination of its
-list-valued parameters and, if it is randomised (has ``random_state``), for
-every seed; a parameter whose value is itself a list (``mean_init``) is
-written as a list of one list.  Data set parameters are passed as they are
+list-valued parameters (scikit-learn's
+:class:`~sklearn.model_selection.ParameterGrid`, in its order, as
+``GridSearchCV``'s: the parameter names sorted, the last one varying
+fastest) and, if it is randomised (has ``random_state``), for every seed; a
+parameter whose value is itself a list (``mean_init``) is written as a list
+of one list.  Data set parameters are passed as they are
 to :func:`onlinepca_fast.datasets.shifting_subspaces`,
 :func:`~onlinepca_fast.datasets.noisy_cone` or
 :func:`~onlinepca_fast.datasets.digits_stream` (``random_state`` defaults
@@ -65,7 +68,6 @@ from __future__ import annotations
 import copy
 import csv
 import inspect
-import itertools
 import json
 import os
 import sys
@@ -73,6 +75,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from sklearn.model_selection import ParameterGrid
 
 from .. import datasets, learners, metrics
 from ._output import replacing
@@ -215,7 +218,8 @@ def _load_dataset(name, spec):
 
 
 def _grid(entry, i):
-    """(class name, [params dict per grid point]) of learner entry i."""
+    """(class name, parameter names in order of appearance, ParameterGrid) of
+    learner entry i."""
     where = f"learners[{i}]"
     if not isinstance(entry, dict) or "class" not in entry:
         raise ConfigError(f"{where} must be a table with a 'class' ({', '.join(LEARNERS)})")
@@ -237,8 +241,8 @@ def _grid(entry, i):
     for key, values in axes.items():
         if not values:
             raise ConfigError(f"{where}.{key} is an empty list: nothing to run")
-    keys = list(axes)
-    return name, [dict(zip(keys, combo)) for combo in itertools.product(*axes.values())]
+    # scikit-learn's grid, GridSearchCV's order; counted (len) without being made
+    return name, list(axes), ParameterGrid(axes)
 
 
 def expand(config: Mapping[str, Any]) -> tuple[list[str], dict[str, Any], list[dict[str, Any]]]:
@@ -284,24 +288,22 @@ def expand(config: Mapping[str, Any]) -> tuple[list[str], dict[str, Any], list[d
     if not isinstance(entries, list) or not entries:
         raise ConfigError("learners must be a non-empty list of tables ([[learners]])")
     grids = [_grid(entry, i) for i, entry in enumerate(entries)]
-    fits = sum(len(points) * (len(seeds) if "random_state" in
-                              inspect.signature(LEARNERS[name]).parameters else 1)
-               for name, points in grids) * len(specs)
+    fits = sum(len(grid) * (len(seeds) if "random_state" in
+                            inspect.signature(LEARNERS[name]).parameters else 1)
+               for name, _, grid in grids) * len(specs)
     if fits > MAX_FITS:
         raise ConfigError(f"the sweep has {fits} fits (learner entries x their grids x "
                           f"seeds x data sets), more than {MAX_FITS}")
     data = {name: _load_dataset(name, spec) for name, spec in specs.items()}
 
     param_names = []
-    for _, points in grids:
-        for key in points[0]:
-            if key not in param_names:
-                param_names.append(key)
+    for _, keys, _ in grids:
+        param_names += [key for key in keys if key not in param_names]
     runs = []
-    for i, (name, points) in enumerate(grids):
+    for i, (name, _, grid) in enumerate(grids):
         cls = LEARNERS[name]
         randomised = "random_state" in inspect.signature(cls).parameters
-        for params in points:
+        for params in grid:
             for dataset, X in data.items():
                 _check_learner(cls, params, X, f"learners[{i}] ({name}, {params}) on "
                                                f"datasets.{dataset}")
@@ -352,9 +354,10 @@ def run_sweep(
     -------
     columns : list of str
     rows : list of dict
-        One per run, in the order of the configuration (learner entries,
-        their grid, data sets, seeds).  Every column but ``us_per_trial`` is
-        the same for every backend, bit for bit.
+        One per run, in the order of the configuration: learner entries,
+        their grid (in :class:`~sklearn.model_selection.ParameterGrid`'s
+        order), data sets, seeds.  Every column but ``us_per_trial`` is the
+        same for every backend, bit for bit.
     """
     return _run(expand(config), n_jobs=n_jobs, client=client)
 
