@@ -76,6 +76,8 @@ def format_table(result: Result) -> str:
     width = max(len("learner"), *(len(label) for label, _ in rows))
     fmt = (lambda v: f"{v:>10.2f}" if v is not None else f"{'-':>10}")
     what = "total loss" if result["quantity"] == "cumulative loss" else "regret"
+    # (formatted here: pandas, whose to_string could lay it out, is no
+    # dependency of the command line)
     lines = [result["title"],
              f"{S} seed{'s' if S != 1 else ''} of the learners' randomisation, "
              f"{result['n_trials']} trials ({result['reference']})",
@@ -149,6 +151,9 @@ def save_csv(result: Result, path: str | os.PathLike[str]) -> None:
         File to write (through a temporary file beside it, renamed onto
         `path` when complete: if writing fails, an earlier file stays whole).
     """
+    # The standard library's csv writer, not pandas: pandas is no dependency of
+    # the command line (nor of the experiments), and a frame would only relay
+    # these columns with the same %.10g format.
     columns, names = [np.arange(1, result["n_trials"] + 1)], ["trial"]
     for key, c in result["curves"].items():
         columns.append(c["expected"])

@@ -587,6 +587,8 @@ def format_summary(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) ->
     for r in rows:
         groups.setdefault((_label(r, param_names, varying), r["dataset"]), []).append(r)
     width = max(len(label) for label, _ in groups)
+    # (formatted here: pandas, whose groupby and to_string could do it, is no
+    # dependency of the sweep)
     lines = [f"{'configuration':<{width}}  {'dataset':<12} {'seeds':>5} {'mean regret':>12} "
              f"{'us/trial':>9}"]
     for (label, dataset), rs in groups.items():
