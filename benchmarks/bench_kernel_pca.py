@@ -7,7 +7,7 @@ import numpy as np
 
 import onlinepca_fast as opf
 from onlinepca_fast import reference
-from onlinepca_fast.bench import cone_stream
+from onlinepca_fast.app.bench import cone_stream
 
 from . import workloads as W
 

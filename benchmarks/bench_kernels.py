@@ -6,7 +6,7 @@
 import numpy as np
 
 from onlinepca_fast import kernels, reference
-from onlinepca_fast.bench import log_weights
+from onlinepca_fast.app.bench import log_weights
 
 
 class Cap:

@@ -8,7 +8,7 @@ baseline, numpy.linalg.eigh of the updated matrix.
 
 import numpy as np
 
-from onlinepca_fast.bench import rank_one_problem
+from onlinepca_fast.app.bench import rank_one_problem
 from onlinepca_fast.kernels import RankOneUpdater, rank_one_update
 
 from . import workloads as W

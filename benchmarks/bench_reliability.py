@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 import numpy as np  # noqa: E402
 
 import onlinepca_fast as opf  # noqa: E402
-from onlinepca_fast.bench import low_rank_stream  # noqa: E402
+from onlinepca_fast.app.bench import low_rank_stream  # noqa: E402
 
 
 def _orthogonality(Q):

@@ -25,7 +25,7 @@ import numpy as np
 
 import onlinepca_fast as opf
 from onlinepca_fast import kernels, reference
-from onlinepca_fast.bench import best_time, blas_limit, cone_stream
+from onlinepca_fast.app.bench import best_time, blas_limit, cone_stream
 
 SECTIONS = ("vector", "kernel-pca")
 KERNELS = {

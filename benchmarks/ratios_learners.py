@@ -42,7 +42,7 @@ import scipy.linalg  # noqa: E402
 
 import onlinepca_fast as opf  # noqa: E402
 from onlinepca_fast import reference  # noqa: E402
-from onlinepca_fast.bench import best_time, per_trial  # noqa: E402
+from onlinepca_fast.app.bench import best_time, per_trial  # noqa: E402
 from onlinepca_fast.datasets import shifting_subspaces  # noqa: E402
 
 SECTIONS = ("reference", "states", "learn-one", "digits")

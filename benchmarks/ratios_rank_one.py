@@ -35,7 +35,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from onlinepca_fast.bench import best_time, rank_one_problem  # noqa: E402
+from onlinepca_fast.app.bench import best_time, rank_one_problem  # noqa: E402
 from onlinepca_fast.kernels import RankOneUpdater, rank_one_update  # noqa: E402
 
 CPU = "--cpu" in sys.argv

@@ -71,7 +71,7 @@ import scipy.linalg  # noqa: E402,F401  (loads SciPy's BLAS, the one the kernels
 
 import onlinepca_fast as opf  # noqa: E402
 from onlinepca_fast import _kernels  # noqa: E402
-from onlinepca_fast.bench import rank_one_problem  # noqa: E402
+from onlinepca_fast.app.bench import rank_one_problem  # noqa: E402
 from onlinepca_fast.kernels import (  # noqa: E402
     STRUCTURED_PRODUCT_MIN,
     RankOneUpdater,

@@ -6,7 +6,7 @@ For each stream and n, a learner is warmed up on ``--warm`` rows (1,800 as
 the issue; fewer at n >= 10,000) and then timed on ``--rows`` further rows,
 in chunks of 50, by thread CPU time (median over the chunks of the time per
 row).  One BLAS thread.  Streams (rows of norm at most one,
-:class:`onlinepca_fast.bench.ChunkedStream`):
+:class:`onlinepca_fast.app.bench.ChunkedStream`):
 
 - ``decay``: full rank, standard deviations i^-0.7 in a random basis (a
   product of three Householder reflectors), as issue 23;
@@ -40,7 +40,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 import onlinepca_fast as opf  # noqa: E402
-from onlinepca_fast.bench import ChunkedStream  # noqa: E402
+from onlinepca_fast.app.bench import ChunkedStream  # noqa: E402
 
 try:  # the BLAS report and the per-row timer of benchmarks/workloads.py
     from .workloads import median_per_row, one_blas_thread_report  # noqa: E402

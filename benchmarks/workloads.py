@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 
 import onlinepca_fast as opf  # noqa: E402
 from onlinepca_fast import metrics  # noqa: E402
-from onlinepca_fast.bench import ChunkedStream, best_time, rank_one_problem  # noqa: E402
+from onlinepca_fast.app.bench import ChunkedStream, best_time, rank_one_problem  # noqa: E402
 from onlinepca_fast.datasets import digits_stream, shifting_subspaces  # noqa: E402
 from onlinepca_fast.kernels import RankOneUpdater, dense_eigenvector_product  # noqa: E402
 
@@ -76,7 +76,7 @@ def make_learner(name, state="dense", n_components=K):
 
 class LearnerTrials:
     """A learner warmed up on `warm` power-law rows of dimension n
-    (:class:`onlinepca_fast.bench.ChunkedStream`), and `chunks` further
+    (:class:`onlinepca_fast.app.bench.ChunkedStream`), and `chunks` further
     chunks of `chunk` rows to time it on."""
 
     def __init__(self, name, n, state, warm=100, chunk=50, chunks=3):

@@ -24,5 +24,5 @@ Sampler = Literal["decomposition", "systematic"]
 State = Literal["auto", "dense", "clustered"]
 #: the kernels of OnlineKernelPCA: a name, or k(X, Y) -> the matrix
 KernelLike = Union[Literal["rbf", "poly", "linear"], Callable[[FloatArray, FloatArray], ArrayLike]]
-#: an experiment's result (see :mod:`onlinepca_fast.experiments`)
+#: an experiment's result (see :mod:`onlinepca_fast.app.experiments`)
 Result = dict[str, Any]

@@ -178,7 +178,7 @@ def digits_stream(
     9, each class shuffled by `random_state`, and scaled by one common factor
     so that the largest norm is one: ten segments, the role the face images
     play in WK Fig. 6 and YL Fig. 2.  This is the stream of
-    :func:`onlinepca_fast.experiments.digits`.
+    :func:`onlinepca_fast.app.experiments.digits`.
 
     Parameters
     ----------

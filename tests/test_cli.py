@@ -19,10 +19,12 @@ import sys
 
 import numpy as np
 import pytest
+from failing_writes import disk_full, failing_open, snapshot
 from numpy.testing import assert_allclose
 
 import onlinepca_fast as opf
-from onlinepca_fast import experiments, metrics, plotting
+from onlinepca_fast import metrics
+from onlinepca_fast.app import experiments, plotting
 
 HAS_MPL = importlib.util.find_spec("matplotlib") is not None
 HAS_SKLEARN = importlib.util.find_spec("sklearn") is not None
@@ -43,7 +45,7 @@ if {no_network}:
 for name in {hide}:
     sys.modules[name] = None  # makes "import name" raise ImportError
 
-from onlinepca_fast.__main__ import main
+from onlinepca_fast.app.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -211,6 +213,10 @@ def test_kw_cone_defaults_to_kws_padded_cone_in_a_folder_of_its_name(tmp_path):
     (["demo", "--frobnicate"], "unrecognized arguments: --frobnicate"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
     (["bench", "--budget", "0"], "argument --budget"),
+    # issue 35, item 13: accepted, and ran for ever
+    (["bench", "--budget", "1e300"],
+     "argument --budget: invalid number of seconds in (0, 600] value: '1e300'"),
+    (["bench", "--budget", "inf"], "argument --budget"),
 ])
 def test_bad_arguments_give_usage_and_nonzero_exit(tmp_path, args, message):
     proc = run_cli(args, tmp_path)
@@ -234,6 +240,15 @@ def test_bench_selfcheck_version(tmp_path):
     proc = run_cli(["--version"], tmp_path)
     assert proc.returncode == 0
     assert proc.stdout.strip() == f"onlinepca_fast {opf.__version__}"
+
+
+def test_bench_budget_has_an_upper_bound():
+    """Issue 35, item 13: a budget of 1e300 seconds was accepted."""
+    from onlinepca_fast.app import bench
+
+    for budget in (1e300, 600.5, float("inf"), 0.0):
+        with pytest.raises(ValueError, match="budget must satisfy 0 < budget <= 600"):
+            bench.benchmark(budget=budget)
 
 
 # --- the experiment functions ------------------------------------------------------
@@ -334,6 +349,21 @@ def test_csv_matches_the_result(tmp_path):
     assert "best fixed subspace in hindsight" in experiments.format_table(r)
 
 
+def test_the_writers_keep_an_earlier_file_whole(tmp_path, monkeypatch):
+    """save_csv and save_json write beside the file and rename: a failure
+    part way leaves the earlier file as it was, and no temporary file."""
+    from onlinepca_fast.app import results
+
+    r = experiments.yl_fig1(segment_length=20, seeds=1)
+    monkeypatch.setattr(results, "open", failing_open(100, disk_full()), raising=False)
+    for name, save in (("r.csv", experiments.save_csv), ("r.json", experiments.save_json)):
+        (tmp_path / name).write_text("earlier")
+        with pytest.raises(OSError, match="No space left on device"):
+            save(r, tmp_path / name)
+        assert (tmp_path / name).read_text() == "earlier"
+    assert sorted(os.listdir(tmp_path)) == ["r.csv", "r.json"]
+
+
 # --- plotting ---------------------------------------------------------------------
 
 def test_plotting_without_matplotlib_says_how_to_install(monkeypatch, fig4):
@@ -418,7 +448,7 @@ def test_json_records_the_environment(tmp_path):
 
 
 def test_ctrl_c_is_one_line_exit_130_and_writes_nothing(tmp_path, monkeypatch, capsys):
-    from onlinepca_fast import __main__ as cli
+    from onlinepca_fast.app import cli
 
     def interrupted(**kwargs):
         raise KeyboardInterrupt
@@ -429,6 +459,173 @@ def test_ctrl_c_is_one_line_exit_130_and_writes_nothing(tmp_path, monkeypatch, c
     assert status == 130
     assert err.count("\n") == 1 and "interrupted" in err
     assert not list(tmp_path.iterdir())  # not even the folder
+
+
+# --- issue 35, items 8 and 9: a rerun never destroys the earlier files -------------------
+
+_SMALL = ["experiment", "yl-fig1", "--segment-length", "20", "--seeds", "1"]
+_FILES = ["yl-fig1.csv", "yl-fig1.json", "yl-fig1.png"] if HAS_MPL else \
+    ["yl-fig1.csv", "yl-fig1.json"]
+
+
+def _earlier_run(tmp_path, capsys):
+    """The files of a first run in tmp_path/out, and their bytes."""
+    from onlinepca_fast.app import cli
+
+    out = tmp_path / "out"
+    assert cli.main([*_SMALL, "--output", str(out)]) == 0
+    capsys.readouterr()
+    before = snapshot(out)
+    assert sorted(before) == sorted(_FILES)
+    return out, before
+
+
+def _interrupt_png(result, path=None, **kwargs):
+    with open(path, "wb") as f:
+        f.write(PNG_MAGIC)
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("where", ["csv", "png", "json", "between renames"])
+def test_ctrl_c_while_writing_keeps_the_earlier_files(tmp_path, monkeypatch, capsys, where):
+    """Item 8: a rerun into the same folder, Ctrl-C during the write: the
+    earlier CSV was left truncated while the message said no files were
+    written.  Now each file goes to a temporary file, renamed into place
+    with the others at the end: the folder is as it was (no partial or
+    temporary file), and the message says what happened."""
+    from onlinepca_fast.app import _output, cli, results
+
+    out, before = _earlier_run(tmp_path, capsys)
+    if where == "csv":
+        monkeypatch.setattr(results, "open", failing_open(500, KeyboardInterrupt()),
+                            raising=False)
+    elif where == "json":
+        monkeypatch.setattr(results, "open", failing_open(
+            500, KeyboardInterrupt(), lambda path: str(path).endswith(".json")),
+            raising=False)
+    elif where == "png":
+        if not HAS_MPL:
+            pytest.skip("matplotlib is not installed")
+        monkeypatch.setattr(plotting, "plot_result", _interrupt_png)
+    else:
+        renames = []
+
+        def replace(src, dst):  # the second rename onto a final name is interrupted
+            if not os.path.basename(dst).startswith("."):
+                if renames:
+                    raise KeyboardInterrupt
+                renames.append(dst)
+            os.rename(src, dst)
+
+        monkeypatch.setattr(_output.os, "replace", replace)
+    status = cli.main([*_SMALL, "--data-seed", "1", "--output", str(out)])
+    err = capsys.readouterr().err
+    assert status == 130 and err.count("\n") == 1
+    after = snapshot(out)
+    assert sorted(after) == sorted(_FILES)  # no temporary file left
+    if where == "between renames":  # the one file renamed is the new run's
+        assert err == f"onlinepca-fast: interrupted; only {out / 'yl-fig1.csv'} was replaced\n"
+        assert after.pop("yl-fig1.csv") != before.pop("yl-fig1.csv")
+    else:
+        assert err == ("onlinepca-fast: interrupted; no files were written for the "
+                       "interrupted run\n")
+    assert after == before
+
+
+def test_ctrl_c_while_writing_into_a_new_folder_leaves_nothing(tmp_path, monkeypatch, capsys):
+    from onlinepca_fast.app import cli, results
+
+    monkeypatch.setattr(results, "open", failing_open(500, KeyboardInterrupt()), raising=False)
+    status = cli.main([*_SMALL, "--output", str(tmp_path / "a" / "b")])
+    assert status == 130 and "no files were written" in capsys.readouterr().err
+    assert os.listdir(tmp_path) == []  # neither a/ nor a/b/
+
+
+@pytest.mark.parametrize("new_folder", [False, True])
+def test_a_full_disk_is_one_line_and_keeps_the_earlier_files(
+        tmp_path, monkeypatch, capsys, new_folder):
+    """Item 9: a full disk while writing gave a chained traceback of three
+    OSErrors and a truncated CSV.  Now: one line naming the file and the
+    cause, exit status 1, nothing partial, the earlier files whole."""
+    from onlinepca_fast.app import cli, results
+
+    if new_folder:
+        out, before = tmp_path / "new", None
+    else:
+        out, before = _earlier_run(tmp_path, capsys)
+    monkeypatch.setattr(results, "open", failing_open(2000, disk_full()), raising=False)
+    status = cli.main([*_SMALL, "--data-seed", "1", "--output", str(out)])
+    captured = capsys.readouterr()
+    assert status == 1
+    assert captured.err == (f"onlinepca-fast experiment: error: cannot write "
+                            f"{out / 'yl-fig1.csv'}: No space left on device [Errno 28]; "
+                            "no files were written (any earlier ones are as they were)\n")
+    assert "wrote" not in captured.out
+    if new_folder:
+        assert os.listdir(tmp_path) == []
+    else:
+        assert snapshot(out) == before
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_FSIZE semantics")
+def test_a_write_the_system_refuses_keeps_the_earlier_files(tmp_path):
+    """Item 9 with a real refusal from the system: a limit on the size of
+    the files the process writes (RLIMIT_FSIZE, SIGXFSZ ignored: write()
+    fails with EFBIG), reached by the new CSV; whatever file it hits
+    (CSV, PNG, JSON), the earlier ones stay whole."""
+    import resource
+    import signal
+
+    args = ["experiment", "yl-fig1", "--segment-length", "200", "--seeds", "1", "--output",
+            "out"]
+    assert run_cli(args, tmp_path).returncode == 0
+    before = snapshot(tmp_path / "out")
+    assert len(before["yl-fig1.csv"]) > 20_000
+
+    def limited():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (10_000, 10_000))
+
+    proc = subprocess.run([sys.executable, "-m", "onlinepca_fast", *args, "--data-seed", "1"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          preexec_fn=limited)
+    assert proc.returncode == 1
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert "cannot write out/yl-fig1.csv: File too large [Errno 27]" in proc.stderr
+    assert snapshot(tmp_path / "out") == before
+
+
+_INTERRUPTED_IMPORT = """
+import sys
+from importlib.metadata import entry_points
+
+
+class Interrupt:  # Ctrl-C while the package loads its learners (and scikit-learn)
+    def find_spec(self, name, path=None, target=None):
+        if name == "onlinepca_fast.learners":
+            raise KeyboardInterrupt
+        return None
+
+
+sys.meta_path.insert(0, Interrupt())
+(script,) = entry_points(group="console_scripts", name="onlinepca-fast")
+sys.exit(script.load()())
+"""
+
+
+def test_ctrl_c_while_the_console_script_loads_is_one_line(tmp_path):
+    """Issue 35, item 13: Ctrl-C during the imports of ``onlinepca-fast``
+    (NumPy, SciPy, scikit-learn, the compiled core: a second or two) printed
+    a traceback, because a console script imports its module, and with it
+    the package, before any of its code runs.  The entry point is now a
+    module beside the package that imports it inside a try.  Run as the
+    console script runs it: its entry point loaded, then called."""
+    proc = subprocess.run([sys.executable, "-c", _INTERRUPTED_IMPORT],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 130
+    assert proc.stderr == ("onlinepca-fast: interrupted while starting; nothing was run or "
+                           "written\n")
+    assert not list(tmp_path.iterdir())
 
 
 def test_demo_help_lists_only_the_demos_options(tmp_path):

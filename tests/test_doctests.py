@@ -13,8 +13,8 @@ MODULES = [
     "onlinepca_fast.learners._kernel_pca",
     "onlinepca_fast.metrics",
     "onlinepca_fast.datasets",
-    "onlinepca_fast.experiments",
-    "onlinepca_fast.plotting",
+    "onlinepca_fast.app.experiments",
+    "onlinepca_fast.app.plotting",
 ]
 
 

@@ -1,10 +1,13 @@
 """The shape of the package (issue 12): no import cycle among its modules,
 no module over 700 lines, and an unbuilt source tree that says how to
-install instead of a circular-import error."""
+install instead of a circular-import error.  Issue 40, item 4: the library
+apart from the application (onlinepca_fast.app), whose old paths still work
+with a DeprecationWarning."""
 
 import ast
 import importlib.util
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -32,12 +35,14 @@ def _is_module(name):
         return False
 
 
-def _imports(mods, name):
-    """Modules of the package that `name` imports at module level."""
+def _imports(mods, name, deferred=False):
+    """Modules of the package that `name` imports at module level (and, if
+    `deferred`, inside its functions too)."""
     path = mods[name]
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     found = set()
-    for node in ast.parse(path.read_text()).body:
+    tree = ast.parse(path.read_text())
+    for node in (ast.walk(tree) if deferred else tree.body):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -54,9 +59,12 @@ def _imports(mods, name):
     return {m for m in found if m in mods and m != name}
 
 
-def test_no_import_cycle():
+@pytest.mark.parametrize("deferred", [False, True], ids=["module level", "anywhere"])
+def test_no_import_cycle(deferred):
+    """Anywhere: also through the imports inside functions (the command line
+    and the sweep imported each other so)."""
     mods = _modules()
-    graph = {m: _imports(mods, m) for m in mods}
+    graph = {m: _imports(mods, m, deferred) for m in mods}
     state, stack, cycles = {}, [], []
 
     def visit(u):
@@ -100,3 +108,70 @@ def test_unbuilt_source_tree_says_how_to_install(tmp_path):
     assert run.returncode != 0
     assert "ImportError" in run.stderr and "pip install" in run.stderr
     assert "circular import" not in run.stderr
+
+
+# --- issue 40, item 4: the library apart from the application ----------------------------
+
+#: The deprecated old paths of the application's modules (and their helper).
+ALIASES = {f"{NAME}.{m}" for m in ("experiments", "sweep", "plotting", "bench", "_moved")}
+
+
+def _application(name):
+    return (name == f"{NAME}.app" or name.startswith(f"{NAME}.app.")
+            or name == f"{NAME}.__main__" or name in ALIASES)
+
+
+def test_the_library_imports_nothing_of_the_application():
+    """Not at module level, not inside a function."""
+    mods = _modules()
+    library = [m for m in mods if not _application(m)]
+    assert {f"{NAME}.learners", f"{NAME}.parallel", f"{NAME}.river"} <= set(library)
+    leaks = {m: sorted(filter(_application, _imports(mods, m, deferred=True)))
+             for m in library}
+    assert {m: found for m, found in leaks.items() if found} == {}
+
+
+def test_importing_the_package_loads_no_module_of_the_application():
+    code = ("import sys, onlinepca_fast; print('\\n'.join(m for m in sys.modules "
+            "if m.startswith('onlinepca_fast')))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    loaded = run.stdout.split()
+    assert f"{NAME}.learners" in loaded
+    assert [m for m in loaded if _application(m)] == []
+
+
+def test_every_module_is_installed():
+    """Each .py file of the package is in an install_sources of its folder's
+    meson.build (a wheel would lack it otherwise)."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    if not (root / "meson.build").is_file():
+        pytest.skip("the tests run without the checkout (a wheel's test run)")
+    # (the checkout's root: the console script's entry point, _onlinepca_fast_cli.py)
+    source = root / NAME
+    for folder in [root] + sorted({p.parent for p in source.rglob("*.py")}):
+        listed = set(re.findall(r"'([\w.]+\.py)'", (folder / "meson.build").read_text()))
+        assert sorted(p.name for p in folder.glob("*.py")) == sorted(listed), folder
+
+
+@pytest.mark.parametrize("old, new, name", [
+    ("experiments", "app.experiments", "wk_fig4"),
+    ("experiments", "app.experiments", "save_csv"),
+    ("sweep", "app.sweep", "run_sweep"),
+    ("plotting", "app.plotting", "plot_result"),
+    ("bench", "app.bench", "ChunkedStream"),
+])
+def test_the_old_paths_work_with_a_deprecation_warning(old, new, name):
+    target = getattr(importlib.import_module(f"{NAME}.{new}"), name)
+    module = importlib.import_module(f"{NAME}.{old}")
+    message = rf"{NAME}\.{old} moved to {NAME}\.{new} .* import {name} from {NAME}\.{new}"
+    with pytest.warns(DeprecationWarning, match=message):
+        assert getattr(module, name) is target
+    with pytest.warns(DeprecationWarning, match=message):
+        exec(f"from {NAME}.{old} import {name} as found", namespace := {})
+    assert namespace["found"] is target
+    with pytest.warns(DeprecationWarning, match=message.replace(name, "__all__")):
+        assert module.__all__ == importlib.import_module(f"{NAME}.{new}").__all__
+    assert name in dir(module)
+    with pytest.raises(AttributeError, match=f"module '{NAME}.{old}' has no attribute"):
+        module.no_such_name  # noqa: B018  (no warning either: filterwarnings = error)

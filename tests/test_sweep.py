@@ -1,4 +1,5 @@
-"""onlinepca_fast.sweep and ``onlinepca-fast sweep``: one tidy table, the same on every backend.
+"""onlinepca_fast.app.sweep and ``onlinepca-fast sweep``: one tidy table, the same on
+every backend.
 
 The oracle for each row is the learner fitted directly on the data set in
 this thread, with :mod:`onlinepca_fast.metrics` for the comparator (itself
@@ -18,10 +19,12 @@ import distributed
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from failing_writes import disk_full, failing_open, snapshot
 from numpy.testing import assert_allclose
 
 import onlinepca_fast as opf
-from onlinepca_fast import datasets, experiments, metrics, sweep
+from onlinepca_fast import datasets, metrics
+from onlinepca_fast.app import experiments, sweep
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -279,7 +282,7 @@ _PRELUDE = """
 import sys
 for name in {hide!r}:
     sys.modules[name] = None    # import name -> ImportError
-from onlinepca_fast.__main__ import main
+from onlinepca_fast.app.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -338,7 +341,7 @@ def test_cli_without_matplotlib_and_pyarrow(tmp_path):
 
 def _main(args, capsys):
     """The command line in this process: (exit status, stdout, stderr)."""
-    from onlinepca_fast.__main__ import main
+    from onlinepca_fast.app.cli import main
 
     try:
         status = main(args)
@@ -402,6 +405,44 @@ def test_the_sweep_keeps_rows_not_fitted_learners(n_jobs):
     assert _without_timing(rows) == _without_timing(sweep.run_sweep(config)[1])
 
 
+def test_the_grid_is_scikit_learns_parameter_grid():
+    """Issue 38, item 7: an entry's grid is sklearn's ParameterGrid, its points
+    in its order (the parameter names sorted, the last varying fastest, as
+    GridSearchCV's); the table's columns keep the order of appearance."""
+    from sklearn.model_selection import ParameterGrid
+
+    entry = {"class": "OnlineAdaptivePCA", "n_components": 2, "eta": [1.0, 5.0],
+             "alpha": [1e-5, 1e-3, 1e-2]}
+    param_names, _, runs = sweep.expand(_with(seeds=1, learners=[entry],
+                                              datasets={"cone": CONFIG["datasets"]["cone"]}))
+    assert param_names == ["n_components", "eta", "alpha"]
+    grid = ParameterGrid({"n_components": [2], "eta": [1.0, 5.0],
+                          "alpha": [1e-5, 1e-3, 1e-2]})
+    assert [run["params"] for run in runs] == list(grid)
+    assert [(run["params"]["alpha"], run["params"]["eta"]) for run in runs] == [
+        (1e-5, 1.0), (1e-5, 5.0), (1e-3, 1.0), (1e-3, 5.0), (1e-2, 1.0), (1e-2, 5.0)]
+
+
+def test_a_huge_grid_is_refused_without_being_made():
+    """The grid's size is counted, not its points made: 1,100 x 1,000 values
+    (1.1e6 fits) are refused at once, in little memory (the grid was a list
+    of 1.1e6 dicts, some 250 MB, before the count was checked)."""
+    import tracemalloc
+
+    entry = {"class": "OnlinePCA", "n_components": 2,
+             "eta": [0.5 + i / 1e3 for i in range(1100)],
+             "alpha": [i / 1e4 for i in range(1000)], "share": "fixed"}
+    config = _with(seeds=1, learners=[entry], datasets={"cone": CONFIG["datasets"]["cone"]})
+    tracemalloc.start()
+    try:
+        with pytest.raises(sweep.ConfigError, match="the sweep has 1100000 fits"):
+            sweep.expand(config)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * 2**20
+
+
 def test_huge_seed_counts_and_sweeps_are_refused_before_anything_is_made():
     """Item 11: seeds = 1000000000 was a MemoryError traceback."""
     with pytest.raises(sweep.ConfigError, match="seeds must be a count >= 1 \\(at most"):
@@ -429,6 +470,37 @@ def test_cli_huge_seed_count_is_a_one_line_error(tmp_path, monkeypatch, capsys):
     status, out, err = _main(["sweep", "cfg.toml"], capsys)
     assert status == 2 and err.count("\n") == 1 and "seeds must be a count >= 1" in err
     assert sorted(os.listdir(tmp_path)) == ["cfg.toml"]
+
+
+def _nested(depth, leaf="1.0"):
+    return "[" * depth + leaf + "]" * depth
+
+
+@pytest.mark.parametrize("name, text", [
+    ("cfg.json", _nested(100_000)),                  # the parser gives up
+    ("cfg.toml", f"seeds = {_nested(100_000, '1')}\n"),
+    # read, but a grid value 900 lists deep: the checks recursed
+    ("cfg.json", json.dumps(CONFIG).replace('"eta": [0.5, 2.0]', f'"eta": {_nested(900)}')),
+])
+def test_cli_deeply_nested_config_is_a_one_line_error(tmp_path, monkeypatch, capsys, name,
+                                                      text):
+    """Issue 35, item 13: a deeply nested configuration was a RecursionError
+    traceback (from the JSON or TOML parser, or from the checks of a value)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_text(text)
+    status, out, err = _main(["sweep", name], capsys)
+    assert status == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert "is nested too deeply (at most 32 levels of tables and lists)" in err
+    assert out == "" and os.listdir(tmp_path) == [name]
+
+
+def test_nesting_is_checked_before_anything_runs():
+    deep = _with(learners__0__eta=json.loads(_nested(33)))
+    with pytest.raises(sweep.ConfigError, match="the configuration is nested too deeply"):
+        sweep.expand(deep)
+    # 32 levels pass the depth check (and the learner refuses the value)
+    with pytest.raises(sweep.ConfigError, match=r"learners\[0\] .* eta must be"):
+        sweep.expand(_with(learners__0__eta=json.loads(_nested(28))))
 
 
 def test_cli_output_file_name_taken_by_a_directory_is_refused_before_computing(
@@ -507,6 +579,48 @@ def test_cli_sweep_ctrl_c_on_threads_stops_the_fits(tmp_path, monkeypatch, capsy
         assert 0 < est.n_trials_ < 200_000
         assert len(est.realized_losses_) == est.n_trials_
     assert sorted(os.listdir(tmp_path)) == ["cfg.json"]
+
+
+@pytest.mark.parametrize("where", ["csv", "parquet", "png"])
+@pytest.mark.parametrize("error", ["ctrl-c", "disk full"])
+def test_cli_rerun_that_fails_while_writing_keeps_the_earlier_files(
+        tmp_path, monkeypatch, capsys, where, error):
+    """Issue 35, items 8 and 9: a rerun into the same folder interrupted (or
+    out of disk space) while writing left a truncated CSV (1.88 MB -> 13 KB;
+    0 bytes on a full disk) and a traceback.  Now the earlier files stay
+    whole, no partial or temporary file is left, and the message is one
+    true line."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cfg.json").write_text(json.dumps(_with(seeds=1)))
+    assert _main(["sweep", "cfg.json", "-q"], capsys)[0] == 0
+    before = snapshot(tmp_path / "cfg")
+    assert sorted(before) == ["cfg.csv", "cfg.parquet", "cfg.png"]
+    exc = KeyboardInterrupt() if error == "ctrl-c" else disk_full()
+    if where == "csv":
+        monkeypatch.setattr(sweep, "open", failing_open(1000, exc), raising=False)
+    else:
+        module, name = (pq, "write_table") if where == "parquet" else (sweep, "_save")
+
+        def half_written(what, path, *args, **kwargs):
+            with open(path, "wb") as f:
+                f.write(b"PAR1" if where == "parquet" else PNG_MAGIC)
+            raise exc
+
+        monkeypatch.setattr(module, name, half_written)
+    (tmp_path / "cfg.json").write_text(json.dumps(_with(seeds=2)))  # another table
+    status, out, err = _main(["sweep", "cfg.json", "-q"], capsys)
+    assert err.count("\n") == 1 and "wrote" not in out
+    if error == "ctrl-c":
+        assert status == 130
+        assert err == ("onlinepca-fast: interrupted; no files were written for the "
+                       "interrupted run\n")
+    else:
+        assert status == 1
+        path = os.path.join("cfg", "cfg." + where)
+        assert err == (f"onlinepca-fast sweep: error: cannot write {path}: No space left on "
+                       "device [Errno 28]; no files were written (any earlier ones are as "
+                       "they were)\n")
+    assert snapshot(tmp_path / "cfg") == before
 
 
 def test_parquet_records_the_environment(sequential, tmp_path):

@@ -14,8 +14,8 @@ import textwrap
 import pytest
 
 import onlinepca_fast as opf
-from onlinepca_fast import (bench, datasets, experiments, kernels, metrics, parallel, plotting,
-                            reference, sweep)
+from onlinepca_fast import datasets, kernels, metrics, parallel, reference
+from onlinepca_fast.app import bench, experiments, plotting, sweep
 
 MODULES = [opf, kernels, metrics, datasets, experiments, parallel, sweep, plotting, reference,
            bench]
@@ -78,7 +78,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 import onlinepca_fast as opf
-from onlinepca_fast import experiments, kernels, metrics
+from onlinepca_fast import kernels, metrics
+from onlinepca_fast.app import experiments
 from onlinepca_fast.datasets import noisy_cone, shifting_subspaces
 
 X, segment = shifting_subspaces(n_features=20, rank=2, segment_lengths=(50, 50),

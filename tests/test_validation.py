@@ -97,7 +97,7 @@ def _bad_batches(kind, n=N):
     if kind == "vector":
         bad = good.copy()
         bad[mid] = 1e200  # finite, but eta |x|^2 overflows
-        cases.append(("step-overflow", bad, ValueError, r"X row 4 is too large .*2\*\*1020"))
+        cases.append(("step-overflow", bad, ValueError, r"X row 4 is too large.*2\*\*1020"))
     return cases
 
 
@@ -340,6 +340,25 @@ def test_step_bound_is_max_step(make, centered, eta):
     with pytest.raises(ValueError, match=r"X row 0 is too large .* exceeds 2\*\*1020"):
         learner.partial_fit(x)
     assert pickle.dumps(learner) == before
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: opf.OnlinePCA(2, **kw),
+    lambda **kw: opf.OnlineAdaptivePCA(2, **kw),
+    lambda **kw: opf.CenteredOnlinePCA(2, **kw),
+    lambda **kw: opf.CenteredOnlinePCA(2, centered=False, **kw),
+])
+def test_too_large_names_the_rate_the_user_gave(make):
+    """Issue 35, item 13: with eta="auto" (the default) the message said
+    "eta = 1.0", the value the check uses for it."""
+    x = np.zeros((1, N))
+    x[0, 1] = 2.0 ** 511
+    with pytest.raises(ValueError, match=r'too large for eta="auto": \(?\|x.* exceeds '
+                                         r"2\*\*1020, .*; rescale the data \(nothing"):
+        make().partial_fit(x)
+    with pytest.raises(ValueError, match=r"too large for eta = 2.0: max\(1, eta\) \* "
+                                         r".*; rescale the data or eta \(nothing"):
+        make(eta=2.0).partial_fit(x)
 
 
 KERNEL_CASES = [

@@ -263,7 +263,7 @@ def compute(which="main"):
                                       metrics.tuned_learning_rate(10.0, 5.0)])
     res["metrics/average_density"] = metrics.average_density(opf.OnlinePCA(2, eta=1.0, random_state=0),
                                                              X[:100])
-    from onlinepca_fast import experiments
+    from onlinepca_fast.app import experiments
     r = experiments.wk_fig4(segment_length=100, seeds=2)
     for label, row in sorted(r["totals"].items()):
         res[f"experiments/wk_fig4/{label}"] = np.array(

@@ -11,7 +11,7 @@ per class.  At most 40 images per class here.
 
 import matplotlib.pyplot as plt
 
-from onlinepca_fast import experiments, plotting
+from onlinepca_fast.app import experiments, plotting
 
 result = experiments.digits(segment_length=40, seeds=2)
 print(experiments.format_table(result))

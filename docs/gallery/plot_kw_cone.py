@@ -12,7 +12,7 @@ paper: 500).
 
 import matplotlib.pyplot as plt
 
-from onlinepca_fast import experiments, plotting
+from onlinepca_fast.app import experiments, plotting
 
 result = experiments.kw_cone(n_samples=300, seeds=2)
 print(experiments.format_table(result))

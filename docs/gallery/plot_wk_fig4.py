@@ -11,7 +11,7 @@ comparator.  Segments of 150 points here (the paper: 500).
 
 import matplotlib.pyplot as plt
 
-from onlinepca_fast import experiments, plotting
+from onlinepca_fast.app import experiments, plotting
 
 result = experiments.wk_fig4(segment_length=150, seeds=4)
 print(experiments.format_table(result))

@@ -11,7 +11,7 @@ its segments.  n = 10 and segments of 60 points here.
 
 import matplotlib.pyplot as plt
 
-from onlinepca_fast import experiments, plotting
+from onlinepca_fast.app import experiments, plotting
 
 result = experiments.wk_fig6(n_features=10, segment_length=60, seeds=2)
 print(experiments.format_table(result))

@@ -10,7 +10,7 @@ interval.  Segments of 100 points here (the paper: 200).
 
 import matplotlib.pyplot as plt
 
-from onlinepca_fast import experiments, plotting
+from onlinepca_fast.app import experiments, plotting
 
 result = experiments.yl_fig1(segment_length=100, seeds=4)
 print(experiments.format_table(result))

@@ -16,7 +16,7 @@ thread), with two baselines:
 Our trial is one rank-one eigen-update (O(n^2) plus one matrix product of
 the non-deflated block); on a low-rank stream most eigenvalues sit in one
 capped cluster and deflate.  Each point is the median over chunks of about
-half a second (:func:`onlinepca_fast.bench.per_trial`).
+half a second (:func:`onlinepca_fast.app.bench.per_trial`).
 """
 
 import matplotlib.pyplot as plt
@@ -25,7 +25,7 @@ from sklearn.decomposition import IncrementalPCA
 
 import onlinepca_fast as opf
 from onlinepca_fast import reference
-from onlinepca_fast.bench import blas_limit, low_rank_stream, per_trial
+from onlinepca_fast.app.bench import blas_limit, low_rank_stream, per_trial
 
 k, budget = 5, 0.5
 sizes = [10, 20, 50, 100, 200, 400]

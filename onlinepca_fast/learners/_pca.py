@@ -48,10 +48,14 @@ def _reject_step(name, i, bound, what, rate):
     eta = rate.bound
     with np.errstate(over="ignore"):
         step = max(1.0, eta) * np.float64(bound) ** 2
+    if rate.value is None:  # "auto" (steps of |x|^2 at most), or no rate at all
+        size, fix = f"{what}^2 = {step:.3g}", "rescale the data"
+    else:
+        size, fix = f"max(1, eta) * {what}^2 = {step:.3g}", "rescale the data or eta"
     raise ValueError(
-        f"{name} row {i} is too large for {rate.label}: max(1, {eta!r}) * "
-        f"{what}^2 = {step:.3g} exceeds 2**1020, the largest step a log-weight "
-        "can take; rescale the data or eta (nothing was changed)")
+        f"{name} row {i} is too large{rate.label and ' for ' + rate.label}: {size} "
+        f"exceeds 2**1020, the largest step a log-weight can take; {fix} (nothing was "
+        "changed)")
 
 
 def meg_step_box(eta, n):

@@ -19,25 +19,28 @@ __all__ = ["Rate", "Mixing", "Master", "rate_options", "mixing_options", "RatesM
 
 class Rate:
     """A learning rate: ``"auto"`` (AdaHedge, the rate is state: ``_rate``
-    = [Delta, eta_t, ...], ``src/adaptive_rate.h``) or a number."""
+    = [Delta, eta_t, ...], ``src/adaptive_rate.h``), a number, or None (a
+    learner without one: Follow the Leader)."""
 
     __slots__ = ("auto", "value")
 
     def __init__(self, eta):
         self.auto = isinstance(eta, str) and eta == "auto"
-        self.value = None if self.auto else float(eta)
+        self.value = None if self.auto or eta is None else float(eta)
 
     @property
     def bound(self):
         """The rate that bounds a step in the input checks: the number, or 1
         for "auto" (whose steps are ``|x|^2`` at most: ``src/adaptive_rate.c``
-        rescales the state instead of taking larger ones)."""
-        return 1.0 if self.auto else self.value
+        rescales the state instead of taking larger ones) and without a rate."""
+        return 1.0 if self.value is None else self.value
 
     @property
     def label(self):
-        """How a message names it."""
-        return 'eta="auto"' if self.auto else f"eta = {self.value!r}"
+        """How a message names it ("" without a rate)."""
+        if self.auto:
+            return 'eta="auto"'
+        return "" if self.value is None else f"eta = {self.value!r}"
 
     def fields(self):
         """The engine's fields (``opf_learner``: eta, and rate != NULL)."""

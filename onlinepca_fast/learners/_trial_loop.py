@@ -128,7 +128,7 @@ class TrialLoopLearner(OnlineLearner):
     def _plan(self, X, matrix, amax, name, reset):
         n = X.shape[1]
         p = self._params(n)
-        rate = Rate(p["eta"]) if "eta" in p else Rate(1.0)
+        rate = Rate(p.get("eta"))
         config = EngineConfig(n=n, matrix_input=bool(matrix), **self._engine_options(p, n))
         mean = self._initial_mean(p, n) if reset else self._mean
         self._check_steps(X, amax, name, matrix, config, mean, rate)
@@ -282,7 +282,7 @@ class TrialLoopLearner(OnlineLearner):
                         **self._engine_options(p, config.n)) != config:
             return  # hyper-parameters changed since: the next batch rebinds
         every = self._reorthogonalize_every(p)
-        lo, hi, amax, norm2 = self._short_path_region(config, Rate(p.get("eta", 1.0)))
+        lo, hi, amax, norm2 = self._short_path_region(config, Rate(p.get("eta")))
         self._row_path = _kernels.RowPath(
             engine, guard_of(self), self._rng if self._randomized else None, every,
             state.reorthogonalize if every else None,

@@ -1,5 +1,5 @@
 """An experiment's result as the command line's table, CSV and JSON files
-(re-exported by :mod:`onlinepca_fast.experiments`, where the result dict is
+(re-exported by :mod:`onlinepca_fast.app.experiments`, where the result dict is
 described)."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ._typing import Result
+from .._typing import Result
+from ._output import replacing
 
 __all__ = ["format_table", "save_csv", "save_json", "environment"]
 
@@ -32,7 +33,7 @@ def environment() -> dict[str, Any]:
 
     import scipy
 
-    from ._version import __version__
+    from .._version import __version__
 
     return {"onlinepca_fast": __version__, "numpy": np.__version__, "scipy": scipy.__version__,
             "python": platform.python_version(), "blas": _blas()}
@@ -75,6 +76,8 @@ def format_table(result: Result) -> str:
     width = max(len("learner"), *(len(label) for label, _ in rows))
     fmt = (lambda v: f"{v:>10.2f}" if v is not None else f"{'-':>10}")
     what = "total loss" if result["quantity"] == "cumulative loss" else "regret"
+    # (formatted here: pandas, whose to_string could lay it out, is no
+    # dependency of the command line)
     lines = [result["title"],
              f"{S} seed{'s' if S != 1 else ''} of the learners' randomisation, "
              f"{result['n_trials']} trials ({result['reference']})",
@@ -112,7 +115,8 @@ def save_json(result: Result, path: str | os.PathLike[str], **extra: Any) -> Non
     result : dict
         As returned by the experiment functions.
     path : str or path-like
-        File to write.
+        File to write (through a temporary file beside it, renamed onto
+        `path` when complete: if writing fails, an earlier file stays whole).
     **extra
         More top-level entries (e.g. the names of the other files written).
 
@@ -127,7 +131,7 @@ def save_json(result: Result, path: str | os.PathLike[str], **extra: Any) -> Non
     doc["labels"] = {key: c["label"] for key, c in result["curves"].items()}
     doc["environment"] = environment()
     doc.update(extra)
-    with open(path, "w", encoding="utf-8") as f:
+    with replacing(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
         json.dump(_jsonable(doc), f, indent=2)
         f.write("\n")
 
@@ -144,8 +148,12 @@ def save_csv(result: Result, path: str | os.PathLike[str]) -> None:
     result : dict
         As returned by the experiment functions.
     path : str or path-like
-        File to write.
+        File to write (through a temporary file beside it, renamed onto
+        `path` when complete: if writing fails, an earlier file stays whole).
     """
+    # The standard library's csv writer, not pandas: pandas is no dependency of
+    # the command line (nor of the experiments), and a frame would only relay
+    # these columns with the same %.10g format.
     columns, names = [np.arange(1, result["n_trials"] + 1)], ["trial"]
     for key, c in result["curves"].items():
         columns.append(c["expected"])
@@ -153,7 +161,7 @@ def save_csv(result: Result, path: str | os.PathLike[str]) -> None:
         if c["kind"] == "learner":
             columns += [c["realized_mean"], c["realized_std"]]
             names += [f"{key}_realized_mean", f"{key}_realized_std"]
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    with replacing(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(names)
         for row in zip(*columns):

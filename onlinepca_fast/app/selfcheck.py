@@ -27,7 +27,7 @@ _TRIALS = 3
 
 
 def _kernel_checks(rng, n, d):
-    from . import kernels, reference
+    from .. import kernels, reference
 
     mu = rng.normal(scale=50.0, size=n)
     yield "cap_log vs sort-based reference", np.max(np.abs(
@@ -75,7 +75,7 @@ def _kernel_checks(rng, n, d):
 def _learner_checks(rng, n):
     import onlinepca_fast as opf
 
-    from . import reference
+    from .. import reference
 
     losses = rng.random((2 * n, n))
     vectors = rng.standard_normal((2 * n, n))
