@@ -2,22 +2,47 @@
 # Run the asv suite (benchmarks/) on the installed package and save the
 # results under .asv/results/ for the checked-out commit.
 #
-#   bash tools/bench.sh [--full] [asv run options...]
+#   bash tools/bench.sh [--quick] [asv run options, e.g. -b PATTERN]
 #
-# Default: `--quick` (each benchmark once; the track_ figures repeat inside
-# the call; <= 10 minutes on 2 cores).  --full: asv's own repeats (<= 45
-# minutes).  With an existing environment (--python=same) asv saves results
-# only when told the commit: --set-commit-hash=$(git rev-parse HEAD).  BLAS
-# runs on one thread (benchmarks/workloads.py).  Compare two commits benchmarked
-# so, offline: asv compare A B (or asv continuous A B, which builds both).
+# Default: asv's own repeats (the time_ benchmarks in rounds, by thread CPU
+# time), results that `asv compare` can judge.  --quick: each benchmark is
+# called once, a smoke run: its time_ figures are single samples that asv
+# compare cannot tell from noise (the track_ ratios are measured inside the
+# call either way).  Without -b, the core benchmarks (CORE below: the
+# kernels, the rank-one update and structured product, the learners' trials
+# against their baselines; ~30 minutes on 2 shared cores); -b . runs all
+# (hours: the auto-rate tables, 10^6-trial drift, kernel PCA at t = 2500).
+#
+# With an existing environment (--python=same) asv saves results only when
+# told the commit: --set-commit-hash=$(git rev-parse HEAD).  BLAS runs on
+# one thread (benchmarks/workloads.py) and with its own best kernel:
+# OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset for the run (they would
+# slow the dgemm every ratio is measured against); the architecture
+# threadpoolctl reports is printed first.  Compare two commits benchmarked
+# so, offline: python -m asv compare A B.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-quick=(--quick)
-if [ "${1:-}" = "--full" ]; then
-    quick=()
+CORE='bench_kernels|bench_rank_one\.(RankOne|StructuredProduct)|bench_learners\.(LearnerTrial|ReferenceSpeedup|CappedHedgeSpeed|LearnOneOverhead|DigitsRegret|PCATrialReference|ExpertsTrial|Accuracy|ClusteredLarge)|bench_kernel_pca\.KernelPCA(Trial|Accuracy)'
+quick=()
+if [ "${1:-}" = "--quick" ]; then
+    quick=(--quick)
     shift
 fi
+select=(-b "$CORE")
+for arg in "$@"; do
+    case "$arg" in -b|--bench|-b*|--bench=*) select=() ;; esac
+done
+unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+python - <<'EOF'
+import numpy, scipy.linalg  # noqa: F401  (both OpenBLAS builds loaded)
+from threadpoolctl import threadpool_info
+
+for i in threadpool_info():
+    if i.get("user_api") == "blas":
+        print(f"BLAS: {i.get('internal_api')} {i.get('version')} architecture "
+              f"{i.get('architecture')} ({i.get('prefix')})")
+EOF
 python -m asv machine --yes >/dev/null
 python -m asv run --python=same --set-commit-hash="$(git rev-parse HEAD)" --show-stderr \
-    "${quick[@]}" "$@"
+    "${quick[@]}" "${select[@]}" "$@"
