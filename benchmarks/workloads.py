@@ -83,11 +83,13 @@ def size(full, tiny):
 # asv's settings of the time_ benchmarks, imported by every benchmark module
 # (asv reads them from the module): the calling thread's CPU time, so that
 # another process taking the core does not count (one BLAS thread: all the
-# work is on this thread), in 4 rounds of 3-10 samples each, so that a full
-# run (not --quick, which takes one sample) gives `asv compare` the
-# statistics to tell a change from noise.
+# work is on this thread), in 2 rounds (asv runs each round of each
+# parameter in a process of its own: more rounds cost more imports than
+# samples) of 3-10 samples each, so that a full run (not --quick, which
+# takes one sample) gives `asv compare` the statistics to tell a change
+# from noise.
 timer = time.thread_time
-rounds = 4
+rounds = 2
 repeat = (3, 10, 10.0)
 warmup_time = 0.2
 

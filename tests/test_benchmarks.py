@@ -304,3 +304,21 @@ def test_readme_asv_recipe_installs_the_build_requirements():
                 assert any(re.search(pattern, n) for n in names), pattern
     config = json.loads((ROOT / "asv.conf.json").read_text(encoding="utf-8"))
     assert build <= {_requirement_name(r) for r in config["matrix"]["req"]}
+
+
+def test_the_docs_example_of_a_track_ratio_runs(tiny):
+    """docs/performance/benchmarks.md's example of a new track_ ratio
+    benchmark runs as a module of benchmarks/, at the tiny size."""
+    import types
+
+    page = (ROOT / "docs" / "performance" / "benchmarks.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", page, re.S).group(1)
+    _import("workloads")
+    module = types.ModuleType("benchmarks._docs_example")
+    module.__package__ = "benchmarks"
+    exec(compile(code, "benchmarks.md", "exec"), module.__dict__)
+    bench = module.MySpeedup()
+    bench.setup(module.MySpeedup.params[0])
+    value = bench.track_over_baseline(module.MySpeedup.params[0])
+    assert math.isfinite(value) and value > 0
+    assert bench.track_over_baseline.unit == "ratio"

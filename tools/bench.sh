@@ -2,7 +2,7 @@
 # Run the asv suite (benchmarks/) on the installed package and save the
 # results under .asv/results/ for the checked-out commit.
 #
-#   bash tools/bench.sh [--quick] [asv run options, e.g. -b PATTERN]
+#   bash tools/bench.sh [--quick] [--commit REV] [asv run options, e.g. -b PATTERN]
 #
 # Default: asv's own repeats (the time_ benchmarks in rounds, by thread CPU
 # time), results that `asv compare` can judge.  --quick: each benchmark is
@@ -14,7 +14,9 @@
 # (hours: the auto-rate tables, 10^6-trial drift, kernel PCA at t = 2500).
 #
 # With an existing environment (--python=same) asv saves results only when
-# told the commit: --set-commit-hash=$(git rev-parse HEAD).  BLAS runs on
+# told the commit: --set-commit-hash=$(git rev-parse REV), REV the
+# checked-out commit (HEAD) unless --commit names the commit whose package
+# is installed (this checkout's benchmarks timing another commit's build).  BLAS runs on
 # one thread (benchmarks/workloads.py) and with its own best kernel:
 # OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset for the run (they would
 # slow the dgemm every ratio is measured against); the architecture
@@ -24,10 +26,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 CORE='bench_kernels|bench_rank_one\.(RankOne|StructuredProduct)|bench_learners\.(LearnerTrial|ReferenceSpeedup|CappedHedgeSpeed|LearnOneOverhead|DigitsRegret|PCATrialReference|ExpertsTrial|Accuracy|ClusteredLarge)|bench_kernel_pca\.KernelPCA(Trial|Accuracy)'
 quick=()
-if [ "${1:-}" = "--quick" ]; then
-    quick=(--quick)
-    shift
-fi
+commit=HEAD
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) quick=(--quick); shift ;;
+        --commit) commit=$2; shift 2 ;;
+        *) break ;;
+    esac
+done
 select=(-b "$CORE")
 for arg in "$@"; do
     case "$arg" in -b|--bench|-b*|--bench=*) select=() ;; esac
@@ -44,5 +50,5 @@ for i in threadpool_info():
               f"{i.get('architecture')} ({i.get('prefix')})")
 EOF
 python -m asv machine --yes >/dev/null
-python -m asv run --python=same --set-commit-hash="$(git rev-parse HEAD)" --show-stderr \
+python -m asv run --python=same --set-commit-hash="$(git rev-parse "$commit")" --show-stderr \
     "${quick[@]}" "${select[@]}" "$@"
