@@ -94,6 +94,10 @@ repeat = (3, 10, 10.0)
 warmup_time = 0.2
 
 
+#: The shortest round :func:`interleaved` times a job for (seconds).
+MIN_TIMED = 0.005
+
+
 class Job(NamedTuple):
     """A unit of work timed by :func:`interleaved`: ``run()`` timed,
     ``prepare()`` (if any) untimed before each run, `count` the rows (or
@@ -115,20 +119,31 @@ def interleaved(jobs, repeat=5, clock=time.thread_time):
     the time other processes take the core is not counted);
     ``time.perf_counter`` for work on several threads.
 
+    A job without ``prepare`` whose run takes less than :data:`MIN_TIMED`
+    runs that many times over in each round (as timeit's ``number``): a
+    round of microseconds measures the clock and the caches more than the
+    work (two runs of a 30 us ratio differed by 2x).
+
     Returns a list (one per job) of lists (one per round) of seconds.
     """
+    number = []
     for job in jobs:
         if job.prepare is not None:
             job.prepare()
+        t0 = clock()
         job.run()
+        warm = clock() - t0
+        number.append(1 if job.prepare is not None or warm >= MIN_TIMED
+                      else min(10_000, math.ceil(MIN_TIMED / max(warm, 1e-7))))
     times = [[] for _ in jobs]
     for _ in range(repeat):
-        for job, seconds in zip(jobs, times):
+        for job, calls, seconds in zip(jobs, number, times):
             if job.prepare is not None:
                 job.prepare()
             t0 = clock()
-            job.run()
-            seconds.append((clock() - t0) / job.count)
+            for _ in range(calls):
+                job.run()
+            seconds.append((clock() - t0) / (calls * job.count))
     return times
 
 

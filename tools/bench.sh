@@ -9,8 +9,9 @@
 # called once, a smoke run: its time_ figures are single samples that asv
 # compare cannot tell from noise (the track_ ratios are measured inside the
 # call either way).  Without -b, the core benchmarks (CORE below: the
-# kernels, the rank-one update and structured product, the learners' trials
-# against their baselines; ~30 minutes on 2 shared cores); -b . runs all
+# kernels' and the rank-one update's times, the structured product and the
+# learners against their baselines: ~170 benchmark runs, each a process;
+# 85 took 45 minutes at a load average of 15 on 2 cores); -b . runs all
 # (hours: the auto-rate tables, 10^6-trial drift, kernel PCA at t = 2500).
 #
 # With an existing environment (--python=same) asv saves results only when
@@ -24,7 +25,7 @@
 # so, offline: python -m asv compare A B.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CORE='bench_kernels|bench_rank_one\.(RankOne|StructuredProduct)|bench_learners\.(LearnerTrial|ReferenceSpeedup|CappedHedgeSpeed|LearnOneOverhead|DigitsRegret|PCATrialReference|ExpertsTrial|Accuracy|ClusteredLarge)|bench_kernel_pca\.KernelPCA(Trial|Accuracy)'
+CORE='bench_kernels\.(Cap|Decompose|Sample)\.|bench_rank_one\.(RankOneUpdate|RankOneChain)\.|bench_rank_one\.StructuredProduct\.track_structured_over_dgemm|bench_learners\.(LearnerTrial\.track_ratio_to_incremental_pca|ReferenceSpeedup|LearnOneOverhead|DigitsRegret|PCATrialReference|ExpertsTrial|Accuracy)|bench_kernel_pca\.KernelPCATrial\.'
 quick=()
 commit=HEAD
 while [ $# -gt 0 ]; do
