@@ -266,19 +266,33 @@ def hierarchical_product(S, G, out, apply=True):
     return _kernels._hierarchical_product(S, G, apply=apply, out=out)
 
 
+def _state(learner):
+    """The learner's state object (``learner._state``, with ``clustered``,
+    ``b``, ``dims``); before the one-state redesign (issue 40) the learner
+    itself held them (``_is_clustered()``, ``_b``, ``_dims``): both are
+    read, so that a commit of either side can be benchmarked."""
+    state = getattr(learner, "_state", None)
+    if state is not None and hasattr(state, "clustered"):
+        return state.clustered, getattr(state, "b", None), getattr(state, "dims", None)
+    if learner._is_clustered():
+        return True, learner._b, learner._dims
+    return False, None, None
+
+
 def is_clustered(learner):
     """Whether `learner` is in its clustered state."""
-    return learner._is_clustered()
+    return _state(learner)[0]
 
 
 def explicit_basis(learner):
     """The basis a trial reads: the clustered state's explicit basis (nb x n)
     or the dense state's eigenvectors (n x n); and m, the explicit
     eigenpairs."""
-    if not is_clustered(learner):
+    clustered, b, dims = _state(learner)
+    if not clustered:
         return np.ascontiguousarray(learner.eigenvectors_.T), learner.n_features_in_
-    m, nb = int(learner._dims[0]), int(learner._dims[1])
-    return np.ascontiguousarray(learner._b[:nb]), m
+    m, nb = int(dims[0]), int(dims[1])
+    return np.ascontiguousarray(b[:nb]), m
 
 
 # --- learners against IncrementalPCA ---------------------------------------------------
