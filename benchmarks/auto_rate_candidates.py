@@ -37,20 +37,15 @@ at which the next trial caps it.  Policies:
   Leader: the d smallest eigenvalues of C^t) and FlipFlop on it (FTRL
   form, where the paper's analysis carries over with ``ln K -> log(n/d)``).
 
-Streams, scaling and the loss ratio are those of ``benchmarks/auto_rate.py``
-(loss / loss of the best fixed rank-k subspace in hindsight).  ``--best
-FILE`` reads that script's ``--json`` output to print the best grid eta
-and ``eta = 1`` next to the candidates.
-
-Run: ``python benchmarks/auto_rate_candidates.py [--quick] [--best FILE]
-[--stream S ...] [--learner L ...]``
-(a few minutes: every trial is an eigh of every sub-learner).
+The asv benchmark ``bench_auto_rate.AutoRateCandidates`` measures each
+candidate on the streams of ``bench_auto_rate.AutoRate`` (loss / loss of
+the best fixed rank-k subspace in hindsight; a few minutes: every trial is
+an eigh of every sub-learner); ``tests/test_auto_rate_candidates.py``
+checks the prototypes against the package.  Nothing here is named like an
+asv benchmark.
 """
 
 from __future__ import annotations
-
-import argparse
-import json
 
 import numpy as np
 from scipy.special import logsumexp
@@ -282,48 +277,3 @@ def candidates(learner, n, k):
         out["FTL(C^t)"] = lambda: Cumulative(n, k, "inf", centered=False)
         out["FlipFlop(C^t)"] = lambda: Cumulative(n, k, "flip", centered=False)
     return out
-
-
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="k = 5 only")
-    ap.add_argument("--best", metavar="FILE",
-                    help="the --json output of benchmarks/auto_rate.py (best grid, eta=1)")
-    ap.add_argument("--stream", choices=("digits", "patches"), action="append",
-                    help="only these streams (repeatable; default both)")
-    ap.add_argument("--learner", action="append",
-                    choices=("OnlinePCA", "OnlineAdaptivePCA", "CenteredOnlinePCA"),
-                    help="only these learners (repeatable; default all three)")
-    args = ap.parse_args(argv)
-    from auto_rate import digits, patches, scaled  # noqa: E402  (this directory)
-    from onlinepca_fast import metrics
-    ref = {}
-    if args.best:
-        with open(args.best) as f:
-            ref = {(r["stream"], r["learner"], r["k"]): r for r in json.load(f)}
-    streams = {"digits": digits, "patches": patches}
-    for sname in args.stream or streams:
-        X = scaled(streams[sname]())
-        n = X.shape[1]
-        for learner in (args.learner
-                        or ("OnlinePCA", "OnlineAdaptivePCA", "CenteredOnlinePCA")):
-            for k in ((5,) if args.quick else (2, 5, 10)):
-                best = metrics.best_subspace_loss(X, k,
-                                                  centered=learner == "CenteredOnlinePCA")
-                r = ref.get((sname, learner, k))
-                head = (f"{sname} ({n}) | {learner} | {k} | "
-                        + (f"{r['eta1']:.3f} | {r['best']:.3f} ({r['best_eta']:.3g}) | "
-                           if r else ""))
-                cells = []
-                for name, make in candidates(learner, n, k).items():
-                    v = total_loss(X, make) / best
-                    cells.append(f"{name} {v:.3f}"
-                                 + (f" ({v / r['best']:.2f}x)" if r else ""))
-                print("| " + head + " | ".join(cells) + " |", flush=True)
-
-
-if __name__ == "__main__":
-    import pathlib
-    import sys
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-    main()

@@ -1,32 +1,41 @@
-"""asv benchmarks of the symmetric rank-one eigen-update.
+"""The symmetric rank-one eigen-update and its structured eigenvector product.
 
-``time_update`` is what a learner pays per trial (RankOneUpdater, in place,
-no allocation); ``time_rank_one_update`` adds the public function's
-validation, copies and workspace allocation; ``time_eigh`` is the
-baseline, numpy.linalg.eigh of the updated matrix.
+- ``RankOneUpdate``, ``RankOneChain``: times and accuracy (``time_update``
+  is what a learner pays per trial, in place; ``time_rank_one_update`` adds
+  the public function's validation, copies and workspace; ``time_eigh``
+  is the baseline);
+- ``RankOneSpeedup``: eigh over the update, the public function over the
+  update, the update over one n x n dgemm, measured in one run;
+- ``StructuredProduct`` and the classes after it: the hierarchical
+  eigenvector product (``src/hodlr.c``, from ``STRUCTURED_PRODUCT_MIN``
+  non-deflated eigenvalues on) against the dense GEMM and one dgemm, its
+  crossover, where its time goes, two BLAS threads, and the learners'
+  steady state with either product.  docs/performance/structured_product.md
+  gives the figures and the profile.
+
+Benchmark against the BLAS's best kernel: unset ``OPENBLAS_CORETYPE`` and
+``OPENBLAS_L2_SIZE`` for the run (``tools/bench.sh`` does, and prints the
+architecture threadpoolctl reports).
 """
+
+import time
 
 import numpy as np
 
-from onlinepca_fast.app.bench import rank_one_problem
 from onlinepca_fast.kernels import RankOneUpdater, rank_one_update
 
 from . import workloads as W
-
-
-def _problem(n, structured, seed=0):
-    return rank_one_problem(n, "structured" if structured else "dense", seed)
+from .workloads import repeat, rounds, timer, warmup_time  # noqa: F401  (asv's settings)
 
 
 class RankOneUpdate:
     params = ([100, 1000], ["dense", "structured"])
     param_names = ["n", "z"]
     timeout = 300
-    repeat = (3, 10, 10.0)
 
     def setup(self, n, z):
         W.one_blas_thread()
-        self.evals, self.evecs, self.x = _problem(n, z == "structured")
+        self.evals, self.evecs, self.x = W.rank_one_problem(n, z, seed=0)
         self.rho = 0.7
         a = (self.evecs * self.evals) @ self.evecs.T
         self.a = a + self.rho * np.outer(self.x, self.x)
@@ -50,8 +59,7 @@ class RankOneUpdate:
 
     def track_eigenvalue_error(self, n, z):
         """max |lambda - lambda_eigh| / ||A||_2."""
-        new_evals, _ = rank_one_update(self.evals, self.evecs, self.rho,
-                                       self.x)
+        new_evals, _ = rank_one_update(self.evals, self.evecs, self.rho, self.x)
         ref = np.linalg.eigvalsh(self.a)
         return float(np.abs(new_evals - ref).max() / np.abs(ref).max())
 
@@ -59,16 +67,14 @@ class RankOneUpdate:
 
     def track_orthogonality(self, n, z):
         """||Q^T Q - I||_F of the updated eigenvectors."""
-        _, new_evecs = rank_one_update(self.evals, self.evecs, self.rho,
-                                       self.x)
+        _, new_evecs = rank_one_update(self.evals, self.evecs, self.rho, self.x)
         return float(np.linalg.norm(new_evecs.T @ new_evecs - np.eye(n)))
 
     track_orthogonality.unit = "absolute"
 
     def track_residual(self, n, z):
         """||A Q - Q L||_F / ||A||_2."""
-        new_evals, new_evecs = rank_one_update(self.evals, self.evecs,
-                                               self.rho, self.x)
+        new_evals, new_evecs = rank_one_update(self.evals, self.evecs, self.rho, self.x)
         resid = np.linalg.norm(self.a @ new_evecs - new_evecs * new_evals)
         return float(resid / np.abs(new_evals).max())
 
@@ -107,32 +113,242 @@ class RankOneChain:
     track_chain_orthogonality.unit = "absolute"
 
 
-class StructuredProduct:
-    """The update with a dense z with the hierarchical eigenvector product
-    (the default from ``STRUCTURED_PRODUCT_MIN`` on) and with the dense GEMM
-    forced, against one n x n x n dgemm: thread CPU time, best of 3 inside
-    one call (``python benchmarks/ratios_structured.py`` prints the same)."""
+class RankOneSpeedup:
+    """The in-place update (RankOneUpdater) against eigh of the updated
+    matrix, the public ``rank_one_update`` and one n x n dgemm, in one run.
 
-    params = ([1000, 2000], ["structured", "dense"])
-    param_names = ["n", "product"]
-    timeout = 300
+    ``dense``: random spectrum and x, nothing deflates (m = n; targets at
+    n = 1000: eigh >= 3x the update, the update <= 1.5 dgemm);
+    ``structured``: x on 5 eigen-directions and 80% of the eigenvalues in
+    one exact cluster (target at n = 1000: eigh >= 30x); ``cluster80``:
+    the same cluster with a dense x (m ~ 0.2 n)."""
 
-    def setup(self, n, product):
+    params = ([20, 100, 300, 1000, 2000], ["dense", "structured", "cluster80"])
+    param_names = ["n", "case"]
+    timeout = 600
+
+    def setup(self, n, case):
         W.one_blas_thread()
-        self.work = W.RankOneProduct(n)
+        self.case = W.RankOneCase(n, case)
+        self.repeat = 5 if n >= 1000 else 9 if n >= 300 else 30
 
-    def track_ms_per_update(self, n, product):
-        return 1e3 * self.work.update_seconds(product)
+    def track_eigh_over_update(self, n, case):
+        return W.ratio(self.case.eigh_job(), self.case.update_job(), self.repeat)
+
+    track_eigh_over_update.unit = "ratio"
+
+    def track_public_over_update(self, n, case):
+        return W.ratio(self.case.public_job(), self.case.update_job(), self.repeat)
+
+    track_public_over_update.unit = "ratio"
+
+    def track_update_over_dgemm(self, n, case):
+        return W.ratio(self.case.update_job(), W.gemm_job(n), self.repeat)
+
+    track_update_over_dgemm.unit = "ratio"
+
+    def track_non_deflated(self, n, case):
+        """m, the non-deflated eigenvalues of the update."""
+        return self.case.updated()[2]
+
+    track_non_deflated.unit = "eigenvalues"
+
+
+class StructuredProduct:
+    """The update with a dense z (nothing deflates, rho = -0.7) with the
+    default eigenvector product (hierarchical: n >= STRUCTURED_PRODUCT_MIN)
+    and with the dense GEMM forced, and one n x n x n dgemm, timed in
+    interleaved rounds (targets: default / dgemm <= 0.6 / 0.3 / 0.15 at
+    n = 1000 / 2000 / 4000).  The growth exponent of the update time
+    between two n is log(ms_b / ms_a) / log(n_b / n_a) of
+    ``track_ms_per_update`` (a GEMM's: 3)."""
+
+    params = [1000, 2000, 4000]
+    param_names = ["n"]
+    timeout = 900
+
+    def setup(self, n):
+        W.one_blas_thread()
+        self.case = W.RankOneCase(W.size(n, 400), "dense", rho=-0.7)
+
+    def _minima(self, n):
+        return W.minima([self.case.update_job(), self.case.update_job("dense"),
+                         W.gemm_job(self.case.n)], repeat=5)
+
+    def track_ms_per_update(self, n):
+        return 1e3 * self._minima(n)[0]
 
     track_ms_per_update.unit = "ms"
 
-    def track_ratio_to_dgemm(self, n, product):
-        return self.work.update_seconds(product) / self.work.gemm_seconds()
+    def track_structured_over_dgemm(self, n):
+        t_structured, _, t_gemm = self._minima(n)
+        return t_structured / t_gemm
 
-    track_ratio_to_dgemm.unit = "ratio"
+    track_structured_over_dgemm.unit = "ratio"
 
-    def track_orthogonality(self, n, product):
-        """max |Q^T Q - I| after one update."""
-        return self.work.orthogonality(product)
+    def track_dense_over_dgemm(self, n):
+        _, t_dense, t_gemm = self._minima(n)
+        return t_dense / t_gemm
+
+    track_dense_over_dgemm.unit = "ratio"
+
+    def track_residual(self, n):
+        """|A Q - Q L| / |A| of the hierarchical product's update (<= 1e-12)."""
+        return self.case.residual()
+
+    track_residual.unit = "relative"
+
+    def track_orthogonality(self, n):
+        """max |Q^T Q - I| after one update (<= 1e-12)."""
+        return self.case.orthogonality()
 
     track_orthogonality.unit = "absolute"
+
+
+class StructuredCrossover:
+    """The update's time with the hierarchical product over its time with
+    the dense GEMM at orders around the crossover (the crossover lowered to
+    100 for the measurement): how ``STRUCTURED_PRODUCT_MIN`` was chosen."""
+
+    params = [200, 256, 320, 384, 448, 512, 640]
+    param_names = ["n"]
+    timeout = 300
+
+    def setup(self, n):
+        W.one_blas_thread()
+        self.case = W.RankOneCase(n, "dense", rho=-0.7)
+
+    def track_structured_over_dense(self, n):
+        with W.product_settings(min_order=100):
+            return W.ratio(self.case.update_job(), self.case.update_job("dense"), repeat=9)
+
+    track_structured_over_dense.unit = "ratio"
+
+
+class StructuredProfile:
+    """Where the structured update's time goes (one BLAS thread,
+    :func:`benchmarks.workloads.structured_profile`, computed once a run
+    for every n): the hierarchy (levels, blocks, mean and max rank), the
+    product's flops over one dgemm's, the compression's, the application's
+    and the rest of the update's time (secular solve, Loewner weights,
+    deflation, gathering), the application's flop rate over the dgemm's,
+    and the update over one dgemm were the product to run at the dgemm's
+    rate."""
+
+    params = [1000, 2000, 4000]
+    param_names = ["n"]
+    timeout = 1800
+
+    def setup_cache(self):
+        W.one_blas_thread()
+        return {n: W.structured_profile(W.size(n, 400)) for n in self.params}
+
+    def track_levels(self, profiles, n):
+        return profiles[n]["levels"]
+
+    track_levels.unit = "levels"
+
+    def track_blocks(self, profiles, n):
+        return profiles[n]["blocks"]
+
+    track_blocks.unit = "blocks"
+
+    def track_mean_rank(self, profiles, n):
+        return profiles[n]["mean_rank"]
+
+    track_mean_rank.unit = "rank"
+
+    def track_max_rank(self, profiles, n):
+        return profiles[n]["max_rank"]
+
+    track_max_rank.unit = "rank"
+
+    def track_flops_over_dgemm(self, profiles, n):
+        return profiles[n]["flops_over_dgemm"]
+
+    track_flops_over_dgemm.unit = "ratio"
+
+    def track_compression_ms(self, profiles, n):
+        return 1e3 * profiles[n]["compression"]
+
+    track_compression_ms.unit = "ms"
+
+    def track_application_ms(self, profiles, n):
+        return 1e3 * profiles[n]["application"]
+
+    track_application_ms.unit = "ms"
+
+    def track_rest_of_update_ms(self, profiles, n):
+        return 1e3 * profiles[n]["rest"]
+
+    track_rest_of_update_ms.unit = "ms"
+
+    def track_application_rate_over_dgemm(self, profiles, n):
+        return profiles[n]["application_rate_over_dgemm"]
+
+    track_application_rate_over_dgemm.unit = "ratio"
+
+    def track_update_over_dgemm(self, profiles, n):
+        return profiles[n]["update_over_dgemm"]
+
+    track_update_over_dgemm.unit = "ratio"
+
+    def track_update_over_dgemm_at_dgemm_rate(self, profiles, n):
+        return profiles[n]["at_dgemm_rate"]
+
+    track_update_over_dgemm_at_dgemm_rate.unit = "ratio"
+
+    def track_product_error(self, profiles, n):
+        """max |G S (hierarchical) - G @ S|."""
+        return profiles[n]["error"]
+
+    track_product_error.unit = "absolute"
+
+
+class StructuredThreads:
+    """Wall time on one BLAS thread over two, the update with the default
+    product and one dgemm (target at n = 4000: the update >= 1.6x).  Wall
+    time on a shared machine: meaningful only with two free cores."""
+
+    params = ([2000, 4000], ["update", "dgemm"])
+    param_names = ["n", "work"]
+    timeout = 900
+
+    def setup(self, n, work):
+        n = W.size(n, 400)
+        self.job = W.RankOneCase(n, "dense", rho=-0.7).update_job() if work == "update" \
+            else W.gemm_job(n)
+
+    def teardown(self, n, work):
+        W.one_blas_thread()
+
+    def track_one_thread_over_two(self, n, work):
+        def on(k):
+            def prepare():
+                W.blas_threads(k)  # untimed: threadpoolctl looks up the libraries
+                if self.job.prepare is not None:
+                    self.job.prepare()
+            return W.Job(self.job.run, prepare)
+        return W.ratio(on(1), on(2), repeat=5, clock=time.perf_counter)
+
+    track_one_thread_over_two.unit = "ratio"
+
+
+class StructuredLearners:
+    """A learner's time per trial with the dense product forced over its
+    time with the default one, in its steady state (targets at 2000:
+    CenteredOnlinePCA >= 3x, OnlineKernelPCA >= 2x):
+    CenteredOnlinePCA (k = 10, dense state) at dimension n,
+    OnlineKernelPCA (rbf) after n rows (minutes of warm-up at 2000)."""
+
+    params = ([500, 2000], ["CenteredOnlinePCA", "OnlineKernelPCA"])
+    param_names = ["n", "learner"]
+    timeout = 1800
+
+    def setup(self, n, name):
+        W.one_blas_thread()
+
+    def track_dense_over_structured(self, n, name):
+        return W.learner_product_speedup(name, W.size(n, 340))
+
+    track_dense_over_structured.unit = "ratio"

@@ -11,7 +11,8 @@ eta = 1.  The best fixed eta of OnlinePCA is at the top of the grid
 (every eta >= 100 gives the same loss, that of the learner's eta -> inf
 limit): ``eta="auto"`` reaches it through its master over the AdaHedge
 learner and that limit (docs: Parameter-free rates).  The full table, on
-a second stream and for k = 2, 5, 10, is ``benchmarks/auto_rate.py``.
+a second stream and for k = 2, 5, 10, is the asv benchmark ``AutoRate``
+(``benchmarks/bench_auto_rate.py``).
 """
 
 import matplotlib.pyplot as plt

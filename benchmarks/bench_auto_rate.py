@@ -1,0 +1,155 @@
+"""eta="auto" against fixed learning rates on real streams (issue 24): the
+quality of the defaults (``track_``, losses; deterministic) and their cost
+(a time ratio measured in one run).
+
+Streams, shipped inside scikit-learn (no download; rows scaled by one
+common factor so that max |x| = 1): ``digits``, the 1797 8x8 digits
+(n = 64) class by class (a shift every ~180 rows); ``patches``, 10x10 grey
+patches (n = 100), 1000 of one image of ``load_sample_images`` then 1000 of
+the other; not used to design the rates (OnlinePCA and OnlineAdaptivePCA
+only): ``cancer`` (breast_cancer, n = 30, by class), ``diabetes`` (n = 10,
+by target) and ``macro`` (statsmodels' macrodata, n = 10 log-differences;
+skipped without statsmodels).
+
+A loss is divided by the loss of the best fixed rank-k subspace in
+hindsight (centered for CenteredOnlinePCA).  The tables take minutes: each
+class computes its table once per run (``setup_cache``).
+"""
+
+from onlinepca_fast import metrics
+
+from . import auto_rate_candidates as candidates
+from . import workloads as W
+from .workloads import repeat, rounds, timer, warmup_time  # noqa: F401  (asv's settings)
+
+
+class AutoRate:
+    """eta="auto", eta = 1 and the best eta of a grid 0.01 .. 1e5 (x ~3.16
+    steps) in hindsight (targets: auto <= 1.15x the best grid eta and
+    <= 1.02x eta = 1), and the time per trial of auto over eta = 1."""
+
+    params = (list(W.AUTO_STREAMS), list(W.AUTO_LEARNERS), list(W.AUTO_KS))
+    param_names = ["stream", "learner", "k"]
+    timeout = 3600
+
+    def setup_cache(self):
+        W.one_blas_thread()
+        return W.auto_rate_table()
+
+    def setup(self, table, stream, learner, k):
+        if (stream, learner, k) not in table:
+            raise NotImplementedError  # not in the table (see workloads.auto_case_runs)
+        W.one_blas_thread()
+        self.row = table[stream, learner, k]
+
+    def track_auto_over_best_subspace(self, table, stream, learner, k):
+        return self.row["auto"]
+
+    track_auto_over_best_subspace.unit = "ratio"
+
+    def track_eta1_over_best_subspace(self, table, stream, learner, k):
+        return self.row["eta1"]
+
+    track_eta1_over_best_subspace.unit = "ratio"
+
+    def track_best_eta_over_best_subspace(self, table, stream, learner, k):
+        return self.row["best"]
+
+    track_best_eta_over_best_subspace.unit = "ratio"
+
+    def track_auto_over_best_eta(self, table, stream, learner, k):
+        return self.row["auto"] / self.row["best"]
+
+    track_auto_over_best_eta.unit = "ratio"
+
+    def track_auto_over_eta1(self, table, stream, learner, k):
+        return self.row["auto"] / self.row["eta1"]
+
+    track_auto_over_eta1.unit = "ratio"
+
+    def track_best_eta(self, table, stream, learner, k):
+        return self.row["best_eta"]
+
+    track_best_eta.unit = "eta"
+
+    def track_time_auto_over_eta1(self, table, stream, learner, k):
+        X = W.auto_stream(stream)
+        return W.auto_time_ratio(lambda eta: W.rate_learner(learner, k, eta), X)
+
+    track_time_auto_over_eta1.unit = "ratio"
+
+
+class AutoRateKernel:
+    """OnlineKernelPCA: eta="auto", eta = 1 and the best grid eta over the
+    loss of the best rank-r feature-space subspace in hindsight (tr K minus
+    the r largest eigenvalues of the whole stream's kernel matrix), the
+    auto rate's final eta_ and its time over eta = 1's.  Streams: every
+    sixth digit (300 rows, rbf, gamma = 1), KW's noisy cone (400 rows in
+    R^20, (x . y)^2), 400 image patches (linear)."""
+
+    params = (list(W.KERNEL_STREAMS), list(W.AUTO_KS))
+    param_names = ["stream", "r"]
+    timeout = 3600
+
+    def setup_cache(self):
+        W.one_blas_thread()
+        return W.kernel_auto_rate_table()
+
+    def setup(self, table, stream, r):
+        W.one_blas_thread()
+        self.row = table[stream, r]
+
+    def track_auto_over_best_subspace(self, table, stream, r):
+        return self.row["auto"]
+
+    track_auto_over_best_subspace.unit = "ratio"
+
+    def track_auto_over_best_eta(self, table, stream, r):
+        return self.row["auto"] / self.row["best"]
+
+    track_auto_over_best_eta.unit = "ratio"
+
+    def track_auto_over_eta1(self, table, stream, r):
+        return self.row["auto"] / self.row["eta1"]
+
+    track_auto_over_eta1.unit = "ratio"
+
+    def track_final_eta(self, table, stream, r):
+        return self.row["final_eta"]
+
+    track_final_eta.unit = "eta"
+
+    def track_time_auto_over_eta1(self, table, stream, r):
+        X, params = W.kernel_stream(stream)
+        return W.auto_time_ratio(lambda eta: W.kernel_learner(r, eta, params), X, repeat=1)
+
+    track_time_auto_over_eta1.unit = "ratio"
+
+
+#: The candidates of benchmarks/auto_rate_candidates.py, every learner's.
+CANDIDATES = ("auto", "inf", "FlipFlop", "master(auto,inf)", "master(auto,inf,4 grid)",
+              "master(auto,auto restart)", "FTL(C^t)", "FlipFlop(C^t)", "FTL")
+
+
+class AutoRateCandidates:
+    """The NumPy prototypes of candidate rates beyond AdaHedge
+    (``benchmarks/auto_rate_candidates.py``: FlipFlop, the eta -> infinity
+    limit, masters over sub-learners), loss over the best fixed subspace's,
+    on the design streams; compare with ``AutoRate``."""
+
+    params = (["digits", "patches"], list(W.AUTO_LEARNERS), list(W.AUTO_KS), list(CANDIDATES))
+    param_names = ["stream", "learner", "k", "candidate"]
+    timeout = 1200
+
+    def setup(self, stream, learner, k, candidate):
+        self.X = W.auto_stream(stream)
+        self.make = candidates.candidates(learner, self.X.shape[1], k).get(candidate)
+        if self.make is None:
+            raise NotImplementedError  # not a candidate for this learner
+        self.best = metrics.best_subspace_loss(self.X, k,
+                                               centered=learner == "CenteredOnlinePCA")
+
+    def track_loss_over_best_subspace(self, stream, learner, k, candidate):
+        return candidates.total_loss(self.X, self.make) / self.best
+
+    track_loss_over_best_subspace.unit = "ratio"
