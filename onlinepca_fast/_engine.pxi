@@ -129,7 +129,9 @@ cdef class Engine:
         cdef double[::1] lim = lim_obj
         if not (auto_rate and kind == OPF_KIND_MEG and not matrix_input
                 and lim.shape[0] == OPF_LIMIT_LEN(n, k)
-                and 0 <= lim[5] <= k and lim[5] == <Py_ssize_t>lim[5]):
+                and 0 <= lim[5] <= k and lim[5] == <Py_ssize_t>lim[5]
+                and 0 <= lim[4] <= k + 1 - lim[5] and lim[4] != 1
+                and lim[4] == <Py_ssize_t>lim[4]):
             raise ValueError("Engine: inconsistent state shapes (limit)")
         work = np.empty(opf_limit_work_len(n, k))
         iwork = np.empty(opf_limit_iwork_len(k), dtype=np.intc)

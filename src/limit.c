@@ -5,14 +5,17 @@
  *
  * The limit learner B keeps M (in loss units) as r <= k explicit
  * directions U with values below one flat level b, every other direction
- * at b.  Its parameter is cap at zero temperature: W = 1/(n - r) on the
- * flat directions (1/d each once r = k), so it keeps U (and, while r < k,
- * k - r directions drawn uniformly in U's complement).  A trial: z = U x,
- * the residual e = x - U^T z, rho = |e|; M - x x^T acts on span(U, e) as
+ * at b.  Its parameter is cap at zero temperature of M before flattening:
+ * 1/d on the directions strictly above M's d-th eigenvalue, the rest of
+ * the mass shared by the tie group at it, so it keeps U (and k - r
+ * directions drawn uniformly in the tie group: U's complement, or the c
+ * rows of a tie that formed below the old level).  A trial: z = U x, the
+ * residual e = x - U^T z, rho = |e|; M - x x^T acts on span(U, e) as
  * diag(values, b) - v v^T, v = (z, rho): an (r+1) x (r+1) eigenproblem;
  * with r + 1 > k its largest eigenvalue is the new flat level (the cap at
- * zero temperature), and directions at the level join it.  O(n k^2) (the
- * rotation of the directions, one n x (k+1) x (k+1) GEMM) + O(k^2).
+ * zero temperature), and directions at the level join it (the tie group of
+ * the next trial).  O(n k^2) (the rotation of the directions, one n x
+ * (k+1) x (k+1) GEMM) + O(k^2).
  */
 #include <float.h>
 #include <math.h>
@@ -132,16 +135,33 @@ static void rotate_rows(const double *old, const double *e, ptrdiff_t N,
     }
 }
 
+/* |T x|^2 of the tie group's c rows (after the r below ones) */
+static double tie_energy(const double *T, ptrdiff_t c, ptrdiff_t n,
+                         const double *x)
+{
+    double e = 0.0;
+    ptrdiff_t i, j;
+    for (j = 0; j < c; j++) {
+        const double *t = T + j * n;
+        double a = 0.0;
+        for (i = 0; i < n; i++)
+            a += t[i] * x[i];
+        e += a * a;
+    }
+    return e;
+}
+
 int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
                       const double *x, double u, double *work, int *iwork,
                       const opf_lapack *fns, double *h, double *real)
 {
     limit_ws w = split(work, n, k);
-    const ptrdiff_t r = (ptrdiff_t)lim[5], d = n - k;
-    const double b = lim[4], *vals = lim + OPF_LIMIT_HEAD;
-    const double *U = vals + k;
-    double xx = 0.0, rho2 = 0.0, nb = b;
-    ptrdiff_t i, j, N, cnt, keep;
+    const ptrdiff_t r = (ptrdiff_t)lim[5], c = (ptrdiff_t)lim[4],
+                    d = n - k;
+    const double *vals = lim + OPF_LIMIT_HEAD;
+    const double *U = vals + k + 1;
+    double xx = 0.0, rho2 = 0.0, nb = 0.0;
+    ptrdiff_t i, j, N, cnt, keep, tied = 0;
     for (i = 0; i < n; i++) {
         xx += x[i] * x[i];
         w.res[i] = x[i];
@@ -159,10 +179,25 @@ int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
         for (i = 0; i < n; i++)
             rho2 += w.res[i] * w.res[i];
     }
-    *h = (double)d * rho2 / (double)(n - r);
-    *real = r >= k ? rho2
-                   : fmax(0.0, rho2 - opf_haar_energy(k - r, n - r, u, rho2));
-    /* the eigenproblem of diag(values, b) - v v^T on span(U, e) */
+    /* W = cap_inf(M): 1/d on the a = n - r - c directions strictly above
+     * the d-th eigenvalue, the remaining (d - a) / d shared by its tie
+     * group, 0 below.  c = 0: the whole flat space is the tie group (a =
+     * 0, weight 1/(n - r) each); else its c rows are stored (a = d - 1).
+     * The corner keeps the r below and k - r directions drawn uniformly in
+     * the tie group. */
+    if (c > 0) {
+        const double t2 = fmin(tie_energy(U + r * n, c, n, w.res), rho2);
+        const double a = (double)(n - r - c);
+        *h = rho2 - t2 + ((double)d - a) * t2 / (double)c;
+        *real = fmax(0.0, rho2 - opf_haar_energy(k - r, c, u, t2));
+    } else {
+        *h = (double)d * rho2 / (double)(n - r);
+        *real = r >= k ? rho2
+                       : fmax(0.0, rho2 - opf_haar_energy(k - r, n - r, u,
+                                                          rho2));
+    }
+    /* the eigenproblem of diag(values, 0) - v v^T on span(U, e) (the tie
+     * group is at the level: M's update is flat_d(M) - x x^T) */
     N = (rho2 > 1e-24 * xx && rho2 > 0.0) ? r + 1 : r;
     if (N > 0) { /* Gu-Eisenstat on the identity: eigenvectors in zv's
                     columns (row-major), eigenvalues ascending in ev */
@@ -170,7 +205,7 @@ int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
         int st;
         w.z[r] = rho; /* v = (z, rho) when N = r + 1 */
         for (j = 0; j < N; j++) {
-            w.ev[j] = j < r ? vals[j] : b;
+            w.ev[j] = j < r ? vals[j] : 0.0;
             for (i = 0; i < N; i++)
                 w.zv[j * N + i] = i == j ? 1.0 : 0.0;
         }
@@ -189,22 +224,31 @@ int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
         rotate_rows(w.old, w.zv, N, n, w.vnew, fns);
     }
     cnt = N;
-    if (N > k) { /* the cap at zero temperature: the largest is the level */
-        nb = w.ev[N - 1];
-        cnt = N - 1;
-    }
     {
-        /* a value within 1e-12 |x|^2 of the level joins it: the update's
-         * rounding near the level is of that size (the level moved by at
-         * most |x|^2), whatever the values far below it */
+        /* a value within 1e-12 |x|^2 of the level ties with it: the
+         * update's rounding near the level is of that size (the level moved
+         * by at most |x|^2), whatever the values far below it */
         const double tol = 1e-12 * xx;
+        if (N > k) { /* the cap at zero temperature: the d-th largest, the
+                        top of the small problem, is the new level */
+            nb = w.ev[N - 1];
+            cnt = N - 1;
+            /* the n - N old flat directions are strictly above it: its tie
+             * group (two or more of the small problem's) shares the last
+             * 1/d at the next trial; else they are all at the level */
+            if (nb < -tol) {
+                for (j = N - 1; j > 0 && w.ev[j - 1] >= nb - tol; j--)
+                    ;
+                tied = N - j > 1 ? N - j : 0;
+            }
+        }
         /* stored relative to the level (only the order matters) and at
          * least -2^1000 below it (a direction that far below is kept
          * whatever follows), so that no stream makes them overflow */
         for (keep = 0; keep < cnt && w.ev[keep] < nb - tol; keep++)
             w.vals[keep] = fmax(w.ev[keep] - nb, -0x1p1000);
     }
-    w.hdr[0] = 0.0;
+    w.hdr[0] = (double)tied;
     w.hdr[1] = (double)keep;
     return OPF_OK;
 }
@@ -292,13 +336,13 @@ double opf_limit_commit(double *lim, ptrdiff_t n, ptrdiff_t k,
                         const double *work, double h_a, double h_b)
 {
     limit_ws w = split((double *)work, n, k);
-    const ptrdiff_t keep = (ptrdiff_t)w.hdr[1];
-    lim[4] = w.hdr[0];
+    const ptrdiff_t tied = (ptrdiff_t)w.hdr[0], keep = (ptrdiff_t)w.hdr[1];
+    lim[4] = (double)tied;
     lim[5] = (double)keep;
-    if (keep > 0) {
+    if (keep > 0)
         memcpy(lim + OPF_LIMIT_HEAD, w.vals, sizeof(double) * (size_t)keep);
-        memcpy(lim + OPF_LIMIT_HEAD + k, w.vnew,
-               sizeof(double) * (size_t)(keep * n));
-    }
+    if (keep + tied > 0)
+        memcpy(lim + OPF_LIMIT_HEAD + k + 1, w.vnew,
+               sizeof(double) * (size_t)((keep + tied) * n));
     return opf_master_commit(lim, h_a, h_b);
 }

@@ -26,11 +26,23 @@
  *
  * The limit's state (caller-owned, pickled with the learner),
  * OPF_LIMIT_LEN(n, k): the master in lim[0..4), then
- *   lim[4]          the flat level b of B (0: the values are kept relative
- *                   to it);
- *   lim[5]          r <= k, the explicit directions of B;
- *   lim[6..6+k)     their values (ascending, all below b);
- *   lim[6+k..)      their directions, r rows of length n (k x n reserved).
+ *   lim[4]          c, the size of B's tie group when it is stored (0:
+ *                   the tie group is the whole flat space);
+ *   lim[5]          r <= k, the explicit directions of B below its flat
+ *                   level (the level is 0: values are kept relative to
+ *                   it);
+ *   lim[6..6+k+1)   their values (ascending, all below the level);
+ *   lim[6+k+1..)    their directions, r rows of length n, then the c rows
+ *                   of the tie group ((k + 1) x n reserved).
+ *
+ * B's parameter at a trial is cap_inf(M) of its state M before flattening
+ * (docs/adaptive_rates.md): 1/d on the a directions strictly above the
+ * d-th largest eigenvalue of M, the remaining (d - a) / d shared equally
+ * by the tie group at it.  Its state keeps flat_d(M), the r below
+ * directions; when the d-th eigenvalue of M was tied by c >= 2 of the
+ * directions of the last update (a = d - 1 above them), those c rows are
+ * kept for the trial that follows (the next update sees them at the
+ * level, as flat_d does).
  */
 #include <stddef.h>
 
@@ -38,7 +50,7 @@
 
 #define OPF_MASTER_LEN 4
 #define OPF_LIMIT_HEAD 6
-#define OPF_LIMIT_LEN(n, k) (OPF_LIMIT_HEAD + (k) + (k) * (n))
+#define OPF_LIMIT_LEN(n, k) (OPF_LIMIT_HEAD + ((k) + 1) * (1 + (n)))
 
 /* The master's initial state: both losses 0, weight 1/2. */
 void opf_master_init(double *m);
@@ -50,7 +62,8 @@ double opf_master_weight(const double *m);
  * its expected loss p h_a + (1 - p) h_b. */
 double opf_master_commit(double *m, double h_a, double h_b);
 
-/* The limit's initial state (no direction, b = 0, the master's initial). */
+/* The limit's initial state (no direction, no tie group, the master's
+ * initial). */
 void opf_limit_init(double *lim, ptrdiff_t n, ptrdiff_t k);
 
 /* Workspace of a trial: doubles and ints. */

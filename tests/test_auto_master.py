@@ -35,7 +35,7 @@ def test_limit_directions_are_the_limit_of_the_reference(state):
     X = _stream()
     k = 3
     learner = opf.OnlinePCA(k, state=state, random_state=0).fit(X)
-    _, U = learner._limit_parts()
+    _, U, _ = learner._limit_parts()
     _, M = ref.limit_meg(X, k, state=True)
     v, Q = np.linalg.eigh(M)
     assert U.shape == (8, k)
@@ -67,7 +67,7 @@ def test_sample_projection_has_the_mixture_mean():
     limit's weight (the limit keeps its k directions once it has them)."""
     X = _stream(T=40, n=6, seed=10)  # a stream where both have weight
     learner = opf.OnlinePCA(2, state="dense", random_state=0).fit(X)
-    p, U = learner._limit_parts()
+    p, U, _ = learner._limit_parts()
     assert U.shape[1] == 2 and 0.2 < p < 0.8, p
     d = 6 - 2
     mean = (1 - p) * (np.eye(6) - d * learner.density_) + p * U @ U.T
@@ -83,7 +83,7 @@ def test_components_follow_the_master():
     for seed in range(6):
         X = _stream(T=120, n=7, seed=seed)
         learner = opf.OnlinePCA(2, state="dense", random_state=0).fit(X)
-        p, U = learner._limit_parts()
+        p, U, _ = learner._limit_parts()
         V = learner.components_.T
         lam, Q = np.linalg.eigh(learner.density_)
         want = U if p > 0.5 else Q[:, :2]
@@ -189,7 +189,7 @@ def test_a_large_row_does_not_freeze_the_limit():
     X = rng.normal(size=(300, n)) * np.array([0, 3, 1, .3, .3, .3])
     X[0] = 1e7 * np.eye(n)[0]
     learner = opf.OnlinePCA(k, state="dense", random_state=0).fit(X)
-    _, U = learner._limit_parts()
+    _, U, _ = learner._limit_parts()
     assert U.shape[1] == k
     _, M = ref.limit_meg(X, k, state=True)
     v, Q = np.linalg.eigh(M)
@@ -207,7 +207,7 @@ def test_mid_stream_changes_restart_the_master():
     assert learner.components_.shape == (3, 6) and learner.transform(X[:2]).shape == (2, 3)
     V = learner.components_
     np.testing.assert_allclose(V @ V.T, np.eye(3), atol=1e-12)
-    assert learner._limit.size == 6 + 3 + 3 * 6
+    assert learner._limit.size == 6 + 4 + 4 * 6
     learner.set_params(eta=1.0)
     learner.partial_fit(X[60:70])
     assert learner.__dict__.get("_limit") is None and learner.limit_weight_ == 0.0
@@ -218,3 +218,56 @@ def test_mid_stream_changes_restart_the_master():
     for x in X[71:]:
         learner.learn_one(x)
     assert learner.n_trials_ == 100 and 0.0 <= learner.limit_weight_ <= 1.0
+
+
+def _axis_rows(T=60):
+    """Axis-aligned rows of n = 4 (e0, 2 e1, 3 e0, e1, ...): the limit's
+    eigenvalues tie at the boundary again and again."""
+    coef = [1.0, 2.0, 3.0, 1.0, 2.0, 1.0, 3.0]
+    return np.array([coef[t % 7] * np.eye(4)[(t % 2) if t % 5 else 2 + t % 3 // 2]
+                     for t in range(T)])
+
+
+@pytest.mark.parametrize("case", ["axis", "one-hot", "one-hot-scaled"])
+def test_limit_tie_rule_is_the_oracles(case):
+    """A tie at the d-th eigenvalue of the limit's M shares the remaining
+    mass (1/d on the directions strictly above it), as the eigh oracle
+    ``limit_meg``: the losses and the master's weight match on streams
+    whose eigenvalues tie exactly (axis-aligned rows, one-hot rows).  The
+    compiled limit used to flatten M right after each update, giving the
+    tie group 1/(n - r) each (one-hot: total 228.6 against 227.2)."""
+    rng = np.random.default_rng(0)
+    if case == "axis":
+        X, k = _axis_rows(), 1
+    else:
+        X, k = np.eye(20)[rng.integers(0, 20, 300)], 5
+        if case == "one-hot-scaled":
+            X = X * rng.choice([1.0, 2.0, 3.0], size=(300, 1))
+    for state in ("dense", "clustered"):
+        learner = opf.OnlinePCA(k, state=state, random_state=0).fit(X)
+        losses, _, _, weight = ref.auto_pca(X, k)
+        scale = (X * X).sum(axis=1)
+        np.testing.assert_allclose(learner.expected_losses_ / scale, losses / scale,
+                                   rtol=0, atol=1e-9)
+        np.testing.assert_allclose(learner.limit_weight_, weight, rtol=1e-9, atol=1e-12)
+
+
+def test_limit_tie_group_draws():
+    """Right after a tie forms, the limit's corner keeps its r directions
+    below the level and k - r drawn uniformly in the tie group: the mean of
+    the limit learner's sampled projections is P_below + (k - r)/c P_tie."""
+    rng = np.random.default_rng(0)
+    X = np.eye(20)[rng.integers(0, 20, 300)]
+    k = 5
+    for T in range(20, 300):
+        learner = opf.OnlinePCA(k, state="dense", random_state=0).fit(X[:T])
+        p, U, tie = learner._limit_parts()
+        if tie is not None:
+            break
+    assert tie is not None
+    r, c = U.shape[1], tie.shape[1]
+    assert r + c == k + 1 and c >= 2
+    learner._limit[3] = 0.0  # the master's weight of A: draw the limit learner only
+    draws = np.mean([learner.sample_projection(s) for s in range(3000)], axis=0)
+    want = U @ U.T + (k - r) / c * tie @ tie.T
+    np.testing.assert_allclose(draws, want, atol=0.05)

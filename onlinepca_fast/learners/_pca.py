@@ -455,20 +455,21 @@ class OnlinePCA(ClusteredState, _Projections, MasterMixin, TrialLoopLearner):
     # -- eta="auto": the master over the learner and its eta -> inf limit ----------
     def _limit_len(self, p, n):
         k = p["n_components"]
-        return 6 + k + k * n if p["eta"] == "auto" else 0  # src/limit.h
+        return 6 + (k + 1) * (n + 1) if p["eta"] == "auto" else 0  # src/limit.h
 
     def _limit_parts(self):
         """(weight of the limit learner, its r explicit directions as n x r
-        columns), or None without the master."""
+        columns, the c rows of its tie group as n x c columns or None: the
+        whole complement), or None without the master."""
         lim = self.__dict__.get("_limit")
         if lim is None or self.eta != "auto":
             return None
         n, k = self.n_features_in_, self.n_components
-        if lim.size != 6 + k + k * n:  # n_components set since: restarts with the next batch
+        if lim.size != self._limit_len(self.get_params(), n):  # n_components set since
             return None
-        r = int(lim[5])  # layout: src/limit.h
-        U = lim[6 + k:6 + k + r * n].reshape(r, n).T
-        return 1.0 - float(lim[3]), U
+        r, c = int(lim[5]), int(lim[4])  # layout: src/limit.h
+        rows = lim[7 + k:7 + k + (r + c) * n].reshape(r + c, n)
+        return 1.0 - float(lim[3]), rows[:r].T, (rows[r:].T if c else None)
 
     def _kept_basis(self):
         """The learner's k directions: the rate learner's, or the limit
@@ -486,15 +487,18 @@ class OnlinePCA(ClusteredState, _Projections, MasterMixin, TrialLoopLearner):
         if parts is None:
             return super()._sampled_basis(random_state)
         rng = self._rng if random_state is None else as_generator(random_state)
-        wb, U = parts
+        wb, U, T = parts
         if rng.random() >= wb:
             return super()._sampled_basis(rng)
         extra = self.n_components - U.shape[1]
         if not extra:
             return U.copy()
-        G = rng.standard_normal((self.n_features_in_, extra))
-        for _ in range(2):
-            G -= U @ (U.T @ G)
+        if T is not None:  # k - r directions drawn uniformly in the tie group
+            G = T @ rng.standard_normal((T.shape[1], extra))
+        else:
+            G = rng.standard_normal((self.n_features_in_, extra))
+            for _ in range(2):
+                G -= U @ (U.T @ G)
         return np.hstack([U, np.linalg.qr(G)[0]])
 
     def _master_view(self):

@@ -120,10 +120,13 @@ def auto_meg(X, k, share=None, alpha=0.0, adaptive=False):
 
 def limit_meg(X, k, state=False):
     """The limit eta -> infinity of OnlinePCA's capped update, in loss units:
-    ``W = cap_inf(M)`` puts 1/d on the d largest eigenvalues of M (a tie at
-    the d-th shares what is left), ``M <- flat_d(M) - x x^T`` (the d largest
-    set to the d-th).  Returns the expected losses ``d tr(W x x^T)`` (and,
-    with `state`, the final M)."""
+    ``W = cap_inf(M)`` of the state before flattening puts 1/d on the
+    eigenvalues of M strictly above its d-th largest and shares what is
+    left equally among those tied with it; ``M <- flat_d(M) - x x^T`` (the d
+    largest set to the d-th).  (The fixed-rate learners' O(1/eta) offsets,
+    which can make a tie group share unequally after it was capped, are not
+    kept: docs/adaptive_rates.md, *Ties*.)  Returns the expected losses ``d
+    tr(W x x^T)`` (and, with `state`, the final M)."""
     X = np.asarray(X, dtype=float)
     n = X.shape[1]
     d = n - k
