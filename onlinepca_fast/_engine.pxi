@@ -31,7 +31,8 @@ cdef class Engine:
 
     def __init__(self, *, int kind, Py_ssize_t n, Py_ssize_t d, double eta,
                  double alpha, int share, int sampler, bint centered=False,
-                 double center_lr_inv=0.0, bint matrix_input=False,
+                 double center_lr_inv=0.0, bint mean_first=False,
+                 bint matrix_input=False,
                  double[::1] lam, double[::1] omega, double[:, ::1] q=None,
                  double[::1] mean=None, double[::1] wsum=None,
                  Py_ssize_t[::1] t, bint auto_rate=False, double[::1] rate=None,
@@ -83,6 +84,7 @@ cdef class Engine:
         self.s.sampler = sampler
         self.s.share = share
         self.s.centered = centered
+        self.s.mean_first = mean_first
         self.s.matrix_input = matrix_input
         self.s.with_matrices = with_matrices
         # eta = "auto": the rate lives in rate[1]; eta = inf keeps every

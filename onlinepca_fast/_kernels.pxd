@@ -158,7 +158,8 @@ cdef extern from "learner.h" nogil:
     int OPF_STATE_DENSE, OPF_STATE_CLUSTERED
     ctypedef struct opf_learner:
         Py_ssize_t n, d
-        int kind, sampler, share, state, centered, matrix_input, with_matrices
+        int kind, sampler, share, state, centered, mean_first, matrix_input
+        int with_matrices
         double eta, alpha, center_lr_inv
         double *rate
         int alpha_auto

@@ -262,13 +262,17 @@ static int trial_cumulative(const opf_learner *s, const opf_state_ops *ops,
 {
     const ptrdiff_t n = s->n, t = *s->t + 1;
     double f = 1.0, step = s->eta, gamma = 1.0, delta = 0.0;
+    /* the first trial of a centered learner without mean_init: m^0 = x_1,
+     * so y_1 = 0 (an uncentered first instance would set the rate's first
+     * gap; docs/adaptive_rates.md) */
+    const int first = s->centered && s->mean_first && t == 1;
     ptrdiff_t i;
     opf_coords c;
     int st, learn;
     if ((st = ops->begin(s, w)) != OPF_OK)
         return st;
     for (i = 0; i < n; i++)
-        w->yc[i] = x[i] - s->mean[i];
+        w->yc[i] = first ? 0.0 : x[i] - s->mean[i];
     ops->coords(s, w, w->yc, &c);
     if ((st = ops->draw_cumulative(s, w, u, w->yc, &c, el, rl)) != OPF_OK)
         return st;
@@ -276,7 +280,7 @@ static int trial_cumulative(const opf_learner *s, const opf_state_ops *ops,
         f = opf_center_factor(s->center_lr_inv, t); /* eq. (16) */
     learn = !s->rate || opf_rate_trial(s->rate, (double)n, (double)s->d,
                                        *el, c.size, &step, &gamma, &delta);
-    if (f > 0.0 && learn)
+    if (f > 0.0 && learn && !first)
         if ((st = ops->update(s, w, step * f, w->yc, &c, 1)) != OPF_OK)
             return st;
     if (s->rate) {
@@ -285,7 +289,9 @@ static int trial_cumulative(const opf_learner *s, const opf_state_ops *ops,
                         delta);
         s->rate[2] += f * c.size; /* tr C^t: explained_variance_ at any rate */
     }
-    if (s->centered) /* eq. (15) */
+    if (first) /* eq. (15) from m^0 = x_1 */
+        memcpy(s->mean, x, sizeof(double) * (size_t)n);
+    else if (s->centered) /* eq. (15) */
         opf_center_update(s->mean, x, n, s->center_lr_inv, t);
     ops->finish_cumulative(s, w);
     return OPF_OK;

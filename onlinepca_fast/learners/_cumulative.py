@@ -235,7 +235,8 @@ class CenteredOnlinePCA(_Cumulative):
         return dict(kind=_kernels.KIND_CUMULATIVE, d=n - p["n_components"],
                     **rate_options(p["eta"]),
                     sampler=SAMPLERS[p["sampler"]], centered=p["centered"],
-                    center_lr_inv=p["center_lr_inv"])
+                    center_lr_inv=p["center_lr_inv"],
+                    mean_first=bool(p["centered"]) and p["mean_init"] is None)
 
     def _initial_state(self, p, n):
         return np.full(n, -np.log(n)), np.eye(n), self._initial_mean(p, n)

@@ -195,7 +195,8 @@ def auto_pca(X, k, share=None, alpha=0.0):
 
 
 def auto_cumulative(X, k, centered=True, center_lr_inv=0.0, mean_init=None):
-    """CenteredOnlinePCA (WK Alg. 6, and centered=False) with eta="auto"."""
+    """CenteredOnlinePCA (WK Alg. 6, and centered=False) with eta="auto";
+    centered with mean_init None starts the center at the first row."""
     X = np.asarray(X, dtype=float)
     n = X.shape[1]
     d = n - k
@@ -205,6 +206,8 @@ def auto_cumulative(X, k, centered=True, center_lr_inv=0.0, mean_init=None):
     c = center_lr_inv
     Delta, eta, out = 0.0, np.inf, []
     for t, x in enumerate(X, start=1):
+        if t == 1 and centered and mean_init is None:
+            m = x.copy()  # y_1 = 0: no loss, no gap
         y = x - m
         lam, Q = _sym_eigh(A)
         W = (Q * np.exp(cap_log(lam, d))) @ Q.T

@@ -1,0 +1,224 @@
+"""Defaults that never lose (issue 36): eta="auto" on real streams, against
+fixed rates and simple baselines, as a user would run them.
+
+For every stream, learner (OnlinePCA, OnlineAdaptivePCA: uncentered;
+CenteredOnlinePCA: centered) and k = 2, 5, 10 (k < n - 1), rows scaled by one
+factor so that the largest row norm is 1, the learner's default total
+expected loss divided by
+
+- ``best``: the loss of the best fixed rank-k subspace in hindsight (the
+  centered comparator for the centered learner);
+- ``grid``: the best of 15 fixed etas 0.01 .. 1e5 (x ~3.16) in hindsight;
+- ``eta1``: eta = 1;
+- ``base``: the best of the baselines of ``benchmarks.baselines`` (Follow the
+  Leader, CCIPCA, Oja 1/t, Frequent Directions, IncrementalPCA batch 100)
+  with the same centering;
+
+and ``scale``: the largest relative difference of the losses of ``c X``
+(over ``c^2``) from those of ``X``, c = 1e-6 and 1e6.
+
+Streams (data shipped inside installed packages; nothing is downloaded):
+``digits`` (64 features, 1797 rows sorted by class: shifting), ``patches``
+(10x10 patches, 1000 of each of scikit-learn's two sample images: two
+stationary halves), ``segment`` (river's ImageSegments, 18 features, 2310
+rows), ``yeast`` (river, 103 features, 2417 rows: biology, stationary),
+``sp500`` (river's SP500Stocks, 10 daily returns, 1257 rows: strongly
+low-rank, stationary), ``shuttle`` (river, 9 features, 49,097 rows), and
+three short ones (T < 1000: no baseline figure): ``wine``, ``cancer``,
+``diabetes`` (scikit-learn).
+
+asv: ``Defaults.track_*`` report the ratios (one stream/learner/k per
+parameter; the table is computed once in ``setup_cache``).  The whole table:
+``python -m benchmarks.bench_defaults [STREAM ...]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+import onlinepca_fast as opf
+from onlinepca_fast import metrics
+
+try:
+    from . import baselines
+except ImportError:  # asv imports the module as a top-level package
+    from benchmarks import baselines
+
+GRID = 10.0 ** np.arange(-2.0, 5.01, 0.5)
+KS = (2, 5, 10)
+LEARNERS = {
+    "OnlinePCA": (opf.OnlinePCA, False),
+    "OnlineAdaptivePCA": (opf.OnlineAdaptivePCA, False),
+    "CenteredOnlinePCA": (opf.CenteredOnlinePCA, True),
+}
+SCALES = (1e-6, 1e6)
+
+
+# -- streams ---------------------------------------------------------------------------
+def _river(name):
+    from river import datasets
+    return np.array([[float(v) for v in x.values()] for x, _ in getattr(datasets, name)()])
+
+
+def digits():
+    from sklearn.datasets import load_digits
+    d = load_digits()
+    return d.data[np.argsort(d.target, kind="stable")].astype(float)
+
+
+def patches(per_image=1000, size=10, seed=0):
+    from sklearn.datasets import load_sample_images
+    rng = np.random.default_rng(seed)
+    rows = []
+    for img in load_sample_images().images:
+        g = img.astype(float).mean(axis=2)
+        i = rng.integers(0, g.shape[0] - size, per_image)
+        j = rng.integers(0, g.shape[1] - size, per_image)
+        rows.append(np.stack([g[a:a + size, b:b + size].ravel() for a, b in zip(i, j)]))
+    return np.concatenate(rows)
+
+
+def _sklearn(loader):
+    def load():
+        from sklearn import datasets
+        d = getattr(datasets, loader)()
+        return d.data[np.argsort(d.target, kind="stable")].astype(float)
+    return load
+
+
+STREAMS = {
+    "digits": ("shifting", digits),
+    "patches": ("stationary halves", patches),
+    "segment": ("real, in river's order", lambda: _river("ImageSegments")),
+    "yeast": ("stationary", lambda: _river("Yeast")),
+    "sp500": ("stationary, low-rank", lambda: _river("SP500Stocks")),
+    "shuttle": ("long", lambda: _river("Shuttle")),
+    "wine": ("short, by class", _sklearn("load_wine")),
+    "cancer": ("short, by class", _sklearn("load_breast_cancer")),
+    "diabetes": ("short, by target", _sklearn("load_diabetes")),
+}
+
+
+def stream(name):
+    """The stream's rows, scaled so that the largest row norm is 1."""
+    X = STREAMS[name][1]()
+    return X / np.linalg.norm(X, axis=1).max()
+
+
+# -- measurements ----------------------------------------------------------------------
+def total(cls, k, eta, X):
+    return float(cls(k, eta=eta, random_state=0).fit(X).expected_losses_.sum())
+
+
+def scale_error(cls, k, X):
+    """max over c of max_t |loss_t(c X) / c^2 - loss_t(X)| / max_t loss_t(X)."""
+    ref = cls(k, random_state=0).fit(X).expected_losses_
+    err = 0.0
+    for c in SCALES:
+        got = cls(k, random_state=0).fit(c * X).expected_losses_ / c ** 2
+        err = max(err, float(np.abs(got - ref).max() / ref.max()))
+    return err
+
+
+def measure(name, ks=KS, learners=None, log=None):
+    """The rows of the table for one stream."""
+    X = stream(name)
+    T, n = X.shape
+    rows, base_cache = [], {}
+    for lname in learners or LEARNERS:
+        cls, centered = LEARNERS[lname]
+        for k in ks:
+            if k >= n - 1:
+                continue
+            t0 = time.perf_counter()
+            best = metrics.best_subspace_loss(X, k, centered=centered)
+            auto = total(cls, k, "auto", X)
+            grid = [total(cls, k, float(e), X) for e in GRID]
+            one = total(cls, k, 1.0, X)
+            if (centered, k) not in base_cache:
+                base_cache[centered, k] = {b: float(v.sum()) for b, v in
+                                           baselines.online_losses(X, k, centered).items()}
+            base = base_cache[centered, k]
+            bname = min(base, key=base.get)
+            ib = int(np.argmin(grid))
+            row = dict(stream=name, n=n, T=T, learner=lname, k=k, best=auto / best,
+                       grid=auto / grid[ib], grid_eta=float(GRID[ib]), eta1=auto / one,
+                       base=auto / base[bname], base_name=bname,
+                       baselines={b: v / best for b, v in base.items()},
+                       auto_loss=auto, best_loss=best, scale=scale_error(cls, k, X),
+                       seconds=time.perf_counter() - t0)
+            rows.append(row)
+            if log:
+                log(row)
+    return rows
+
+
+def format_row(r):
+    return (f"| {r['stream']} ({r['n']}, {r['T']}) | {r['learner']} | {r['k']} | "
+            f"{r['best']:.3f} | {r['grid']:.3f} ({r['grid_eta']:.3g}) | {r['eta1']:.3f} | "
+            f"{r['base']:.3f} ({r['base_name']}) | {r['scale']:.1e} |")
+
+
+HEADER = ("| stream (n, T) | learner | k | auto/best subspace | auto/best grid (eta) | "
+          "auto/eta=1 | auto/best baseline | scale |\n|---|---|---|---|---|---|---|---|")
+
+
+# -- asv --------------------------------------------------------------------------------
+_ASV_STREAMS = ("digits", "patches", "segment", "yeast", "sp500", "wine")
+
+
+class Defaults:
+    """The ratios of the table (``track_``): the default's loss over the best
+    fixed subspace, the best grid eta, eta = 1 and the best baseline."""
+
+    params = (list(_ASV_STREAMS), list(LEARNERS), list(KS))
+    param_names = ("stream", "learner", "k")
+    timeout = 3600
+    number = 1
+    repeat = 1
+
+    def setup_cache(self):
+        table = {}
+        for name in _ASV_STREAMS:
+            for r in measure(name):
+                table[r["stream"], r["learner"], r["k"]] = r
+        return table
+
+    def _get(self, table, stream, learner, k):
+        r = table.get((stream, learner, k))
+        if r is None:
+            raise NotImplementedError  # k >= n - 1: asv skips it
+        return r
+
+    def track_auto_over_best_subspace(self, table, stream, learner, k):
+        return self._get(table, stream, learner, k)["best"]
+
+    def track_auto_over_best_grid(self, table, stream, learner, k):
+        return self._get(table, stream, learner, k)["grid"]
+
+    def track_auto_over_eta1(self, table, stream, learner, k):
+        return self._get(table, stream, learner, k)["eta1"]
+
+    def track_auto_over_best_baseline(self, table, stream, learner, k):
+        return self._get(table, stream, learner, k)["base"]
+
+
+def main(names):
+    rows = []
+    print(HEADER, flush=True)
+    for name in names or list(STREAMS):
+        rows += measure(name, log=lambda r: print(format_row(r), flush=True))
+    out = os.environ.get("OPF_DEFAULTS_JSON")
+    if out:
+        with open(out, "w") as f:
+            json.dump(rows, f, indent=1)
+    return rows
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
