@@ -129,14 +129,18 @@ cdef class Engine:
         """eta="auto" of OnlinePCA: the master over the learner and its
         eta -> infinity limit (``src/limit.h``), state ``limit_state(n, k)``."""
         cdef double[::1] lim = lim_obj
+        cdef Py_ssize_t ell = opf_leader_ell(n, k), b = OPF_MASTER3_LEN
+        cdef Py_ssize_t f = b + OPF_SKETCH_LEN(n, k)
         if not (auto_rate and kind == OPF_KIND_MEG and not matrix_input
                 and lim.shape[0] == OPF_LIMIT_LEN(n, k)
-                and 0 <= lim[5] <= k and lim[5] == <Py_ssize_t>lim[5]
-                and 0 <= lim[4] <= k + 1 - lim[5] and lim[4] != 1
-                and lim[4] == <Py_ssize_t>lim[4]):
+                and 0 <= lim[b + 1] <= k and lim[b + 1] == <Py_ssize_t>lim[b + 1]
+                and 0 <= lim[b] <= k + 1 - lim[b + 1] and lim[b] != 1
+                and lim[b] == <Py_ssize_t>lim[b]
+                and 0 <= lim[f + 1] <= ell and lim[f + 1] == <Py_ssize_t>lim[f + 1]
+                and lim[f] == 0):
             raise ValueError("Engine: inconsistent state shapes (limit)")
         work = np.empty(opf_limit_work_len(n, k))
-        iwork = np.empty(opf_limit_iwork_len(k), dtype=np.intc)
+        iwork = np.empty(opf_limit_iwork_len(n, k), dtype=np.intc)
         cdef double[::1] work_v = work
         cdef int[::1] iwork_v = iwork
         self._keep_limit = (lim_obj, work, iwork)

@@ -228,28 +228,37 @@ static int trial_meg(const opf_learner *s, const opf_state_ops *ops,
 }
 
 /* eta = "auto" with the master (limit.h): the trial's uniform plays the
- * learner (A) with the master's weight p, its eta -> infinity limit (B)
- * otherwise, and is rescaled to a uniform for the drawn one's own draw.  B's
- * trial is computed first and committed only after A's succeeded, so that a
- * failing or interrupted trial changes nothing. */
+ * learner (A) with the master's weight p_A, its eta -> infinity limit (B)
+ * with p_B, Follow the Leader on its sketch (F) otherwise, and is rescaled
+ * to a uniform for the drawn one's own draw.  B's and F's trials are
+ * computed first and committed only after A's succeeded, so that a failing
+ * or interrupted trial changes nothing. */
 static int trial_meg_master(const opf_learner *s, const opf_state_ops *ops,
                             opf_ws *w, const double *x, double u, double *el,
                             double *rl)
 {
     const ptrdiff_t k = s->n - s->d;
-    const double p = opf_master_weight(s->lim);
-    const int play_a = u < p;
-    const double ua = play_a ? u / p : u;
-    const double ub = play_a ? u : (u - p) / (1.0 - p);
-    double ha, ra, hb, rb;
+    const double pa = opf_master3_weight(s->lim, 0),
+                 pb = opf_master3_weight(s->lim, 1),
+                 pf = opf_master3_weight(s->lim, 2);
+    const int play = u < pa ? 0 : (u < pa + pb || !(pf > 0.0) ? 1 : 2);
+    const double top = nextafter(1.0, 0.0);
+    const double ua = play == 0 ? u / pa : u;
+    const double ub = play == 1 ? fmin((u - pa) / pb, top) : u;
+    const double uf = play == 2 ? fmin((u - pa - pb) / pf, top) : u;
+    double h[3], r[3], hl[2], rlim[2];
     int st;
-    if ((st = opf_limit_prepare(s->lim, s->n, k, x, ub, s->limw, s->limiw,
-                                s->fns, &hb, &rb)) != OPF_OK)
+    if ((st = opf_limit_prepare(s->lim, s->n, k, x, ub, uf, s->limw,
+                                s->limiw, s->fns, hl, rlim)) != OPF_OK)
         return st;
-    if ((st = trial_meg(s, ops, w, x, ua, &ha, &ra)) != OPF_OK)
+    if ((st = trial_meg(s, ops, w, x, ua, h, r)) != OPF_OK)
         return st;
-    *el = opf_limit_commit(s->lim, s->n, k, s->limw, ha, hb);
-    *rl = play_a ? ra : rb;
+    h[1] = hl[0];
+    h[2] = hl[1];
+    r[1] = rlim[0];
+    r[2] = rlim[1];
+    *el = opf_limit_commit(s->lim, s->n, k, s->limw, h);
+    *rl = r[play];
     return OPF_OK;
 }
 

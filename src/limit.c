@@ -34,34 +34,57 @@ void opf_master_init(double *m)
 
 double opf_master_weight(const double *m) { return m[3]; }
 
-void opf_limit_init(double *lim, ptrdiff_t n, ptrdiff_t k)
+/* ---- the sketches: B (ell = k) and F (ell = opf_leader_ell) ---------- */
+
+/* A sketch's state: sk[0] = c (its stored tie group, B only), sk[1] = r,
+ * sk[2..2+ell+1) the r values, then (ell + 1) rows of length n. */
+#define SK_VALS 2
+static double *sk_rows(double *sk, ptrdiff_t ell) { return sk + SK_VALS + ell + 1; }
+
+ptrdiff_t opf_leader_ell(ptrdiff_t n, ptrdiff_t k)
 {
-    memset(lim, 0, sizeof(double) * (size_t)OPF_LIMIT_LEN(n, k));
-    opf_master_init(lim);
+    return 4 * k < n ? 4 * k : n;
 }
 
-size_t opf_limit_work_len(ptrdiff_t n, ptrdiff_t k)
+static double *sketch_b(double *lim) { return lim + OPF_MASTER3_LEN; }
+static double *sketch_f(double *lim, ptrdiff_t n, ptrdiff_t k)
 {
-    const size_t N = (size_t)k + 1;
+    return lim + OPF_MASTER3_LEN + OPF_SKETCH_LEN(n, k);
+}
+
+static size_t sketch_work_len(ptrdiff_t n, ptrdiff_t ell)
+{
+    const size_t N = (size_t)ell + 1;
     return 2 + 3 * N + N * N + opf_r1_work_len((ptrdiff_t)N) + (size_t)n
            + 2 * N * (size_t)n;
 }
 
-size_t opf_limit_iwork_len(ptrdiff_t k)
+void opf_limit_init(double *lim, ptrdiff_t n, ptrdiff_t k)
 {
-    return opf_r1_iwork_len(k + 1);
+    memset(lim, 0, sizeof(double) * (size_t)OPF_LIMIT_LEN(n, k));
+    opf_master3_init(lim);
 }
 
-/* The workspace: hdr = (new b, new r), the new values, z, the
+size_t opf_limit_work_len(ptrdiff_t n, ptrdiff_t k)
+{
+    return sketch_work_len(n, k) + sketch_work_len(n, opf_leader_ell(n, k));
+}
+
+size_t opf_limit_iwork_len(ptrdiff_t n, ptrdiff_t k)
+{
+    return opf_r1_iwork_len(opf_leader_ell(n, k) + 1);
+}
+
+/* The workspace: hdr = (new c, new r), the new values, z, the
  * eigenvalues and vectors of the small problem and the rank-one update's
  * work, the residual, the stacked old directions and the new ones. */
 typedef struct {
     double *hdr, *vals, *z, *ev, *zv, *r1w, *res, *old, *vnew;
 } limit_ws;
 
-static limit_ws split(double *work, ptrdiff_t n, ptrdiff_t k)
+static limit_ws split(double *work, ptrdiff_t n, ptrdiff_t ell)
 {
-    const ptrdiff_t N = k + 1;
+    const ptrdiff_t N = ell + 1;
     limit_ws w;
     w.hdr = work;
     w.vals = w.hdr + 2;
@@ -151,15 +174,67 @@ static double tie_energy(const double *T, ptrdiff_t c, ptrdiff_t n,
     return e;
 }
 
-int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
-                      const double *x, double u, double *work, int *iwork,
-                      const opf_lapack *fns, double *h, double *real)
+/*
+ * The parameter of a sketch (M = -S in loss units: r explicit values below
+ * one flat level 0) is W = cap_inf(M): 1/d on the directions strictly
+ * above M's d-th largest eigenvalue, the rest of the mass shared equally
+ * by those tied with it, 0 below.  Its expected loss d tr(W x x^T) and the
+ * realized loss of a corner drawn with u: the directions below the d-th
+ * and the rest drawn uniformly in the tie group.  z: x's coordinates in
+ * the r rows, rho2 its energy outside them (res: that residual).
+ */
+static void sketch_losses(const double *sk, ptrdiff_t n, ptrdiff_t k,
+                          ptrdiff_t ell, const double *z, double rho2,
+                          const double *res, double u, double *h,
+                          double *real)
 {
-    limit_ws w = split(work, n, k);
-    const ptrdiff_t r = (ptrdiff_t)lim[5], c = (ptrdiff_t)lim[4],
-                    d = n - k;
-    const double *vals = lim + OPF_LIMIT_HEAD;
-    const double *U = vals + k + 1;
+    const ptrdiff_t r = (ptrdiff_t)sk[1], c = (ptrdiff_t)sk[0], d = n - k;
+    const double *vals = sk + SK_VALS, *U = sk_rows((double *)sk, ell);
+    ptrdiff_t j;
+    if (c > 0) { /* B's stored tie group at the level (a = n - r - c above) */
+        const double t2 = fmin(tie_energy(U + r * n, c, n, res), rho2);
+        const double a = (double)(n - r - c);
+        *h = rho2 - t2 + ((double)d - a) * t2 / (double)c;
+        *real = fmax(0.0, rho2 - opf_haar_energy(k - r, c, u, t2));
+    } else if (r <= k) { /* the d-th largest is the level: its tie group is
+                            the whole flat space (and the values within
+                            the tolerance of it were merged into it) */
+        *h = (double)d * rho2 / (double)(n - r);
+        *real = r >= k ? rho2
+                       : fmax(0.0, rho2 - opf_haar_energy(k - r, n - r, u,
+                                                          rho2));
+    } else { /* F: the d-th largest is the explicit value k (ascending) */
+        const double b = vals[k];
+        const double tol = 1e-12 * fmax(fabs(vals[0]), DBL_MIN);
+        ptrdiff_t lo = k, hi = k + 1;
+        double above = rho2, tied = 0.0;
+        while (lo > 0 && vals[lo - 1] >= b - tol)
+            lo--;
+        while (hi < r && vals[hi] <= b + tol)
+            hi++;
+        for (j = hi; j < r; j++)
+            above += z[j] * z[j];
+        for (j = lo; j < hi; j++)
+            tied += z[j] * z[j];
+        /* a = n - hi above, c = hi - lo tied: each gets (d - a) / (d c) */
+        *h = above + (double)(d - (n - hi)) * tied / (double)(hi - lo);
+        *real = above + tied
+                - (k > lo ? opf_haar_energy(k - lo, hi - lo, u, tied) : 0.0);
+        *real = fmax(0.0, *real);
+    }
+}
+
+/* One sketch's trial on x, into its workspace: the losses, and its next
+ * state (hdr, vals, vnew).  ell = k: B, whose tie group at its new level
+ * is kept for the next trial. */
+static int sketch_prepare(const double *sk, ptrdiff_t n, ptrdiff_t k,
+                          ptrdiff_t ell, const double *x, double u,
+                          double *work, int *iwork, const opf_lapack *fns,
+                          double *h, double *real)
+{
+    limit_ws w = split(work, n, ell);
+    const ptrdiff_t r = (ptrdiff_t)sk[1];
+    const double *vals = sk + SK_VALS, *U = sk_rows((double *)sk, ell);
     double xx = 0.0, rho2 = 0.0, nb = 0.0;
     ptrdiff_t i, j, N, cnt, keep, tied = 0;
     for (i = 0; i < n; i++) {
@@ -179,25 +254,9 @@ int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
         for (i = 0; i < n; i++)
             rho2 += w.res[i] * w.res[i];
     }
-    /* W = cap_inf(M): 1/d on the a = n - r - c directions strictly above
-     * the d-th eigenvalue, the remaining (d - a) / d shared by its tie
-     * group, 0 below.  c = 0: the whole flat space is the tie group (a =
-     * 0, weight 1/(n - r) each); else its c rows are stored (a = d - 1).
-     * The corner keeps the r below and k - r directions drawn uniformly in
-     * the tie group. */
-    if (c > 0) {
-        const double t2 = fmin(tie_energy(U + r * n, c, n, w.res), rho2);
-        const double a = (double)(n - r - c);
-        *h = rho2 - t2 + ((double)d - a) * t2 / (double)c;
-        *real = fmax(0.0, rho2 - opf_haar_energy(k - r, c, u, t2));
-    } else {
-        *h = (double)d * rho2 / (double)(n - r);
-        *real = r >= k ? rho2
-                       : fmax(0.0, rho2 - opf_haar_energy(k - r, n - r, u,
-                                                          rho2));
-    }
-    /* the eigenproblem of diag(values, 0) - v v^T on span(U, e) (the tie
-     * group is at the level: M's update is flat_d(M) - x x^T) */
+    sketch_losses(sk, n, k, ell, w.z, rho2, w.res, u, h, real);
+    /* the eigenproblem of diag(values, 0) - v v^T on span(U, e) (a stored
+     * tie group is at the level: M's update is flat(M) - x x^T) */
     N = (rho2 > 1e-24 * xx && rho2 > 0.0) ? r + 1 : r;
     if (N > 0) { /* Gu-Eisenstat on the identity: eigenvectors in zv's
                     columns (row-major), eigenvalues ascending in ev */
@@ -229,14 +288,14 @@ int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
          * update's rounding near the level is of that size (the level moved
          * by at most |x|^2), whatever the values far below it */
         const double tol = 1e-12 * xx;
-        if (N > k) { /* the cap at zero temperature: the d-th largest, the
-                        top of the small problem, is the new level */
+        if (N > ell) { /* the shrink (the cap at zero temperature for B):
+                          the top of the small problem is the new level */
             nb = w.ev[N - 1];
             cnt = N - 1;
-            /* the n - N old flat directions are strictly above it: its tie
-             * group (two or more of the small problem's) shares the last
-             * 1/d at the next trial; else they are all at the level */
-            if (nb < -tol) {
+            /* B: the n - N old flat directions are strictly above it: its
+             * tie group (two or more of the small problem's) shares the
+             * last 1/d at the next trial; else they are all at the level */
+            if (ell == k && nb < -tol) {
                 for (j = N - 1; j > 0 && w.ev[j - 1] >= nb - tol; j--)
                     ;
                 tied = N - j > 1 ? N - j : 0;
@@ -251,6 +310,35 @@ int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
     w.hdr[0] = (double)tied;
     w.hdr[1] = (double)keep;
     return OPF_OK;
+}
+
+static void sketch_commit(double *sk, ptrdiff_t n, ptrdiff_t ell,
+                          double *work)
+{
+    limit_ws w = split(work, n, ell);
+    const ptrdiff_t tied = (ptrdiff_t)w.hdr[0], keep = (ptrdiff_t)w.hdr[1];
+    sk[0] = (double)tied;
+    sk[1] = (double)keep;
+    if (keep > 0)
+        memcpy(sk + SK_VALS, w.vals, sizeof(double) * (size_t)keep);
+    if (keep + tied > 0)
+        memcpy(sk_rows(sk, ell), w.vnew,
+               sizeof(double) * (size_t)((keep + tied) * n));
+}
+
+int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
+                      const double *x, double ub, double uf, double *work,
+                      int *iwork, const opf_lapack *fns, double *h,
+                      double *real)
+{
+    const ptrdiff_t ell = opf_leader_ell(n, k);
+    int st = sketch_prepare(sketch_b((double *)lim), n, k, k, x, ub, work,
+                            iwork, fns, h, real);
+    if (st != OPF_OK)
+        return st;
+    return sketch_prepare(sketch_f((double *)lim, n, k), n, k, ell, x, uf,
+                          work + sketch_work_len(n, k), iwork, fns, h + 1,
+                          real + 1);
 }
 
 /* softplus(z) = log(1 + e^z), for any z (infinities included). */
@@ -332,17 +420,137 @@ double opf_master_commit(double *mst, double h_a, double h_b)
     return el;
 }
 
-double opf_limit_commit(double *lim, ptrdiff_t n, ptrdiff_t k,
-                        const double *work, double h_a, double h_b)
+
+/* ---- the master over A, B and F (AdaHedge, D = log 3) ------------------ */
+
+/* mk[0] the scale (sum of max_i h_i), mk[1] Delta^M, mk[2..5) L_i - L_A
+ * (mk[2] = 0), mk[5..8) the weights of the next trial. */
+#define MK_K 3
+#define MK_SCALE 0
+#define MK_GAP 1
+#define MK_LEAD 2
+#define MK_W (2 + MK_K)
+
+/* log-weights of the next trial from the leads and the gap: eta^M =
+ * log 3 / Delta^M on L_i - min L (a lead within 1e-12 of the scale is
+ * none); while Delta^M = 0, or when eta^M overflows, the leaders share. */
+static void master3_logw(const double *mk, double *lw)
 {
-    limit_ws w = split((double *)work, n, k);
-    const ptrdiff_t tied = (ptrdiff_t)w.hdr[0], keep = (ptrdiff_t)w.hdr[1];
-    lim[4] = (double)tied;
-    lim[5] = (double)keep;
-    if (keep > 0)
-        memcpy(lim + OPF_LIMIT_HEAD, w.vals, sizeof(double) * (size_t)keep);
-    if (keep + tied > 0)
-        memcpy(lim + OPF_LIMIT_HEAD + k + 1, w.vnew,
-               sizeof(double) * (size_t)((keep + tied) * n));
-    return opf_master_commit(lim, h_a, h_b);
+    const double *L = mk + MK_LEAD;
+    double lmin = L[0], m = -INFINITY, sum = 0.0;
+    int i, leaders = 0;
+    for (i = 1; i < MK_K; i++)
+        lmin = fmin(lmin, L[i]);
+    for (i = 0; i < MK_K; i++) {
+        double lead = L[i] - lmin;
+        if (lead <= 1e-12 * mk[MK_SCALE])
+            lead = 0.0;
+        if (lead == 0.0)
+            lw[i] = 0.0;
+        else if (mk[MK_GAP] > 0.0)
+            lw[i] = -log((double)MK_K) * (lead / mk[MK_GAP]); /* -inf if it
+                                                                  overflows */
+        else
+            lw[i] = -INFINITY;
+        leaders += lw[i] == 0.0;
+        m = fmax(m, lw[i]);
+    }
+    (void)leaders;
+    for (i = 0; i < MK_K; i++)
+        sum += exp(lw[i] - m);
+    for (i = 0; i < MK_K; i++)
+        lw[i] -= m + log(sum);
+}
+
+void opf_master3_init(double *mk)
+{
+    int i;
+    memset(mk, 0, sizeof(double) * OPF_MASTER3_LEN);
+    for (i = 0; i < MK_K; i++)
+        mk[MK_W + i] = 1.0 / MK_K;
+}
+
+double opf_master3_weight(const double *mk, int i) { return mk[MK_W + i]; }
+
+/* e^{-y} - 1 + y >= 0, without cancellation for small |y| */
+static double expm1_tail(double y)
+{
+    if (fabs(y) < 0.5) {
+        double term = y * y / 2.0, sum = 0.0;
+        int j;
+        for (j = 3; j < 30 && term != 0.0; j++) {
+            sum += term;
+            term *= -y / (double)j;
+        }
+        return sum;
+    }
+    return expm1(-y) + y;
+}
+
+double opf_master3_commit(double *mk, const double *h_in)
+{
+    double lw[MK_K], h[MK_K], p[MK_K], hmin = h_in[0], hmax = h_in[0];
+    double el = 0.0, hbar = 0.0, delta, eta;
+    double *L = mk + MK_LEAD;
+    int i;
+    master3_logw(mk, lw);
+    for (i = 1; i < MK_K; i++) {
+        hmin = fmin(hmin, h_in[i]);
+        hmax = fmax(hmax, h_in[i]);
+    }
+    for (i = 0; i < MK_K; i++) {
+        p[i] = exp(lw[i]);
+        el += p[i] * h_in[i];
+        /* a difference within 1e-12 of the losses is none (the learners
+         * start equal; a rounding-sized gap would set the master's rate) */
+        h[i] = fabs(h_in[i] - hmin) <= 1e-12 * hmax ? hmin : h_in[i];
+        hbar += p[i] * (h[i] - hmin);
+    }
+    eta = log((double)MK_K) / mk[MK_GAP];
+    if (mk[MK_GAP] > 0.0 && isfinite(eta)) {
+        /* the mixability gap (1/eta) log sum p_i e^{-eta (h_i - hbar)}:
+         * series of its nonnegative terms when small (a small gap keeps
+         * its relative precision), else in the log domain */
+        double big = 0.0, acc = 0.0;
+        for (i = 0; i < MK_K; i++)
+            big = fmax(big, fabs(eta * (h[i] - hmin - hbar)));
+        if (big <= 1.0) {
+            for (i = 0; i < MK_K; i++)
+                acc += p[i] * expm1_tail(eta * (h[i] - hmin - hbar));
+            delta = log1p(acc) / eta;
+        } else {
+            double m = -INFINITY, sum = 0.0;
+            for (i = 0; i < MK_K; i++)
+                m = fmax(m, lw[i] - eta * (h[i] - hmin));
+            for (i = 0; i < MK_K; i++)
+                sum += exp(lw[i] - eta * (h[i] - hmin) - m);
+            delta = hbar + (m + log(sum)) / eta;
+        }
+    } else { /* the infinite rate: hbar - (min(L + h) - min L) */
+        double lmin = L[0], lh = L[0] + (h[0] - hmin);
+        for (i = 1; i < MK_K; i++) {
+            lmin = fmin(lmin, L[i]);
+            lh = fmin(lh, L[i] + (h[i] - hmin));
+        }
+        delta = hbar - (lh - lmin);
+    }
+    if (!(delta > 0.0))
+        delta = 0.0;
+    mk[MK_GAP] = fmin(mk[MK_GAP] + delta, DBL_MAX);
+    for (i = 1; i < MK_K; i++)
+        L[i] = fmax(fmin(L[i] + (h[i] - h[0]), DBL_MAX), -DBL_MAX);
+    mk[MK_SCALE] = fmin(mk[MK_SCALE] + hmax, DBL_MAX);
+    master3_logw(mk, lw);
+    for (i = 0; i < MK_K; i++)
+        mk[MK_W + i] = exp(lw[i]);
+    return el;
+}
+
+double opf_limit_commit(double *lim, ptrdiff_t n, ptrdiff_t k, double *work,
+                        const double *h)
+{
+    sketch_commit(sketch_b(lim), n, k, work);
+    sketch_commit(sketch_f(lim, n, k), n, opf_leader_ell(n, k),
+                  work + sketch_work_len(n, k));
+    return opf_master3_commit(lim, h);
 }

@@ -40,8 +40,8 @@ def test_limit_directions_are_the_limit_of_the_reference(state):
     v, Q = np.linalg.eigh(M)
     assert U.shape == (8, k)
     np.testing.assert_allclose(U @ U.T, Q[:, :k] @ Q[:, :k].T, atol=1e-10)
-    lim = learner._limit
-    np.testing.assert_allclose(lim[6:6 + k], v[:k] - v[k], rtol=1e-10,  # level: d-th largest
+    sketch = learner._limit_view()[1]  # B's: [c, r, values, rows] (src/limit.h)
+    np.testing.assert_allclose(sketch[2:2 + k], v[:k] - v[k], rtol=1e-10,  # level: d-th largest
                                atol=1e-12 * abs(v).max())
     np.testing.assert_allclose(U.T @ U, np.eye(k), atol=1e-14)
 
@@ -63,30 +63,39 @@ def test_realized_losses_are_draws_of_the_mixture():
 
 
 def test_sample_projection_has_the_mixture_mean():
-    """E[P] of sample_projection = (1 - p) (I - d W_A) + p U U^T with p the
-    limit's weight (the limit keeps its k directions once it has them)."""
-    X = _stream(T=40, n=6, seed=10)  # a stream where both have weight
+    """E[P] of sample_projection = w_A (I - d W_A) + w_B U U^T + w_F V V^T
+    with w the master's weights, U the limit's k directions and V the k
+    leading directions of the sketch."""
+    X = _stream(T=80, n=6, seed=10)  # a stream where the three learners share the weight
     learner = opf.OnlinePCA(2, state="dense", random_state=0).fit(X)
-    p, U, _ = learner._limit_parts()
-    assert U.shape[1] == 2 and 0.2 < p < 0.8, p
+    wb, U, _ = learner._limit_parts()
+    wf, V = learner._leader_parts()
+    wa = 1 - wb - wf
+    assert U.shape[1] == 2 and V.shape[1] >= 2 and max(wa, wb, wf) < 0.8, (wa, wb, wf)
     d = 6 - 2
-    mean = (1 - p) * (np.eye(6) - d * learner.density_) + p * U @ U.T
+    V = V[:, :2]
+    mean = wa * (np.eye(6) - d * learner.density_) + wb * U @ U.T + wf * V @ V.T
     rng = np.random.default_rng(5)
     draws = np.mean([learner.sample_projection(rng) for _ in range(4000)], axis=0)
     np.testing.assert_allclose(draws, mean, atol=0.05)
 
 
 def test_components_follow_the_master():
-    """components_ are the limit's directions while the master weighs it
-    more, else the rate learner's (the k eigenvectors of W with the
-    smallest eigenvalues)."""
+    """components_ are those of the learner the master weighs most: the
+    limit's directions, the sketch's k leading ones, or the rate learner's
+    (the k eigenvectors of W with the smallest eigenvalues)."""
     for seed in range(6):
         X = _stream(T=120, n=7, seed=seed)
         learner = opf.OnlinePCA(2, state="dense", random_state=0).fit(X)
-        p, U, _ = learner._limit_parts()
+        wb, U, _ = learner._limit_parts()
+        wf, F = learner._leader_parts()
         V = learner.components_.T
         lam, Q = np.linalg.eigh(learner.density_)
-        want = U if p > 0.5 else Q[:, :2]
+        want = Q[:, :2]
+        if wb > max(1 - wb - wf, wf):
+            want = U
+        elif wf > max(1 - wb - wf, wb):
+            want = F[:, :2]
         np.testing.assert_allclose(V @ V.T, want @ want.T, atol=1e-10)
 
 
@@ -207,14 +216,14 @@ def test_mid_stream_changes_restart_the_master():
     assert learner.components_.shape == (3, 6) and learner.transform(X[:2]).shape == (2, 3)
     V = learner.components_
     np.testing.assert_allclose(V @ V.T, np.eye(3), atol=1e-12)
-    assert learner._limit.size == 6 + 4 + 4 * 6
+    assert learner._limit.size == learner._limit_len(learner.get_params(), 6)
     learner.set_params(eta=1.0)
     learner.partial_fit(X[60:70])
     assert learner.__dict__.get("_limit") is None and learner.limit_weight_ == 0.0
     learner.set_params(eta="auto")
     learner.partial_fit(X[70:71])
     fresh = opf.OnlinePCA(3, random_state=0).fit(X[70:71])
-    np.testing.assert_array_equal(learner._limit[4:], fresh._limit[4:])  # the limit restarted
+    np.testing.assert_array_equal(learner._limit[8:], fresh._limit[8:])  # the sketches restarted
     for x in X[71:]:
         learner.learn_one(x)
     assert learner.n_trials_ == 100 and 0.0 <= learner.limit_weight_ <= 1.0
@@ -267,7 +276,7 @@ def test_limit_tie_group_draws():
     assert tie is not None
     r, c = U.shape[1], tie.shape[1]
     assert r + c == k + 1 and c >= 2
-    learner._limit[3] = 0.0  # the master's weight of A: draw the limit learner only
+    learner._limit[5:8] = [0.0, 1.0, 0.0]  # the master's weights: the limit learner only
     draws = np.mean([learner.sample_projection(s) for s in range(3000)], axis=0)
     want = U @ U.T + (k - r) / c * tie @ tie.T
     np.testing.assert_allclose(draws, want, atol=0.05)

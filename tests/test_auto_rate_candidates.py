@@ -55,7 +55,7 @@ def test_master_parts_are_the_reference(alpha):
 
 
 @pytest.mark.parametrize("make, proto", [
-    (lambda: opf.CenteredOnlinePCA(3, random_state=0),
+    (lambda: opf.CenteredOnlinePCA(3, mean_init=np.zeros(8), random_state=0),  # m^0 = 0
      lambda c: c.Cumulative(8, 3, "auto")),
     (lambda: opf.CenteredOnlinePCA(3, centered=False, random_state=0),
      lambda c: c.Cumulative(8, 3, "auto", centered=False)),

@@ -42,8 +42,8 @@ from scipy.special import logsumexp
 
 from ._kernels import cap_log
 
-__all__ = ["two_point_gap", "Master", "auto_meg", "auto_pca", "limit_meg", "auto_cumulative",
-           "auto_experts", "auto_simplex"]
+__all__ = ["two_point_gap", "Master", "MasterK", "auto_meg", "auto_pca", "limit_meg",
+           "auto_cumulative", "auto_experts", "auto_simplex", "master_losses", "sketch_leader"]
 
 
 def _sym_eigh(M):
@@ -145,6 +145,39 @@ def limit_meg(X, k, state=False):
     return (np.array(out), M) if state else np.array(out)
 
 
+def sketch_leader(X, k, ell):
+    """Follow the Leader on a Frequent Directions sketch of `ell` >= k
+    directions (Liberty 2013; Ghashami, Liberty, Phillips & Woodruff 2016):
+    the sketch S starts at 0; a trial predicts with cap_inf(-S) (the k
+    largest eigenvalues of S, a tie at the k-th sharing as in
+    ``limit_meg``), then S <- S + x x^T and, when S has more than `ell`
+    nonzero eigenvalues, every eigenvalue drops by the (ell+1)-th largest
+    (the shrink, at most one direction per trial).  ``ell = k`` is
+    ``limit_meg`` (the level of its flat part is that shrink), ``ell >= n``
+    exact Follow the Leader; in between, 0 <= C^t - S_t <= (||C^t -
+    [C^t]_k||_F^2 / (ell - k)) I (FD's bound, C^t = sum x x^T).  eigh every
+    trial; returns the expected losses."""
+    X = np.asarray(X, dtype=float)
+    n = X.shape[1]
+    d = n - k
+    S = np.zeros((n, n))
+    out = []
+    for x in X:
+        v, Q = _sym_eigh(-S)  # ascending in -S: the largest of S first
+        b = v[n - d]
+        tol = 1e-9 * max(np.abs(v).max(), 1e-300)
+        above, tie = v > b + tol, np.abs(v - b) <= tol
+        w = np.where(above, 1.0 / d, 0.0)
+        w[tie] = (d - above.sum()) / (d * tie.sum())
+        z = Q.T @ x
+        out.append(d * w @ (z * z))
+        v, Q = _sym_eigh(S + np.outer(x, x))  # ascending in S
+        if ell < n:
+            v = np.maximum(v - v[n - ell - 1], 0.0)
+        S = (Q * v) @ Q.T
+    return np.array(out)
+
+
 class Master:
     """AdaHedge (D = log 2) over two learners A and B on their expected
     losses: ``weight`` of A for the next trial, ``step(h_a, h_b)`` returns
@@ -183,15 +216,73 @@ class Master:
         return h
 
 
+class MasterK:
+    """AdaHedge (D = log K) over K learners on their expected losses (the
+    master over the rate learner, its limit and Follow the Leader on a
+    sketch): ``weights`` for the next trial, ``step(h)`` returns the
+    expected loss ``p . h``.  Weights ``p_i ∝ exp(-eta (L_i - min L))``,
+    ``eta = log K / Delta``; while Delta = 0 the leaders share.  The gap of a
+    trial is ``p . h - mix``, ``mix = -(1/eta) log sum p_i exp(-eta h_i)``
+    (at eta = inf the leader's increase).  A loss within 1e-12 of the
+    trial's largest of the smallest counts as equal to it (the learners
+    start equal), a lead within 1e-12 of the sum of the trials' largest
+    losses as none."""
+
+    def __init__(self, K):
+        self.L = np.zeros(K)
+        self.gap = self.scale = 0.0
+        self.weights = np.full(K, 1.0 / K)
+
+    def _weights(self):
+        lead = self.L - self.L.min()
+        lead[lead <= 1e-12 * self.scale] = 0.0
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            if self.gap > 0:
+                z = np.where(lead == 0.0, 0.0, -np.log(self.L.size) * (lead / self.gap))
+            else:
+                z = np.where(lead == 0.0, 0.0, -np.inf)
+        return np.exp(z - logsumexp(z))
+
+    def step(self, h):
+        h = np.asarray(h, dtype=float)
+        h = np.where(np.abs(h - h.min()) <= 1e-12 * h.max(), h.min(), h)
+        p = self.weights
+        loss = float(p @ h)
+        with np.errstate(divide="ignore", over="ignore"):
+            eta = np.log(self.L.size) / self.gap if self.gap > 0 else np.inf
+        if np.isfinite(eta):
+            with np.errstate(divide="ignore"):
+                mix = h.min() - logsumexp(np.log(p) - eta * (h - h.min())) / eta
+        else:
+            mix = (self.L + h).min() - self.L.min()
+        self.gap += max(0.0, loss - mix)
+        self.L = self.L + h
+        self.scale += h.max()
+        self.weights = self._weights()
+        return loss
+
+
+def master_losses(*losses):
+    """The expected losses of MasterK over the learners' per-trial expected
+    losses (arrays of one length), and its final weights."""
+    H = np.column_stack(losses)
+    m = MasterK(H.shape[1])
+    return np.array([m.step(h) for h in H]), m.weights
+
+
 def auto_pca(X, k, share=None, alpha=0.0):
-    """OnlinePCA / OnlineAdaptivePCA with eta="auto": the master over
-    ``auto_meg(adaptive=True)`` (A) and ``limit_meg`` (B).  Returns
-    ``(expected_losses, Delta_A, eta_A, weight of B after the stream)``."""
+    """OnlinePCA / OnlineAdaptivePCA with eta="auto": the master (MasterK, K =
+    3) over ``auto_meg(adaptive=True)`` (A), ``limit_meg`` (B) and
+    ``sketch_leader`` with ``ell = min(n, 4k)`` (F).  Returns
+    ``(expected_losses, Delta_A, eta_A, weight of B after the stream)``
+    (``master_weights`` gives all three)."""
+    X = np.asarray(X, dtype=float)
     ha, Delta, eta = auto_meg(X, k, share, alpha, adaptive=True)
     hb = limit_meg(X, k)
-    master = Master()
-    out = [master.step(a, b) for a, b in zip(ha, hb)]
-    return np.array(out), Delta, eta, 1.0 - master.weight
+    hf = sketch_leader(X, k, min(X.shape[1], 4 * k))
+    out, weights = master_losses(ha, hb, hf)
+    auto_pca.master_weights = weights
+    return out, Delta, eta, float(weights[1])
 
 
 def auto_cumulative(X, k, centered=True, center_lr_inv=0.0, mean_init=None):
