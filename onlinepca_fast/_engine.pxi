@@ -131,7 +131,8 @@ cdef class Engine:
         cdef double[::1] lim = lim_obj
         cdef Py_ssize_t ell = opf_leader_ell(n, k), b = OPF_MASTER3_LEN
         cdef Py_ssize_t f = b + OPF_SKETCH_LEN(n, k)
-        if not (auto_rate and kind == OPF_KIND_MEG and not matrix_input
+        if not (auto_rate and kind in (OPF_KIND_MEG, OPF_KIND_CUMULATIVE)
+                and self.s.sampler != OPF_SAMPLER_LEADER and not matrix_input
                 and lim.shape[0] == OPF_LIMIT_LEN(n, k)
                 and 0 <= lim[b + 1] <= k and lim[b + 1] == <Py_ssize_t>lim[b + 1]
                 and 0 <= lim[b] <= k + 1 - lim[b + 1] and lim[b] != 1

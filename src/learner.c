@@ -227,15 +227,43 @@ static int trial_meg(const opf_learner *s, const opf_state_ops *ops,
     return OPF_OK;
 }
 
+static int trial_cumulative(const opf_learner *s, const opf_state_ops *ops,
+                            opf_ws *w, const double *x, double u, double *el,
+                            double *rl);
+
+/* CenteredOnlinePCA: B and F see the learner's instance y = x - m^{t-1}
+ * (0 at the first trial without mean_init) and add f y y^T, f eq. (16)'s
+ * factor, as the learner's C^t does. */
+static double *master_instance(const opf_learner *s, const double *x,
+                               double *y, double *g)
+{
+    const ptrdiff_t t = *s->t + 1;
+    ptrdiff_t i;
+    *g = 1.0;
+    if (s->kind == OPF_KIND_MEG)
+        return (double *)x;
+    if (s->centered && s->mean_first && t == 1) {
+        for (i = 0; i < s->n; i++)
+            y[i] = 0.0;
+        *g = 0.0;
+        return y;
+    }
+    for (i = 0; i < s->n; i++)
+        y[i] = x[i] - s->mean[i];
+    if (s->centered)
+        *g = sqrt(opf_center_factor(s->center_lr_inv, t));
+    return y;
+}
+
 /* eta = "auto" with the master (limit.h): the trial's uniform plays the
  * learner (A) with the master's weight p_A, its eta -> infinity limit (B)
  * with p_B, Follow the Leader on its sketch (F) otherwise, and is rescaled
  * to a uniform for the drawn one's own draw.  B's and F's trials are
  * computed first and committed only after A's succeeded, so that a failing
  * or interrupted trial changes nothing. */
-static int trial_meg_master(const opf_learner *s, const opf_state_ops *ops,
-                            opf_ws *w, const double *x, double u, double *el,
-                            double *rl)
+static int trial_master(const opf_learner *s, const opf_state_ops *ops,
+                        opf_ws *w, const double *x, double u, double *el,
+                        double *rl)
 {
     const ptrdiff_t k = s->n - s->d;
     const double pa = opf_master3_weight(s->lim, 0),
@@ -246,12 +274,15 @@ static int trial_meg_master(const opf_learner *s, const opf_state_ops *ops,
     const double ua = play == 0 ? u / pa : u;
     const double ub = play == 1 ? fmin((u - pa) / pb, top) : u;
     const double uf = play == 2 ? fmin((u - pa - pb) / pf, top) : u;
-    double h[3], r[3], hl[2], rlim[2];
+    double h[3], r[3], hl[2], rlim[2], g;
+    const double *y = master_instance(s, x, opf_limit_instance(s->limw, s->n,
+                                                               k), &g);
     int st;
-    if ((st = opf_limit_prepare(s->lim, s->n, k, x, ub, uf, s->limw,
+    if ((st = opf_limit_prepare(s->lim, s->n, k, y, g, ub, uf, s->limw,
                                 s->limiw, s->fns, hl, rlim)) != OPF_OK)
         return st;
-    if ((st = trial_meg(s, ops, w, x, ua, h, r)) != OPF_OK)
+    if ((st = (s->kind == OPF_KIND_MEG ? trial_meg : trial_cumulative)(
+             s, ops, w, x, ua, h, r)) != OPF_OK)
         return st;
     h[1] = hl[0];
     h[2] = hl[1];
@@ -331,7 +362,10 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
                 || (s->kind == OPF_KIND_MEG
                     && s->sampler == OPF_SAMPLER_LEADER)
                 || !opf_lapack_ok(s->fns)))
-        || (s->lim && (s->kind != OPF_KIND_MEG || s->matrix_input || !s->rate
+        || (s->lim && ((s->kind != OPF_KIND_MEG
+                        && s->kind != OPF_KIND_CUMULATIVE)
+                       || s->sampler == OPF_SAMPLER_LEADER
+                       || s->matrix_input || !s->rate
                        || !s->limw || !s->limiw))) {
         *status = OPF_EINVAL;
         return 0;
@@ -355,14 +389,16 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
             st = trial_simplex(&at, &w, xi, u[i], exp_loss + i, real_loss + i);
             break;
         case OPF_KIND_MEG:
-            st = s->lim ? trial_meg_master(&at, ops, &w, xi, u[i],
-                                           exp_loss + i, real_loss + i)
+            st = s->lim ? trial_master(&at, ops, &w, xi, u[i], exp_loss + i,
+                                       real_loss + i)
                         : trial_meg(&at, ops, &w, xi, u[i], exp_loss + i,
                                     real_loss + i);
             break;
         default:
-            st = trial_cumulative(&at, ops, &w, xi, u[i], exp_loss + i,
-                                  real_loss + i);
+            st = s->lim ? trial_master(&at, ops, &w, xi, u[i], exp_loss + i,
+                                       real_loss + i)
+                        : trial_cumulative(&at, ops, &w, xi, u[i],
+                                           exp_loss + i, real_loss + i);
         }
         if (st != OPF_OK) {
             *status = st;

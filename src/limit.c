@@ -67,7 +67,14 @@ void opf_limit_init(double *lim, ptrdiff_t n, ptrdiff_t k)
 
 size_t opf_limit_work_len(ptrdiff_t n, ptrdiff_t k)
 {
-    return sketch_work_len(n, k) + sketch_work_len(n, opf_leader_ell(n, k));
+    return sketch_work_len(n, k) + sketch_work_len(n, opf_leader_ell(n, k))
+           + (size_t)n;
+}
+
+double *opf_limit_instance(double *work, ptrdiff_t n, ptrdiff_t k)
+{
+    return work + sketch_work_len(n, k)
+           + sketch_work_len(n, opf_leader_ell(n, k));
 }
 
 size_t opf_limit_iwork_len(ptrdiff_t n, ptrdiff_t k)
@@ -225,10 +232,10 @@ static void sketch_losses(const double *sk, ptrdiff_t n, ptrdiff_t k,
 }
 
 /* One sketch's trial on x, into its workspace: the losses, and its next
- * state (hdr, vals, vnew).  ell = k: B, whose tie group at its new level
- * is kept for the next trial. */
+ * state (hdr, vals, vnew) after S += g^2 x x^T.  ell = k: B, whose tie
+ * group at its new level is kept for the next trial. */
 static int sketch_prepare(const double *sk, ptrdiff_t n, ptrdiff_t k,
-                          ptrdiff_t ell, const double *x, double u,
+                          ptrdiff_t ell, const double *x, double g, double u,
                           double *work, int *iwork, const opf_lapack *fns,
                           double *h, double *real)
 {
@@ -256,13 +263,20 @@ static int sketch_prepare(const double *sk, ptrdiff_t n, ptrdiff_t k,
     }
     sketch_losses(sk, n, k, ell, w.z, rho2, w.res, u, h, real);
     /* the eigenproblem of diag(values, 0) - v v^T on span(U, e) (a stored
-     * tie group is at the level: M's update is flat(M) - x x^T) */
-    N = (rho2 > 1e-24 * xx && rho2 > 0.0) ? r + 1 : r;
+     * tie group is at the level: M's update is flat(M) - g^2 x x^T) */
+    N = (rho2 > 1e-24 * xx && rho2 > 0.0 && g > 0.0) ? r + 1 : r;
+    if (!(g > 0.0)) /* nothing to learn: the state stays (keep = r) */
+        N = 0;
     if (N > 0) { /* Gu-Eisenstat on the identity: eigenvectors in zv's
                     columns (row-major), eigenvalues ascending in ev */
         const double rho = sqrt(rho2);
         int st;
-        w.z[r] = rho; /* v = (z, rho) when N = r + 1 */
+        w.z[r] = rho; /* v = g (z, rho) when N = r + 1 */
+        if (g != 1.0) {
+            for (j = 0; j <= r; j++)
+                w.z[j] *= g;
+            xx *= g * g;
+        }
         for (j = 0; j < N; j++) {
             w.ev[j] = j < r ? vals[j] : 0.0;
             for (i = 0; i < N; i++)
@@ -281,6 +295,14 @@ static int sketch_prepare(const double *sk, ptrdiff_t n, ptrdiff_t k,
                 w.old[r * n + i] = w.res[i] / rho;
         /* new row j = sum_i zv[i N + j] old row i */
         rotate_rows(w.old, w.zv, N, n, w.vnew, fns);
+    }
+    if (!(g > 0.0)) { /* the state as it is */
+        for (j = 0; j < r; j++)
+            w.vals[j] = vals[j];
+        memcpy(w.vnew, U, sizeof(double) * (size_t)(r * n));
+        w.hdr[0] = 0.0;
+        w.hdr[1] = (double)r;
+        return OPF_OK;
     }
     cnt = N;
     {
@@ -327,16 +349,16 @@ static void sketch_commit(double *sk, ptrdiff_t n, ptrdiff_t ell,
 }
 
 int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
-                      const double *x, double ub, double uf, double *work,
-                      int *iwork, const opf_lapack *fns, double *h,
-                      double *real)
+                      const double *x, double g, double ub, double uf,
+                      double *work, int *iwork, const opf_lapack *fns,
+                      double *h, double *real)
 {
     const ptrdiff_t ell = opf_leader_ell(n, k);
-    int st = sketch_prepare(sketch_b((double *)lim), n, k, k, x, ub, work,
+    int st = sketch_prepare(sketch_b((double *)lim), n, k, k, x, g, ub, work,
                             iwork, fns, h, real);
     if (st != OPF_OK)
         return st;
-    return sketch_prepare(sketch_f((double *)lim, n, k), n, k, ell, x, uf,
+    return sketch_prepare(sketch_f((double *)lim, n, k), n, k, ell, x, g, uf,
                           work + sketch_work_len(n, k), iwork, fns, h + 1,
                           real + 1);
 }

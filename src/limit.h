@@ -88,20 +88,24 @@ double opf_master3_commit(double *mk, const double *h);
  * master's initial). */
 void opf_limit_init(double *lim, ptrdiff_t n, ptrdiff_t k);
 
-/* Workspace of a trial: doubles and ints. */
+/* Workspace of a trial: doubles and ints; n of those doubles hold the
+ * sketches' instance (opf_limit_instance: the learner's y = x - m^{t-1}
+ * for CenteredOnlinePCA). */
 size_t opf_limit_work_len(ptrdiff_t n, ptrdiff_t k);
 size_t opf_limit_iwork_len(ptrdiff_t n, ptrdiff_t k);
+double *opf_limit_instance(double *work, ptrdiff_t n, ptrdiff_t k);
 
 /*
- * B's and F's trials on x, computed into the workspace (the state is
- * unchanged): their expected losses h[0] (B), h[1] (F) and the realized
- * losses of their draws with the uniforms ub, uf.  Returns OPF_OK or a
- * LAPACK failure.
+ * B's and F's trials on the instance x, computed into the workspace (the
+ * state is unchanged): their expected losses h[0] (B), h[1] (F) and the
+ * realized losses of their draws with the uniforms ub, uf; their sketches
+ * then add g^2 x x^T (g = 1; CenteredOnlinePCA: the square root of eq.
+ * (16)'s factor, g = 0: no update).  Returns OPF_OK or a LAPACK failure.
  */
 int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
-                      const double *x, double ub, double uf, double *work,
-                      int *iwork, const opf_lapack *fns, double *h,
-                      double *real);
+                      const double *x, double g, double ub, double uf,
+                      double *work, int *iwork, const opf_lapack *fns,
+                      double *h, double *real);
 
 /* Commit what opf_limit_prepare computed, and the master's step with the
  * expected losses h[3] of A, B, F; returns the master's expected loss. */

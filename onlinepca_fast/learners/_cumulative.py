@@ -33,7 +33,7 @@ from ..kernels import cap_log
 from ._base import SAMPLERS, TrialLoopLearner, rate_options, reads_state
 from ._clustered import MAX_DENSE, ClusteredState, refuse_dense
 from ._explained import ExplainedVariance
-from ._pca import _Projections, _reject_step, _step_limit, meg_step_box, row_norms
+from ._pca import SketchMaster, _Projections, _reject_step, _step_limit, meg_step_box, row_norms
 
 __all__ = ["CenteredOnlinePCA", "FollowTheLeader"]
 
@@ -94,7 +94,7 @@ class _Cumulative(ExplainedVariance, ClusteredState, _Projections, TrialLoopLear
         return p["reorthogonalize_every"] or 0
 
 
-class CenteredOnlinePCA(_Cumulative):
+class CenteredOnlinePCA(SketchMaster, _Cumulative):
     """Centered randomized online PCA (WK Algorithm 6).
 
     Learns a center ``m`` and a density matrix ``W`` together.  With

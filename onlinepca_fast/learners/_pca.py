@@ -244,7 +244,118 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
         return np.ascontiguousarray(self._sampled_basis(random_state).T)
 
 
-class OnlinePCA(ClusteredState, _Projections, MasterMixin, TrialLoopLearner):
+class SketchMaster(MasterMixin):
+    """eta="auto" of OnlinePCA, OnlineAdaptivePCA and CenteredOnlinePCA: the
+    master over the learner (A), its eta -> inf limit (B) and Follow the
+    Leader on a Frequent Directions sketch (F); state ``_limit``, layout in
+    src/limit.h.  Mixed in before the learner's projections, whose
+    ``_kept_basis`` and ``_sampled_basis`` serve A."""
+
+    def _limit_len(self, p, n):
+        return _limit_layout(n, p["n_components"])[-1] if p["eta"] == "auto" else 0
+
+    def _limit_view(self):
+        """(the master's state, B's sketch, F's sketch, F's size ell), or None
+        without the master."""
+        lim = self.__dict__.get("_limit")
+        if lim is None or self.eta != "auto":
+            return None
+        n, k = self.n_features_in_, self.n_components
+        b, f, ell, size = _limit_layout(n, k)
+        if lim.size != size:  # n_components set since: restarts with the next batch
+            return None
+        return lim[:b], lim[b:f], lim[f:], ell
+
+    def _limit_parts(self):
+        """(weight of the limit learner B, its r explicit directions as n x r
+        columns, the c rows of its tie group as n x c columns or None: the
+        whole complement), or None without the master."""
+        view = self._limit_view()
+        if view is None:
+            return None
+        master, sk = view[0], view[1]
+        U, T = _sketch_rows(sk, self.n_features_in_, self.n_components)
+        return float(master[6]), U, T
+
+    def _leader_parts(self):
+        """(weight of Follow the Leader on the sketch F, its explicit
+        directions as n x r columns, largest eigenvalue of the sketch first),
+        or None without the master."""
+        view = self._limit_view()
+        if view is None:
+            return None
+        master, sk, ell = view[0], view[2], view[3]
+        return float(master[7]), _sketch_rows(sk, self.n_features_in_, ell)[0]
+
+    def _kept_basis(self):
+        """The learner's k directions: those of the learner the master
+        weighs most, if it has k (the limit's, the k leading ones of the
+        sketch), else the rate learner's."""
+        limit, leader = self._limit_parts(), self._leader_parts()
+        k = self.n_components
+        if limit is not None:
+            wa = 1.0 - limit[0] - leader[0]
+            if limit[0] > max(wa, leader[0]) and limit[1].shape[1] == k:
+                return limit[1].copy()
+            if leader[0] > max(wa, limit[0]) and leader[1].shape[1] >= k:
+                return leader[1][:, :k].copy()
+        return super()._kept_basis()
+
+    def _sampled_basis(self, random_state):
+        """With the master: the rate learner's draw with its weight, the
+        limit learner's (its r directions and k - r drawn uniformly in their
+        complement or its tie group) or the sketch's (its k leading
+        directions, completed likewise) with theirs, one uniform of the
+        generator choosing."""
+        limit = self._limit_parts()
+        if limit is None:
+            return super()._sampled_basis(random_state)
+        rng = self._rng if random_state is None else as_generator(random_state)
+        wb, U, T = limit
+        wf, V = self._leader_parts()
+        u = rng.random()
+        if u < 1.0 - wb - wf:
+            return super()._sampled_basis(rng)
+        if u >= 1.0 - wf:
+            U, T = V[:, :self.n_components], None
+        extra = self.n_components - U.shape[1]
+        if not extra:
+            return U.copy()
+        if T is not None:  # k - r directions drawn uniformly in the tie group
+            G = T @ rng.standard_normal((T.shape[1], extra))
+        else:
+            G = rng.standard_normal((self.n_features_in_, extra))
+            for _ in range(2):
+                G -= U @ (U.T @ G)
+        return np.hstack([U, np.linalg.qr(G)[0]])
+
+    def _master_view(self):
+        """[-, -, Delta^M, 1 - weight of B]: what MasterMixin reads."""
+        view = self._limit_view()
+        if view is None:
+            return None
+        m = view[0]
+        return np.array([np.nan, m[0], m[1], 1.0 - m[6]])
+
+    @property
+    def limit_weight_(self) -> float:
+        """``eta="auto"``: the master's weight of the eta -> infinity limit
+        learner for the next trial; 0 with a numeric eta."""
+        self._check_fitted()
+        parts = self._limit_parts()
+        return 0.0 if parts is None else parts[0]
+
+    @property
+    def leader_weight_(self) -> float:
+        """``eta="auto"``: the master's weight of Follow the Leader on the
+        sketch for the next trial; 0 with a numeric eta."""
+        self._check_fitted()
+        parts = self._leader_parts()
+        return 0.0 if parts is None else parts[0]
+
+
+
+class OnlinePCA(SketchMaster, ClusteredState, _Projections, TrialLoopLearner):
     """Uncentered randomized online PCA (WK Algorithm 5).
 
     At each trial a rank-k projection ``P`` is drawn with ``E[P] = I -
@@ -451,111 +562,6 @@ class OnlinePCA(ClusteredState, _Projections, MasterMixin, TrialLoopLearner):
 
     def _reorthogonalize_every(self, p):
         return p["reorthogonalize_every"] or 0
-
-    # -- eta="auto": the master over the learner, its eta -> inf limit and
-    # -- Follow the Leader on a sketch (layout: src/limit.h) -------------------------
-    def _limit_len(self, p, n):
-        return _limit_layout(n, p["n_components"])[-1] if p["eta"] == "auto" else 0
-
-    def _limit_view(self):
-        """(the master's state, B's sketch, F's sketch, F's size ell), or None
-        without the master."""
-        lim = self.__dict__.get("_limit")
-        if lim is None or self.eta != "auto":
-            return None
-        n, k = self.n_features_in_, self.n_components
-        b, f, ell, size = _limit_layout(n, k)
-        if lim.size != size:  # n_components set since: restarts with the next batch
-            return None
-        return lim[:b], lim[b:f], lim[f:], ell
-
-    def _limit_parts(self):
-        """(weight of the limit learner B, its r explicit directions as n x r
-        columns, the c rows of its tie group as n x c columns or None: the
-        whole complement), or None without the master."""
-        view = self._limit_view()
-        if view is None:
-            return None
-        master, sk = view[0], view[1]
-        U, T = _sketch_rows(sk, self.n_features_in_, self.n_components)
-        return float(master[6]), U, T
-
-    def _leader_parts(self):
-        """(weight of Follow the Leader on the sketch F, its explicit
-        directions as n x r columns, largest eigenvalue of the sketch first),
-        or None without the master."""
-        view = self._limit_view()
-        if view is None:
-            return None
-        master, sk, ell = view[0], view[2], view[3]
-        return float(master[7]), _sketch_rows(sk, self.n_features_in_, ell)[0]
-
-    def _kept_basis(self):
-        """The learner's k directions: those of the learner the master
-        weighs most, if it has k (the limit's, the k leading ones of the
-        sketch), else the rate learner's."""
-        limit, leader = self._limit_parts(), self._leader_parts()
-        k = self.n_components
-        if limit is not None:
-            wa = 1.0 - limit[0] - leader[0]
-            if limit[0] > max(wa, leader[0]) and limit[1].shape[1] == k:
-                return limit[1].copy()
-            if leader[0] > max(wa, limit[0]) and leader[1].shape[1] >= k:
-                return leader[1][:, :k].copy()
-        return super()._kept_basis()
-
-    def _sampled_basis(self, random_state):
-        """With the master: the rate learner's draw with its weight, the
-        limit learner's (its r directions and k - r drawn uniformly in their
-        complement or its tie group) or the sketch's (its k leading
-        directions, completed likewise) with theirs, one uniform of the
-        generator choosing."""
-        limit = self._limit_parts()
-        if limit is None:
-            return super()._sampled_basis(random_state)
-        rng = self._rng if random_state is None else as_generator(random_state)
-        wb, U, T = limit
-        wf, V = self._leader_parts()
-        u = rng.random()
-        if u < 1.0 - wb - wf:
-            return super()._sampled_basis(rng)
-        if u >= 1.0 - wf:
-            U, T = V[:, :self.n_components], None
-        extra = self.n_components - U.shape[1]
-        if not extra:
-            return U.copy()
-        if T is not None:  # k - r directions drawn uniformly in the tie group
-            G = T @ rng.standard_normal((T.shape[1], extra))
-        else:
-            G = rng.standard_normal((self.n_features_in_, extra))
-            for _ in range(2):
-                G -= U @ (U.T @ G)
-        return np.hstack([U, np.linalg.qr(G)[0]])
-
-    def _master_view(self):
-        """[-, -, Delta^M, 1 - weight of B]: what MasterMixin reads."""
-        view = self._limit_view()
-        if view is None:
-            return None
-        m = view[0]
-        return np.array([np.nan, m[0], m[1], 1.0 - m[6]])
-
-    @property
-    def limit_weight_(self) -> float:
-        """``eta="auto"``: the master's weight of the eta -> infinity limit
-        learner for the next trial; 0 with a numeric eta."""
-        self._check_fitted()
-        parts = self._limit_parts()
-        return 0.0 if parts is None else parts[0]
-
-    @property
-    def leader_weight_(self) -> float:
-        """``eta="auto"``: the master's weight of Follow the Leader on the
-        sketch for the next trial; 0 with a numeric eta."""
-        self._check_fitted()
-        parts = self._leader_parts()
-        return 0.0 if parts is None else parts[0]
-
 
 def _limit_layout(n, k):
     """Offsets of eta="auto"'s state (src/limit.h): B's sketch, F's sketch,

@@ -43,7 +43,8 @@ from scipy.special import logsumexp
 from ._kernels import cap_log
 
 __all__ = ["two_point_gap", "Master", "MasterK", "auto_meg", "auto_pca", "limit_meg",
-           "auto_cumulative", "auto_experts", "auto_simplex", "master_losses", "sketch_leader"]
+           "auto_cumulative", "auto_experts", "auto_simplex", "master_losses", "sketch_leader",
+           "auto_centered", "centered_instances"]
 
 
 def _sym_eigh(M):
@@ -118,7 +119,7 @@ def auto_meg(X, k, share=None, alpha=0.0, adaptive=False):
     return np.array(out), Delta, eta
 
 
-def limit_meg(X, k, state=False):
+def limit_meg(X, k, state=False, weights=None):
     """The limit eta -> infinity of OnlinePCA's capped update, in loss units:
     ``W = cap_inf(M)`` of the state before flattening puts 1/d on the
     eigenvalues of M strictly above its d-th largest and shares what is
@@ -126,13 +127,15 @@ def limit_meg(X, k, state=False):
     largest set to the d-th).  (The fixed-rate learners' O(1/eta) offsets,
     which can make a tie group share unequally after it was capped, are not
     kept: docs/adaptive_rates.md, *Ties*.)  Returns the expected losses ``d
-    tr(W x x^T)`` (and, with `state`, the final M)."""
+    tr(W x x^T)`` (and, with `state`, the final M).  `weights`: the update
+    is ``flat_d(M) - w_t x x^T`` (CenteredOnlinePCA: eq. (16)'s factor)."""
     X = np.asarray(X, dtype=float)
     n = X.shape[1]
     d = n - k
     M = np.zeros((n, n))
     out = []
-    for x in X:
+    ws = np.ones(X.shape[0]) if weights is None else weights
+    for x, wt in zip(X, ws):
         v, Q = _sym_eigh(M)
         b = v[n - d]
         tol = 1e-9 * np.abs(v).max()
@@ -141,11 +144,11 @@ def limit_meg(X, k, state=False):
         w[tie] = (d - above.sum()) / (d * tie.sum())
         z = Q.T @ x
         out.append(d * w @ (z * z))
-        M = (Q * np.minimum(v, b)) @ Q.T - np.outer(x, x)
+        M = (Q * np.minimum(v, b)) @ Q.T - wt * np.outer(x, x)
     return (np.array(out), M) if state else np.array(out)
 
 
-def sketch_leader(X, k, ell):
+def sketch_leader(X, k, ell, weights=None):
     """Follow the Leader on a Frequent Directions sketch of `ell` >= k
     directions (Liberty 2013; Ghashami, Liberty, Phillips & Woodruff 2016):
     the sketch S starts at 0; a trial predicts with cap_inf(-S) (the k
@@ -156,13 +159,14 @@ def sketch_leader(X, k, ell):
     ``limit_meg`` (the level of its flat part is that shrink), ``ell >= n``
     exact Follow the Leader; in between, 0 <= C^t - S_t <= (||C^t -
     [C^t]_k||_F^2 / (ell - k)) I (FD's bound, C^t = sum x x^T).  eigh every
-    trial; returns the expected losses."""
+    trial; returns the expected losses.  `weights`: S + w_t x x^T."""
     X = np.asarray(X, dtype=float)
     n = X.shape[1]
     d = n - k
     S = np.zeros((n, n))
     out = []
-    for x in X:
+    ws = np.ones(X.shape[0]) if weights is None else weights
+    for x, wt in zip(X, ws):
         v, Q = _sym_eigh(-S)  # ascending in -S: the largest of S first
         b = v[n - d]
         tol = 1e-9 * max(np.abs(v).max(), 1e-300)
@@ -171,7 +175,9 @@ def sketch_leader(X, k, ell):
         w[tie] = (d - above.sum()) / (d * tie.sum())
         z = Q.T @ x
         out.append(d * w @ (z * z))
-        v, Q = _sym_eigh(S + np.outer(x, x))  # ascending in S
+        if wt == 0.0:
+            continue
+        v, Q = _sym_eigh(S + wt * np.outer(x, x))  # ascending in S
         if ell < n:
             v = np.maximum(v - v[n - ell - 1], 0.0)
         S = (Q * v) @ Q.T
@@ -315,6 +321,41 @@ def auto_cumulative(X, k, centered=True, center_lr_inv=0.0, mean_init=None):
         if centered:
             m = m - (m - x) / (c + t)
     return np.array(out), Delta, eta
+
+
+def centered_instances(X, centered=True, center_lr_inv=0.0, mean_init=None):
+    """CenteredOnlinePCA's instances y_t = x_t - m^{t-1} and eq. (16)'s
+    factors f_t (1 uncentered); centered without mean_init, m^0 = x_1 (y_1
+    = 0, f_1 = 0)."""
+    X = np.asarray(X, dtype=float)
+    T, n = X.shape
+    m = np.zeros(n) if mean_init is None else np.array(mean_init, dtype=float)
+    Y, f = np.empty_like(X), np.ones(T)
+    c = center_lr_inv
+    for t, x in enumerate(X, start=1):
+        if t == 1 and centered and mean_init is None:
+            m = x.copy()
+        Y[t - 1] = x - m
+        if centered:
+            f[t - 1] = 0.0 if t == 1 and mean_init is None else (c + t - 1) / (c + t)
+            m = m - (m - x) / (c + t)
+    return Y, f
+
+
+def auto_centered(X, k, centered=True, center_lr_inv=0.0, mean_init=None):
+    """CenteredOnlinePCA with eta="auto": the master (MasterK, K = 3) over
+    ``auto_cumulative`` (A) and, on its instances y_t with eq. (16)'s
+    factors, ``limit_meg`` (B) and ``sketch_leader`` with ``ell = min(n,
+    4k)`` (F, centered Follow the Leader on a sketch).  Returns
+    ``(expected_losses, Delta_A, eta_A, weight of B)``."""
+    X = np.asarray(X, dtype=float)
+    ha, Delta, eta = auto_cumulative(X, k, centered, center_lr_inv, mean_init)
+    Y, f = centered_instances(X, centered, center_lr_inv, mean_init)
+    hb = limit_meg(Y, k, weights=f)
+    hf = sketch_leader(Y, k, min(X.shape[1], 4 * k), weights=f)
+    out, weights = master_losses(ha, hb, hf)
+    auto_centered.master_weights = weights
+    return out, Delta, eta, float(weights[1])
 
 
 def auto_experts(Lv, k, share=None, alpha=0.0):
