@@ -280,3 +280,36 @@ def test_limit_tie_group_draws():
     draws = np.mean([learner.sample_projection(s) for s in range(3000)], axis=0)
     want = U @ U.T + (k - r) / c * tie @ tie.T
     np.testing.assert_allclose(draws, want, atol=0.05)
+
+
+@pytest.mark.parametrize("learner", ["OnlinePCA", "CenteredOnlinePCA"])
+@pytest.mark.parametrize("n,k", [(20, 2), (9, 3)])
+def test_leader_sketch_is_frequent_directions(learner, n, k):
+    """F, Follow the Leader on a sketch of ell = min(n, 4k) directions: its
+    state is the oracle's sketch (eigh every trial), and FD's guarantee
+    0 <= C - S <= ||C - C_k||_F^2 / (ell - k) holds against the learner's
+    scatter C = sum f_t y_t y_t^T (numpy.linalg.eigh); n <= 4k: S = C,
+    exact Follow the Leader."""
+    X = _stream(T=300, n=n, seed=4) + (0.2 if learner == "CenteredOnlinePCA" else 0.0)
+    est = getattr(opf, learner)(k, state="dense", random_state=0).fit(X)
+    if learner == "CenteredOnlinePCA":
+        Y, f = ref.centered_instances(X)
+    else:
+        Y, f = X, np.ones(X.shape[0])
+    ell = min(n, 4 * k)
+    assert opf._kernels.leader_ell(n, k) == ell
+    sk = est._limit_view()[2]
+    r = int(sk[1])
+    vals, V = sk[2:2 + r], est._leader_parts()[1]
+    S = -(V * vals) @ V.T  # values relative to the shrink level (0)
+    _, S_ref = ref.sketch_leader(Y, k, ell, weights=f, state=True)
+    scale = np.abs(S_ref).max()
+    np.testing.assert_allclose(S, S_ref, atol=1e-10 * scale)
+    C = (Y * f[:, None]).T @ Y
+    ev = np.linalg.eigvalsh(C - S)
+    tail = np.sort(np.linalg.eigvalsh(C))[::-1][k:]
+    assert ev.min() >= -1e-10 * scale
+    if ell < n:
+        assert ev.max() <= np.sum(tail) / (ell - k) * (1 + 1e-9)  # ||A - A_k||_F^2: the tail's sum
+    else:
+        assert ev.max() <= 1e-10 * scale

@@ -2,14 +2,14 @@
 
 For each stream of ``benchmarks.bench_defaults`` and k: the per-trial
 expected losses of the components (the rate learner A,
-``reference._auto_rate.auto_meg``; its eta -> infinity limit B,
-``limit_meg``; exact Follow the Leader F, the package's FollowTheLeader) and
-of masters over them (``reference._auto_rate.master_losses``: AdaHedge, D =
-log K), each divided by the loss of the best fixed rank-k subspace in
-hindsight.  ``master(A, B)`` is the current default of OnlinePCA and
-OnlineAdaptivePCA (checked against the package to 1e-9); CenteredOnlinePCA:
-A is the package's default (the FTRL learner at its AdaHedge rate), F is
-centered Follow the Leader.
+``reference._auto_rate.auto_meg`` / ``auto_cumulative``; its eta ->
+infinity limit B, ``limit_meg``; Follow the Leader on Frequent Directions
+sketches of 2k and 4k directions, ``sketch_leader``; exact Follow the Leader
+FTL, the package's FollowTheLeader) and of masters over them
+(``reference._auto_rate.master_losses``: AdaHedge, D = log K), each divided
+by the loss of the best fixed rank-k subspace in hindsight (centered for
+CenteredOnlinePCA, whose components see its instances y = x - m^{t-1}).
+``M(A,B,F4k)`` is the package's default (checked to 1e-8).
 
 Run: ``python tools/defaults_candidates.py [--json FILE] [STREAM ...]``.
 """
@@ -33,30 +33,37 @@ from onlinepca_fast.reference import _auto_rate as ref  # noqa: E402
 
 
 def components(X, k, learner):
-    if learner == "CenteredOnlinePCA":
-        A = opf.CenteredOnlinePCA(k, random_state=0).fit(X).expected_losses_
-        return dict(A=A, F=ftl(X, k, centered=True))
-    share, alpha = (None, 0.0) if learner == "OnlinePCA" else ("fixed", 1e-5)
-    A = ref.auto_meg(X, k, share, alpha, adaptive=True)[0]
-    B = ref.limit_meg(X, k)
-    F = ftl(X, k, centered=False)
-    sketches = {f"F{m}k": ref.sketch_leader(X, k, m * k) for m in (2, 4) if m * k < X.shape[1]}
+    """The per-trial expected losses of A, B, F (and exact Follow the Leader
+    FTL, sketches of 2k and 4k directions); the package's default is checked
+    against the oracle's master over A, B, F to 1e-8."""
+    n = X.shape[1]
+    ell = min(n, 4 * k)
     pkg = bd.LEARNERS[learner][0](k, random_state=0).fit(X).expected_losses_
-    cur = ref.master_losses(A, B)[0]
+    if learner == "CenteredOnlinePCA":
+        A = ref.auto_cumulative(X, k)[0]
+        Y, f = ref.centered_instances(X)
+        sk = {f"F{m}k": ref.sketch_leader(Y, k, m * k, weights=f)
+              for m in (2, 4) if m * k < n}
+        B, F = ref.limit_meg(Y, k, weights=f), ref.sketch_leader(Y, k, ell, weights=f)
+        exact = ftl(X, k, centered=True)
+    else:
+        share, alpha = (None, 0.0) if learner == "OnlinePCA" else ("fixed", 1e-5)
+        A = ref.auto_meg(X, k, share, alpha, adaptive=True)[0]
+        B, F = ref.limit_meg(X, k), ref.sketch_leader(X, k, ell)
+        sk = {f"F{m}k": ref.sketch_leader(X, k, m * k) for m in (2, 4) if m * k < n}
+        exact = ftl(X, k, centered=False)
+    cur = ref.master_losses(A, B, F)[0]
     assert np.allclose(pkg, cur, rtol=1e-8, atol=1e-12 * np.abs(pkg).max()), learner
-    return dict(A=A, B=B, F=F, **sketches)
+    return dict(A=A, B=B, FTL=exact, **sk)
 
 
 def candidates(c):
-    out = {k: v.sum() for k, v in c.items()}
-    if "B" in c:
-        out["M(A,B)"] = ref.master_losses(c["A"], c["B"])[0].sum()
-        out["M(A,B,F)"] = ref.master_losses(c["A"], c["B"], c["F"])[0].sum()
-        for key in c:
-            if key.startswith("F") and key != "F":
-                out[f"M(A,B,{key})"] = ref.master_losses(c["A"], c["B"], c[key])[0].sum()
-    else:
-        out["M(A,F)"] = ref.master_losses(c["A"], c["F"])[0].sum()
+    out = {key: v.sum() for key, v in c.items()}
+    out["M(A,B)"] = ref.master_losses(c["A"], c["B"])[0].sum()
+    out["M(A,B,FTL)"] = ref.master_losses(c["A"], c["B"], c["FTL"])[0].sum()
+    for key in c:
+        if key.startswith("F") and key != "FTL":
+            out[f"M(A,B,{key})"] = ref.master_losses(c["A"], c["B"], c[key])[0].sum()
     return out
 
 

@@ -376,8 +376,8 @@ class OnlinePCA(SketchMaster, ClusteredState, _Projections, TrialLoopLearner):
     eta : "auto" or float, default="auto"
         Learning rate.  ``"auto"``: no tuning, no horizon, scale-free (``c
         X`` gives the same W and losses times ``c^2``).  Each trial plays
-        one of two learners, drawn with the weights of a master AdaHedge
-        (``D = log 2``) on their expected losses:
+        one of three learners, drawn with the weights of a master AdaHedge
+        (``D = log 3``) on their expected losses:
 
         - the rate learner: this algorithm at the AdaHedge rate ``eta_t =
           D / Delta_{t-1}`` (``D = d log(n/d)``, ``d = n-k``, or ``d
@@ -392,14 +392,21 @@ class OnlinePCA(SketchMaster, ClusteredState, _Projections, TrialLoopLearner):
           it keeps k directions and one flat level, a tracking Follow the
           Leader, O(n k^2) per trial; it wins when the data favour
           large rates (the digits class by class: every eta >= 100 ties
-          with it).
+          with it);
+        - Follow the Leader on a Frequent Directions sketch of ``ell =
+          min(n, 4k)`` directions of ``sum x x^T`` (the limit is the same
+          sketch with ``ell = k``; ``ell = n`` is exact Follow the Leader),
+          O(n ell^2) per trial: it wins on stationary streams, where the
+          running covariance is the best predictor.
 
-        The loss is at most that of the better of the two plus ``2
-        Delta^M`` (``master_gap_``), ``Delta^M <= sqrt(log 2 sum_t |x_t|^4
-        / 4) + (2/3 log 2 + 1) max_t |x_t|^2``; ``limit_weight_`` is the
-        master's weight of the limit.  Setting ``eta`` or ``n_components``
-        mid-stream restarts the master and its limit at the next batch.  A
-        number: the fixed-rate algorithm
+        The loss is at most that of the best of the three plus ``2
+        Delta^M`` (``master_gap_``), ``Delta^M <= sqrt(log 3 sum_t |x_t|^4
+        / 4) + (2/3 log 3 + 1) max_t |x_t|^2``; ``limit_weight_`` and
+        ``leader_weight_`` are the master's weights of the limit and of
+        Follow the Leader.  Cost per trial: the fixed-rate trial at the
+        rate in use plus O(n k^2 + n ell^2).  Setting ``eta`` or
+        ``n_components`` mid-stream restarts the master and its two
+        sketches at the next batch.  A number: the fixed-rate algorithm
         (> 0); the tuned value of WK eq. (3) is
         :func:`onlinepca_fast.metrics.tuned_learning_rate`.
     share : {None, "fixed", "uniform", "past"}, default=None
@@ -491,6 +498,9 @@ class OnlinePCA(SketchMaster, ClusteredState, _Projections, TrialLoopLearner):
     limit_weight_ : float
         ``eta="auto"``: the master's weight of the limit learner for the
         next trial (0 with a numeric eta).
+    leader_weight_ : float
+        ``eta="auto"``: the master's weight of Follow the Leader on the
+        sketch for the next trial (0 with a numeric eta).
     alpha_ : float
         The mixing rate of the next trial.
     n_features_in_ : int
@@ -593,7 +603,8 @@ class OnlineAdaptivePCA(OnlinePCA):
         Rank k, ``1 <= k < n_features``.
     eta : "auto" or float, default="auto"
         Learning rate.  ``"auto"``: the master of :class:`OnlinePCA` over
-        the rate learner and its eta -> infinity limit; with a constant
+        the rate learner, its eta -> infinity limit and Follow the Leader on
+        a sketch; with a constant
         alpha the rate learner's constant is ``D = d log(n/(d alpha))``
         (every eigenvalue of W is at least ``alpha/n``), which bounds its
         regret on every interval ``[r, s]`` by ``Delta_[r,s] + Delta_s (1 +

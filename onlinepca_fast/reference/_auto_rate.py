@@ -148,7 +148,7 @@ def limit_meg(X, k, state=False, weights=None):
     return (np.array(out), M) if state else np.array(out)
 
 
-def sketch_leader(X, k, ell, weights=None):
+def sketch_leader(X, k, ell, weights=None, state=False):
     """Follow the Leader on a Frequent Directions sketch of `ell` >= k
     directions (Liberty 2013; Ghashami, Liberty, Phillips & Woodruff 2016):
     the sketch S starts at 0; a trial predicts with cap_inf(-S) (the k
@@ -159,7 +159,8 @@ def sketch_leader(X, k, ell, weights=None):
     ``limit_meg`` (the level of its flat part is that shrink), ``ell >= n``
     exact Follow the Leader; in between, 0 <= C^t - S_t <= (||C^t -
     [C^t]_k||_F^2 / (ell - k)) I (FD's bound, C^t = sum x x^T).  eigh every
-    trial; returns the expected losses.  `weights`: S + w_t x x^T."""
+    trial; returns the expected losses (and, with `state`, the final S).
+    `weights`: S + w_t x x^T."""
     X = np.asarray(X, dtype=float)
     n = X.shape[1]
     d = n - k
@@ -181,7 +182,7 @@ def sketch_leader(X, k, ell, weights=None):
         if ell < n:
             v = np.maximum(v - v[n - ell - 1], 0.0)
         S = (Q * v) @ Q.T
-    return np.array(out)
+    return (np.array(out), S) if state else np.array(out)
 
 
 class Master:
