@@ -138,7 +138,10 @@ cdef class Engine:
                 and 0 <= lim[b] <= k + 1 - lim[b + 1] and lim[b] != 1
                 and lim[b] == <Py_ssize_t>lim[b]
                 and 0 <= lim[f + 1] <= ell and lim[f + 1] == <Py_ssize_t>lim[f + 1]
-                and lim[f] == 0):
+                and lim[f] == 0
+                and 0 <= lim[b + 2] <= 2 * (k + 1) and lim[b + 2] == <Py_ssize_t>lim[b + 2]
+                and 0 <= lim[f + 2] <= 2 * (ell + 1)
+                and lim[f + 2] == <Py_ssize_t>lim[f + 2]):
             raise ValueError("Engine: inconsistent state shapes (limit)")
         work = np.empty(opf_limit_work_len(n, k))
         iwork = np.empty(opf_limit_iwork_len(n, k), dtype=np.intc)

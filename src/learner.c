@@ -288,7 +288,7 @@ static int trial_master(const opf_learner *s, const opf_state_ops *ops,
     h[2] = hl[1];
     r[1] = rlim[0];
     r[2] = rlim[1];
-    *el = opf_limit_commit(s->lim, s->n, k, s->limw, h);
+    *el = opf_limit_commit(s->lim, s->n, k, s->limw, s->fns, h);
     *rl = r[play];
     return OPF_OK;
 }

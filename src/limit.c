@@ -36,14 +36,32 @@ double opf_master_weight(const double *m) { return m[3]; }
 
 /* ---- the sketches: B (ell = k) and F (ell = opf_leader_ell) ---------- */
 
-/* A sketch's state: sk[0] = c (its stored tie group, B only), sk[1] = r,
- * sk[2..2+ell+1) the r values, then (ell + 1) rows of length n. */
-#define SK_VALS 2
-static double *sk_rows(double *sk, ptrdiff_t ell) { return sk + SK_VALS + ell + 1; }
+/*
+ * A sketch's state (OPF_SKETCH_LEN(n, ell) doubles): sk[0] = c (its stored
+ * tie group, B only), sk[1] = r, sk[2] = nb, then the ell + 1 values, the
+ * coordinates R ((ell + 1) x cap, row j: direction j in the basis) and the
+ * basis rows Bb (cap x n, orthonormal; nb in use), cap = OPF_SKETCH_CAP.
+ * A trial appends at most one basis row (x's part outside the basis) and
+ * rotates the small R, O(n nb + ell^2 nb); when the basis is full it is
+ * compressed to the directions kept (Bb <- R Bb, R <- I): O(n ell cap)
+ * every ell + 1 trials or so, O(n ell) a trial on average, instead of
+ * rotating n-long rows every trial (O(n ell^2)).
+ */
+#define SK_HEAD 3
 
 ptrdiff_t opf_leader_ell(ptrdiff_t n, ptrdiff_t k)
 {
     return 4 * k < n ? 4 * k : n;
+}
+
+static double *sk_vals(double *sk) { return sk + SK_HEAD; }
+static double *sk_coord(double *sk, ptrdiff_t ell)
+{
+    return sk + SK_HEAD + ell + 1;
+}
+static double *sk_basis(double *sk, ptrdiff_t ell)
+{
+    return sk_coord(sk, ell) + (ell + 1) * OPF_SKETCH_CAP(ell);
 }
 
 static double *sketch_b(double *lim) { return lim + OPF_MASTER3_LEN; }
@@ -52,11 +70,40 @@ static double *sketch_f(double *lim, ptrdiff_t n, ptrdiff_t k)
     return lim + OPF_MASTER3_LEN + OPF_SKETCH_LEN(n, k);
 }
 
+/* The workspace of a sketch's trial: hdr = (new c, new r, new nb,
+ * compressed), the new values, z (coordinates in the directions), g and q
+ * (in the basis), the eigenvalues and vectors of the small problem and the
+ * rank-one update's work, the part of x outside the basis, the new
+ * coordinates, the new basis rows (the appended one, or all after a
+ * compression). */
+typedef struct {
+    double *hdr, *vals, *z, *g, *q, *ev, *zv, *r1w, *res, *rnew, *bnew;
+} limit_ws;
+
 static size_t sketch_work_len(ptrdiff_t n, ptrdiff_t ell)
 {
-    const size_t N = (size_t)ell + 1;
-    return 2 + 3 * N + N * N + opf_r1_work_len((ptrdiff_t)N) + (size_t)n
-           + 2 * N * (size_t)n;
+    const size_t N = (size_t)ell + 1, cap = (size_t)OPF_SKETCH_CAP(ell);
+    return 4 + N + (N + 1) + 2 * cap + N + N * N
+           + opf_r1_work_len((ptrdiff_t)N) + (size_t)n + N * cap
+           + N * (size_t)n;
+}
+
+static limit_ws split(double *work, ptrdiff_t n, ptrdiff_t ell)
+{
+    const ptrdiff_t N = ell + 1, cap = OPF_SKETCH_CAP(ell);
+    limit_ws w;
+    w.hdr = work;
+    w.vals = w.hdr + 4;
+    w.z = w.vals + N;
+    w.g = w.z + N + 1;
+    w.q = w.g + cap;
+    w.ev = w.q + cap;
+    w.zv = w.ev + N;
+    w.r1w = w.zv + N * N;
+    w.res = w.r1w + opf_r1_work_len(N);
+    w.rnew = w.res + n;
+    w.bnew = w.rnew + N * cap;
+    return w;
 }
 
 void opf_limit_init(double *lim, ptrdiff_t n, ptrdiff_t k)
@@ -82,103 +129,75 @@ size_t opf_limit_iwork_len(ptrdiff_t n, ptrdiff_t k)
     return opf_r1_iwork_len(opf_leader_ell(n, k) + 1);
 }
 
-/* The workspace: hdr = (new c, new r), the new values, z, the
- * eigenvalues and vectors of the small problem and the rank-one update's
- * work, the residual, the stacked old directions and the new ones. */
-typedef struct {
-    double *hdr, *vals, *z, *ev, *zv, *r1w, *res, *old, *vnew;
-} limit_ws;
-
-static limit_ws split(double *work, ptrdiff_t n, ptrdiff_t ell)
-{
-    const ptrdiff_t N = ell + 1;
-    limit_ws w;
-    w.hdr = work;
-    w.vals = w.hdr + 2;
-    w.z = w.vals + N;
-    w.ev = w.z + N;
-    w.zv = w.ev + N;
-    w.r1w = w.zv + N * N;
-    w.res = w.r1w + opf_r1_work_len(N);
-    w.old = w.res + n;
-    w.vnew = w.old + N * n;
-    return w;
-}
-
-/* Below this many directions the small products are plain loops: a BLAS
- * call costs more than its k n flops there (the digits, k = 2: a third of
- * the limit's time). */
+/* Below this many rows the products are plain loops: a BLAS call costs
+ * more than its flops there (the digits, k = 2: a third of the limit's
+ * time). */
 #define SMALL_K 16
 
-/* z = U v (r rows of length n), then res -= U^T z. */
-static void project_out(const double *U, ptrdiff_t r, ptrdiff_t n,
-                        const double *v, double *z, double *res,
+/* g = Bb v (nb rows of length n), then res -= Bb^T g. */
+static void project_out(const double *Bb, ptrdiff_t nb, ptrdiff_t n,
+                        const double *v, double *g, double *res,
                         const opf_lapack *fns)
 {
     ptrdiff_t i, j;
-    if (r <= SMALL_K) {
-        for (j = 0; j < r; j++) {
-            const double *u = U + j * n;
+    if (nb <= SMALL_K) {
+        for (j = 0; j < nb; j++) {
+            const double *b = Bb + j * n;
             double a = 0.0;
             for (i = 0; i < n; i++)
-                a += u[i] * v[i];
-            z[j] = a;
+                a += b[i] * v[i];
+            g[j] = a;
         }
-        for (j = 0; j < r; j++) {
-            const double *u = U + j * n, a = z[j];
+        for (j = 0; j < nb; j++) {
+            const double *b = Bb + j * n, a = g[j];
             for (i = 0; i < n; i++)
-                res[i] -= a * u[i];
+                res[i] -= a * b[i];
         }
     } else {
-        int nn = (int)n, rr = (int)r, one = 1;
+        int nn = (int)n, rr = (int)nb, one = 1;
         double fone = 1.0, fzero = 0.0, fm1 = -1.0;
         char tr = 'T', nt = 'N';
-        fns->dgemv(&tr, &nn, &rr, &fone, (double *)U, &nn, (double *)v, &one,
-                   &fzero, z, &one);
-        fns->dgemv(&nt, &nn, &rr, &fm1, (double *)U, &nn, z, &one, &fone, res,
-                   &one);
+        fns->dgemv(&tr, &nn, &rr, &fone, (double *)Bb, &nn, (double *)v,
+                   &one, &fzero, g, &one);
+        fns->dgemv(&nt, &nn, &rr, &fm1, (double *)Bb, &nn, g, &one, &fone,
+                   res, &one);
     }
 }
 
-/* Row j of out (N x n) = sum_i e[i N + j] row i of old (N x n). */
-static void rotate_rows(const double *old, const double *e, ptrdiff_t N,
-                        ptrdiff_t n, double *out, const opf_lapack *fns)
+/* out (rows x n) = C (rows x nb, leading dimension ldc) Bb (nb x n). */
+static void combine_rows(const double *C, ptrdiff_t ldc, ptrdiff_t rows,
+                         const double *Bb, ptrdiff_t nb, ptrdiff_t n,
+                         double *out, const opf_lapack *fns)
 {
     ptrdiff_t i, j, l;
-    if (N <= SMALL_K) {
-        for (j = 0; j < N; j++) {
+    if (rows <= SMALL_K && nb <= SMALL_K) {
+        for (j = 0; j < rows; j++) {
             double *o = out + j * n;
             for (l = 0; l < n; l++)
                 o[l] = 0.0;
-            for (i = 0; i < N; i++) {
-                const double c = e[i * N + j], *a = old + i * n;
+            for (i = 0; i < nb; i++) {
+                const double c = C[j * ldc + i], *a = Bb + i * n;
                 for (l = 0; l < n; l++)
                     o[l] += c * a[l];
             }
         }
     } else {
-        int nn = (int)n, NN = (int)N;
+        int nn = (int)n, rr = (int)rows, kk = (int)nb, lc = (int)ldc;
         double fone = 1.0, fzero = 0.0;
-        char nt = 'N', tt = 'T';
-        fns->dgemm(&nt, &tt, &nn, &NN, &NN, &fone, (double *)old, &nn,
-                   (double *)e, &NN, &fzero, out, &nn);
+        char nt = 'N';
+        /* column-major: out^T (n x rows) = Bb^T (n x nb) C^T (nb x rows) */
+        fns->dgemm(&nt, &nt, &nn, &rr, &kk, &fone, (double *)Bb, &nn,
+                   (double *)C, &lc, &fzero, out, &nn);
     }
 }
 
-/* |T x|^2 of the tie group's c rows (after the r below ones) */
-static double tie_energy(const double *T, ptrdiff_t c, ptrdiff_t n,
-                         const double *x)
+static double dot(const double *a, const double *b, ptrdiff_t m)
 {
-    double e = 0.0;
-    ptrdiff_t i, j;
-    for (j = 0; j < c; j++) {
-        const double *t = T + j * n;
-        double a = 0.0;
-        for (i = 0; i < n; i++)
-            a += t[i] * x[i];
-        e += a * a;
-    }
-    return e;
+    double s = 0.0;
+    ptrdiff_t i;
+    for (i = 0; i < m; i++)
+        s += a[i] * b[i];
+    return s;
 }
 
 /*
@@ -188,19 +207,19 @@ static double tie_energy(const double *T, ptrdiff_t c, ptrdiff_t n,
  * by those tied with it, 0 below.  Its expected loss d tr(W x x^T) and the
  * realized loss of a corner drawn with u: the directions below the d-th
  * and the rest drawn uniformly in the tie group.  z: x's coordinates in
- * the r rows, rho2 its energy outside them (res: that residual).
+ * the r directions, rho2 its energy outside them, t2 its energy in the
+ * stored tie group.
  */
 static void sketch_losses(const double *sk, ptrdiff_t n, ptrdiff_t k,
-                          ptrdiff_t ell, const double *z, double rho2,
-                          const double *res, double u, double *h,
-                          double *real)
+                          const double *z, double rho2, double t2, double u,
+                          double *h, double *real)
 {
     const ptrdiff_t r = (ptrdiff_t)sk[1], c = (ptrdiff_t)sk[0], d = n - k;
-    const double *vals = sk + SK_VALS, *U = sk_rows((double *)sk, ell);
+    const double *vals = sk + SK_HEAD;
     ptrdiff_t j;
     if (c > 0) { /* B's stored tie group at the level (a = n - r - c above) */
-        const double t2 = fmin(tie_energy(U + r * n, c, n, res), rho2);
         const double a = (double)(n - r - c);
+        t2 = fmin(t2, rho2);
         *h = rho2 - t2 + ((double)d - a) * t2 / (double)c;
         *real = fmax(0.0, rho2 - opf_haar_energy(k - r, c, u, t2));
     } else if (r <= k) { /* the d-th largest is the level: its tie group is
@@ -232,50 +251,93 @@ static void sketch_losses(const double *sk, ptrdiff_t n, ptrdiff_t k,
 }
 
 /* One sketch's trial on x, into its workspace: the losses, and its next
- * state (hdr, vals, vnew) after S += g^2 x x^T.  ell = k: B, whose tie
- * group at its new level is kept for the next trial. */
-static int sketch_prepare(const double *sk, ptrdiff_t n, ptrdiff_t k,
-                          ptrdiff_t ell, const double *x, double g, double u,
-                          double *work, int *iwork, const opf_lapack *fns,
-                          double *h, double *real)
+ * state after S += g^2 x x^T (hdr, vals, rnew, bnew).  ell = k: B, whose
+ * tie group at its new level is kept for the next trial. */
+static int sketch_prepare(const double *skc, ptrdiff_t n, ptrdiff_t k,
+                          ptrdiff_t ell, const double *x, double gx,
+                          double u, double *work, int *iwork,
+                          const opf_lapack *fns, double *h, double *real)
 {
+    double *sk = (double *)skc;
     limit_ws w = split(work, n, ell);
-    const ptrdiff_t r = (ptrdiff_t)sk[1];
-    const double *vals = sk + SK_VALS, *U = sk_rows((double *)sk, ell);
-    double xx = 0.0, rho2 = 0.0, nb = 0.0;
-    ptrdiff_t i, j, N, cnt, keep, tied = 0;
+    const ptrdiff_t r = (ptrdiff_t)sk[1], c = (ptrdiff_t)sk[0],
+                    nb = (ptrdiff_t)sk[2], cap = OPF_SKETCH_CAP(ell);
+    const double *vals = sk_vals(sk), *R = sk_coord(sk, ell),
+                 *Bb = sk_basis(sk, ell);
+    double xx = 0.0, out2 = 0.0, rho2, t2 = 0.0, nb_level = 0.0, rho = 0.0;
+    ptrdiff_t i, j, N, cnt, keep, tied = 0, nb2 = nb;
     for (i = 0; i < n; i++) {
         xx += x[i] * x[i];
         w.res[i] = x[i];
     }
-    if (r > 0) /* z = U x, e = x - U^T z (twice when x is mostly in U) */
-        project_out(U, r, n, x, w.z, w.res, fns);
-    for (i = 0; i < n; i++)
-        rho2 += w.res[i] * w.res[i];
-    if (r > 0 && rho2 < xx / 16.0) {
-        double *z2 = w.ev; /* scratch until the eigenproblem */
-        project_out(U, r, n, w.res, z2, w.res, fns);
-        for (j = 0; j < r; j++)
-            w.z[j] += z2[j];
-        rho2 = 0.0;
-        for (i = 0; i < n; i++)
-            rho2 += w.res[i] * w.res[i];
+    /* g = Bb x, res = x - Bb^T g (twice when x is mostly in the basis) */
+    if (nb > 0) {
+        project_out(Bb, nb, n, x, w.g, w.res, fns);
+        out2 = dot(w.res, w.res, n);
+        if (out2 < xx / 16.0) {
+            project_out(Bb, nb, n, w.res, w.q, w.res, fns);
+            for (j = 0; j < nb; j++)
+                w.g[j] += w.q[j];
+            out2 = dot(w.res, w.res, n);
+        }
+    } else {
+        out2 = xx;
     }
-    sketch_losses(sk, n, k, ell, w.z, rho2, w.res, u, h, real);
+    /* z = R_r g, q = g - R_r^T z (twice when g is mostly in R's rows) */
+    for (j = 0; j < nb; j++)
+        w.q[j] = w.g[j];
+    for (i = 0; i < 2; i++) {
+        double q2 = 0.0;
+        for (j = 0; j < r; j++) {
+            const double a = dot(R + j * cap, w.q, nb);
+            w.z[j] = i ? w.z[j] + a : a;
+            for (ptrdiff_t l = 0; l < nb; l++)
+                w.q[l] -= a * R[j * cap + l];
+        }
+        q2 = dot(w.q, w.q, nb);
+        if (i || !(q2 + out2 < xx / 16.0))
+            break;
+    }
+    rho2 = dot(w.q, w.q, nb) + out2;
+    for (j = r; j < r + c; j++) {
+        const double a = dot(R + j * cap, w.g, nb);
+        t2 += a * a;
+    }
+    sketch_losses(sk, n, k, w.z, rho2, t2, u, h, real);
     /* the eigenproblem of diag(values, 0) - v v^T on span(U, e) (a stored
      * tie group is at the level: M's update is flat(M) - g^2 x x^T) */
-    N = (rho2 > 1e-24 * xx && rho2 > 0.0 && g > 0.0) ? r + 1 : r;
-    if (!(g > 0.0)) /* nothing to learn: the state stays (keep = r) */
-        N = 0;
+    N = (rho2 > 1e-24 * xx && rho2 > 0.0 && gx > 0.0) ? r + 1 : r;
+    if (!(gx > 0.0)) { /* nothing to learn: the state as it is */
+        for (j = 0; j < r; j++)
+            w.vals[j] = vals[j];
+        for (j = 0; j < r; j++)
+            memcpy(w.rnew + j * cap, R + j * cap, sizeof(double) * (size_t)nb);
+        w.hdr[0] = 0.0;
+        w.hdr[1] = (double)r;
+        w.hdr[2] = (double)nb;
+        w.hdr[3] = 0.0;
+        return OPF_OK;
+    }
+    if (N > r) { /* the new direction e = (Bb^T q + res) / rho, its
+                    coordinates in the basis, with res as a new row */
+        const double outn = sqrt(out2);
+        rho = sqrt(rho2);
+        if (out2 > 1e-30 * xx && outn > 0.0) {
+            for (i = 0; i < n; i++)
+                w.bnew[i] = w.res[i] / outn;
+            w.q[nb] = outn;
+            nb2 = nb + 1;
+        }
+    }
     if (N > 0) { /* Gu-Eisenstat on the identity: eigenvectors in zv's
                     columns (row-major), eigenvalues ascending in ev */
-        const double rho = sqrt(rho2);
         int st;
+        double xg = xx;
         w.z[r] = rho; /* v = g (z, rho) when N = r + 1 */
-        if (g != 1.0) {
+        if (gx != 1.0) {
             for (j = 0; j <= r; j++)
-                w.z[j] *= g;
-            xx *= g * g;
+                w.z[j] *= gx;
+            xg *= gx * gx;
         }
         for (j = 0; j < N; j++) {
             w.ev[j] = j < r ? vals[j] : 0.0;
@@ -285,24 +347,27 @@ static int sketch_prepare(const double *sk, ptrdiff_t n, ptrdiff_t k,
         /* the deflation tolerance at this update's scale: values far below
          * the level (old, cumulative) must not set it */
         st = opf_rank_one_update_scaled(N, w.ev, w.zv, N, -1.0, w.z, w.r1w,
-                                        iwork, fns, 0, xx, NULL);
+                                        iwork, fns, 0, xg, NULL);
         if (st != OPF_OK)
             return st;
-        if (r > 0)
-            memcpy(w.old, U, sizeof(double) * (size_t)(r * n));
-        if (N > r)
-            for (i = 0; i < n; i++)
-                w.old[r * n + i] = w.res[i] / rho;
-        /* new row j = sum_i zv[i N + j] old row i */
-        rotate_rows(w.old, w.zv, N, n, w.vnew, fns);
-    }
-    if (!(g > 0.0)) { /* the state as it is */
-        for (j = 0; j < r; j++)
-            w.vals[j] = vals[j];
-        memcpy(w.vnew, U, sizeof(double) * (size_t)(r * n));
-        w.hdr[0] = 0.0;
-        w.hdr[1] = (double)r;
-        return OPF_OK;
+        xx = xg;
+        /* new coordinates: row j = sum_i zv[i N + j] (old row i; i = r: q / rho) */
+        for (j = 0; j < N; j++) {
+            double *o = w.rnew + j * cap;
+            for (ptrdiff_t l = 0; l < nb2; l++)
+                o[l] = 0.0;
+            for (i = 0; i < N; i++) {
+                const double cf = w.zv[i * N + j];
+                if (i < r) {
+                    const double *a = R + i * cap;
+                    for (ptrdiff_t l = 0; l < nb; l++)
+                        o[l] += cf * a[l];
+                } else {
+                    for (ptrdiff_t l = 0; l < nb2; l++)
+                        o[l] += cf * w.q[l] / rho;
+                }
+            }
+        }
     }
     cnt = N;
     {
@@ -312,13 +377,13 @@ static int sketch_prepare(const double *sk, ptrdiff_t n, ptrdiff_t k,
         const double tol = 1e-12 * xx;
         if (N > ell) { /* the shrink (the cap at zero temperature for B):
                           the top of the small problem is the new level */
-            nb = w.ev[N - 1];
+            nb_level = w.ev[N - 1];
             cnt = N - 1;
             /* B: the n - N old flat directions are strictly above it: its
              * tie group (two or more of the small problem's) shares the
              * last 1/d at the next trial; else they are all at the level */
-            if (ell == k && nb < -tol) {
-                for (j = N - 1; j > 0 && w.ev[j - 1] >= nb - tol; j--)
+            if (ell == k && nb_level < -tol) {
+                for (j = N - 1; j > 0 && w.ev[j - 1] >= nb_level - tol; j--)
                     ;
                 tied = N - j > 1 ? N - j : 0;
             }
@@ -326,26 +391,44 @@ static int sketch_prepare(const double *sk, ptrdiff_t n, ptrdiff_t k,
         /* stored relative to the level (only the order matters) and at
          * least -2^1000 below it (a direction that far below is kept
          * whatever follows), so that no stream makes them overflow */
-        for (keep = 0; keep < cnt && w.ev[keep] < nb - tol; keep++)
-            w.vals[keep] = fmax(w.ev[keep] - nb, -0x1p1000);
+        for (keep = 0; keep < cnt && w.ev[keep] < nb_level - tol; keep++)
+            w.vals[keep] = fmax(w.ev[keep] - nb_level, -0x1p1000);
     }
     w.hdr[0] = (double)tied;
     w.hdr[1] = (double)keep;
+    w.hdr[2] = (double)nb2;
+    w.hdr[3] = 0.0;
     return OPF_OK;
 }
 
+/* Commit a sketch's trial; when its basis is full, compress it to the
+ * directions kept: Bb <- R Bb (one GEMM), R <- I. */
 static void sketch_commit(double *sk, ptrdiff_t n, ptrdiff_t ell,
-                          double *work)
+                          double *work, const opf_lapack *fns)
 {
     limit_ws w = split(work, n, ell);
-    const ptrdiff_t tied = (ptrdiff_t)w.hdr[0], keep = (ptrdiff_t)w.hdr[1];
+    const ptrdiff_t tied = (ptrdiff_t)w.hdr[0], keep = (ptrdiff_t)w.hdr[1],
+                    nb2 = (ptrdiff_t)w.hdr[2], nb = (ptrdiff_t)sk[2],
+                    cap = OPF_SKETCH_CAP(ell), rows = keep + tied;
+    double *R = sk_coord(sk, ell), *Bb = sk_basis(sk, ell);
+    ptrdiff_t i, j;
     sk[0] = (double)tied;
     sk[1] = (double)keep;
+    sk[2] = (double)nb2;
     if (keep > 0)
-        memcpy(sk + SK_VALS, w.vals, sizeof(double) * (size_t)keep);
-    if (keep + tied > 0)
-        memcpy(sk_rows(sk, ell), w.vnew,
-               sizeof(double) * (size_t)((keep + tied) * n));
+        memcpy(sk_vals(sk), w.vals, sizeof(double) * (size_t)keep);
+    for (j = 0; j < rows; j++)
+        memcpy(R + j * cap, w.rnew + j * cap, sizeof(double) * (size_t)nb2);
+    if (nb2 > nb)
+        memcpy(Bb + nb * n, w.bnew, sizeof(double) * (size_t)n);
+    if (nb2 < cap)
+        return;
+    combine_rows(R, cap, rows, Bb, nb2, n, w.bnew, fns);
+    memcpy(Bb, w.bnew, sizeof(double) * (size_t)(rows * n));
+    for (j = 0; j < rows; j++)
+        for (i = 0; i < cap; i++)
+            R[j * cap + i] = i == j ? 1.0 : 0.0;
+    sk[2] = (double)rows;
 }
 
 int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
@@ -569,10 +652,10 @@ double opf_master3_commit(double *mk, const double *h_in)
 }
 
 double opf_limit_commit(double *lim, ptrdiff_t n, ptrdiff_t k, double *work,
-                        const double *h)
+                        const opf_lapack *fns, const double *h)
 {
-    sketch_commit(sketch_b(lim), n, k, work);
+    sketch_commit(sketch_b(lim), n, k, work, fns);
     sketch_commit(sketch_f(lim, n, k), n, opf_leader_ell(n, k),
-                  work + sketch_work_len(n, k));
+                  work + sketch_work_len(n, k), fns);
     return opf_master3_commit(lim, h);
 }

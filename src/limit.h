@@ -39,9 +39,13 @@
  *                   tie group is the whole flat space; always 0 for F);
  *     [1]           r <= ell, its explicit directions below the flat level
  *                   (the level is 0: values are kept relative to it);
- *     [2, 2+ell+1)  their values (ascending, all below the level);
- *     then          their directions, r rows of length n, then the c rows
- *                   of the tie group ((ell + 1) x n reserved).
+ *     [2]           nb <= cap = OPF_SKETCH_CAP(ell), the basis rows in use;
+ *     [3, 3+ell+1)  the r values (ascending, all below the level);
+ *     then          R, (ell + 1) x cap: row j holds direction j's
+ *                   coordinates in the basis (the r directions, then the c
+ *                   of the tie group);
+ *     then          the basis, cap x n, orthonormal rows (direction j is
+ *                   R[j, :nb] Bb[:nb]).
  *
  * B's parameter at a trial is cap_inf(M) of its state M before flattening
  * (docs/adaptive_rates.md): 1/d on the a directions strictly above the
@@ -59,7 +63,9 @@
 
 #define OPF_MASTER_LEN 4
 #define OPF_MASTER3_LEN 8
-#define OPF_SKETCH_LEN(n, ell) (2 + ((ell) + 1) * (1 + (n)))
+#define OPF_SKETCH_CAP(ell) (2 * ((ell) + 1))
+#define OPF_SKETCH_LEN(n, ell)                                               \
+    (3 + ((ell) + 1) * (1 + OPF_SKETCH_CAP(ell)) + OPF_SKETCH_CAP(ell) * (n))
 #define OPF_LIMIT_LEN(n, k)                                                  \
     (OPF_MASTER3_LEN + OPF_SKETCH_LEN(n, k)                                  \
      + OPF_SKETCH_LEN(n, opf_leader_ell(n, k)))
@@ -110,6 +116,6 @@ int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
 /* Commit what opf_limit_prepare computed, and the master's step with the
  * expected losses h[3] of A, B, F; returns the master's expected loss. */
 double opf_limit_commit(double *lim, ptrdiff_t n, ptrdiff_t k, double *work,
-                        const double *h);
+                        const opf_lapack *fns, const double *h);
 
 #endif

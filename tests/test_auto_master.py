@@ -40,8 +40,8 @@ def test_limit_directions_are_the_limit_of_the_reference(state):
     v, Q = np.linalg.eigh(M)
     assert U.shape == (8, k)
     np.testing.assert_allclose(U @ U.T, Q[:, :k] @ Q[:, :k].T, atol=1e-10)
-    sketch = learner._limit_view()[1]  # B's: [c, r, values, rows] (src/limit.h)
-    np.testing.assert_allclose(sketch[2:2 + k], v[:k] - v[k], rtol=1e-10,  # level: d-th largest
+    sketch = learner._limit_view()[1]  # B's: [c, r, nb, values, ...] (src/limit.h)
+    np.testing.assert_allclose(sketch[3:3 + k], v[:k] - v[k], rtol=1e-10,  # level: d-th largest
                                atol=1e-12 * abs(v).max())
     np.testing.assert_allclose(U.T @ U, np.eye(k), atol=1e-14)
 
@@ -300,7 +300,7 @@ def test_leader_sketch_is_frequent_directions(learner, n, k):
     assert opf._kernels.leader_ell(n, k) == ell
     sk = est._limit_view()[2]
     r = int(sk[1])
-    vals, V = sk[2:2 + r], est._leader_parts()[1]
+    vals, V = sk[3:3 + r], est._leader_parts()[1]
     S = -(V * vals) @ V.T  # values relative to the shrink level (0)
     _, S_ref = ref.sketch_leader(Y, k, ell, weights=f, state=True)
     scale = np.abs(S_ref).max()

@@ -573,20 +573,28 @@ class OnlinePCA(SketchMaster, ClusteredState, _Projections, TrialLoopLearner):
     def _reorthogonalize_every(self, p):
         return p["reorthogonalize_every"] or 0
 
+def _sketch_len(n, ell):
+    cap = 2 * (ell + 1)  # OPF_SKETCH_CAP
+    return 3 + (ell + 1) * (1 + cap) + cap * n
+
+
 def _limit_layout(n, k):
     """Offsets of eta="auto"'s state (src/limit.h): B's sketch, F's sketch,
     F's size ell, the length."""
     ell = _kernels.leader_ell(n, k)
     b = 8
-    f = b + 2 + (k + 1) * (n + 1)
-    return b, f, ell, f + 2 + (ell + 1) * (n + 1)
+    f = b + _sketch_len(n, k)
+    return b, f, ell, f + _sketch_len(n, ell)
 
 
 def _sketch_rows(sk, n, ell):
     """A sketch's r explicit directions (n x r) and its stored tie group (n x
-    c, or None)."""
-    c, r = int(sk[0]), int(sk[1])
-    rows = sk[3 + ell:3 + ell + (r + c) * n].reshape(r + c, n)
+    c, or None): R Bb (src/limit.h)."""
+    c, r, nb = int(sk[0]), int(sk[1]), int(sk[2])
+    cap = 2 * (ell + 1)
+    R = sk[4 + ell:4 + ell + (ell + 1) * cap].reshape(ell + 1, cap)
+    Bb = sk[4 + ell + (ell + 1) * cap:].reshape(cap, n)
+    rows = R[:r + c, :nb] @ Bb[:nb]
     return rows[:r].T, (rows[r:].T if c else None)
 
 
