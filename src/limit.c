@@ -77,14 +77,15 @@ static double *sketch_f(double *lim, ptrdiff_t n, ptrdiff_t k)
  * coordinates, the new basis rows (the appended one, or all after a
  * compression). */
 typedef struct {
-    double *hdr, *vals, *z, *g, *q, *ev, *zv, *r1w, *res, *rnew, *bnew;
+    double *hdr, *vals, *z, *g, *q, *ev, *zv, *r1w, *res, *rnew, *bnew,
+        *stack;
 } limit_ws;
 
 static size_t sketch_work_len(ptrdiff_t n, ptrdiff_t ell)
 {
     const size_t N = (size_t)ell + 1, cap = (size_t)OPF_SKETCH_CAP(ell);
     return 4 + N + (N + 1) + 2 * cap + N + N * N
-           + opf_r1_work_len((ptrdiff_t)N) + (size_t)n + N * cap
+           + opf_r1_work_len((ptrdiff_t)N) + (size_t)n + 2 * N * cap
            + N * (size_t)n;
 }
 
@@ -103,6 +104,7 @@ static limit_ws split(double *work, ptrdiff_t n, ptrdiff_t ell)
     w.res = w.r1w + opf_r1_work_len(N);
     w.rnew = w.res + n;
     w.bnew = w.rnew + N * cap;
+    w.stack = w.bnew + N * n;
     return w;
 }
 
@@ -352,21 +354,35 @@ static int sketch_prepare(const double *skc, ptrdiff_t n, ptrdiff_t k,
             return st;
         xx = xg;
         /* new coordinates: row j = sum_i zv[i N + j] (old row i; i = r: q / rho) */
-        for (j = 0; j < N; j++) {
-            double *o = w.rnew + j * cap;
-            for (ptrdiff_t l = 0; l < nb2; l++)
-                o[l] = 0.0;
-            for (i = 0; i < N; i++) {
-                const double cf = w.zv[i * N + j];
-                if (i < r) {
-                    const double *a = R + i * cap;
-                    for (ptrdiff_t l = 0; l < nb; l++)
-                        o[l] += cf * a[l];
-                } else {
+        for (i = 0; i < N; i++) {
+            double *o = w.stack + i * cap;
+            ptrdiff_t l;
+            if (i < r) {
+                memcpy(o, R + i * cap, sizeof(double) * (size_t)nb);
+                for (l = nb; l < nb2; l++)
+                    o[l] = 0.0;
+            } else {
+                for (l = 0; l < nb2; l++)
+                    o[l] = w.q[l] / rho;
+            }
+        }
+        if (N <= SMALL_K) {
+            for (j = 0; j < N; j++) {
+                double *o = w.rnew + j * cap;
+                for (ptrdiff_t l = 0; l < nb2; l++)
+                    o[l] = 0.0;
+                for (i = 0; i < N; i++) {
+                    const double cf = w.zv[i * N + j], *a = w.stack + i * cap;
                     for (ptrdiff_t l = 0; l < nb2; l++)
-                        o[l] += cf * w.q[l] / rho;
+                        o[l] += cf * a[l];
                 }
             }
+        } else { /* column-major: rnew^T = stack^T zv^T */
+            int mm = (int)nb2, NN = (int)N, lc = (int)cap;
+            double fone = 1.0, fzero = 0.0;
+            char nt = 'N', tt = 'T';
+            fns->dgemm(&nt, &tt, &mm, &NN, &NN, &fone, w.stack, &lc, w.zv,
+                       &NN, &fzero, w.rnew, &lc);
         }
     }
     cnt = N;
