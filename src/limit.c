@@ -51,7 +51,8 @@ double opf_master_weight(const double *m) { return m[3]; }
 
 ptrdiff_t opf_leader_ell(ptrdiff_t n, ptrdiff_t k)
 {
-    return 4 * k < n ? 4 * k : n;
+    const ptrdiff_t ell = 4 * k > 24 ? 4 * k : 24;
+    return ell < n ? ell : n;
 }
 
 static double *sk_vals(double *sk) { return sk + SK_HEAD; }

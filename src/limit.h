@@ -10,7 +10,7 @@
  *      its state M (loss units), M <- flat_d(M) - x x^T: k explicit
  *      directions below one flat level;
  *   F  Follow the Leader on a Frequent Directions sketch S of ell =
- *      min(n, 4k) directions (opf_leader_ell): W = cap_inf(-S), then S <-
+ *      min(n, max(4k, 24)) directions (opf_leader_ell): W = cap_inf(-S), then S <-
  *      S + x x^T shrunk by its (ell+1)-th eigenvalue (B is the same sketch
  *      with ell = k; ell = n is exact Follow the Leader).
  *
@@ -70,7 +70,7 @@
     (OPF_MASTER3_LEN + OPF_SKETCH_LEN(n, k)                                  \
      + OPF_SKETCH_LEN(n, opf_leader_ell(n, k)))
 
-/* F's sketch size: min(n, 4k). */
+/* F's sketch size: min(n, max(4k, 24)). */
 ptrdiff_t opf_leader_ell(ptrdiff_t n, ptrdiff_t k);
 
 /* The two-learner master's initial state: both losses 0, weight 1/2. */

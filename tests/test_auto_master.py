@@ -285,10 +285,10 @@ def test_limit_tie_group_draws():
 @pytest.mark.parametrize("learner", ["OnlinePCA", "CenteredOnlinePCA"])
 @pytest.mark.parametrize("n,k", [(20, 2), (9, 3)])
 def test_leader_sketch_is_frequent_directions(learner, n, k):
-    """F, Follow the Leader on a sketch of ell = min(n, 4k) directions: its
+    """F, Follow the Leader on a sketch of ell = leader_ell(n, k) = min(n, max(4k, 24)) directions: its
     state is the oracle's sketch (eigh every trial), and FD's guarantee
     0 <= C - S <= ||C - C_k||_F^2 / (ell - k) holds against the learner's
-    scatter C = sum f_t y_t y_t^T (numpy.linalg.eigh); n <= 4k: S = C,
+    scatter C = sum f_t y_t y_t^T (numpy.linalg.eigh); ell = n: S = C,
     exact Follow the Leader."""
     X = _stream(T=300, n=n, seed=4) + (0.2 if learner == "CenteredOnlinePCA" else 0.0)
     est = getattr(opf, learner)(k, state="dense", random_state=0).fit(X)
@@ -296,7 +296,7 @@ def test_leader_sketch_is_frequent_directions(learner, n, k):
         Y, f = ref.centered_instances(X)
     else:
         Y, f = X, np.ones(X.shape[0])
-    ell = min(n, 4 * k)
+    ell = ref.leader_ell(n, k)
     assert opf._kernels.leader_ell(n, k) == ell
     sk = est._limit_view()[2]
     r = int(sk[1])

@@ -381,7 +381,7 @@ def test_master_bound_centered(stream, center_lr_inv):
     ha = ref.auto_cumulative(X, k, True, center_lr_inv)[0]
     Y, f = ref.centered_instances(X, True, center_lr_inv)
     hb = ref.limit_meg(Y, k, weights=f)
-    hf = ref.sketch_leader(Y, k, min(n, 4 * k), weights=f)
+    hf = ref.sketch_leader(Y, k, ref.leader_ell(n, k), weights=f)
     for T in (20, 60, 100, X.shape[0]):
         learner.partial_fit(X[done:T])
         done = T

@@ -9,7 +9,8 @@ FTL, the package's FollowTheLeader) and of masters over them
 (``reference._auto_rate.master_losses``: AdaHedge, D = log K), each divided
 by the loss of the best fixed rank-k subspace in hindsight (centered for
 CenteredOnlinePCA, whose components see its instances y = x - m^{t-1}).
-``M(A,B,F4k)`` is the package's default (checked to 1e-8).
+The package's default is ``M(A,B,F)`` with F of ``leader_ell(n, k)`` directions
+(checked to 1e-8).
 
 Run: ``python tools/defaults_candidates.py [--json FILE] [STREAM ...]``.
 """
@@ -37,7 +38,7 @@ def components(X, k, learner):
     FTL, sketches of 2k and 4k directions); the package's default is checked
     against the oracle's master over A, B, F to 1e-8."""
     n = X.shape[1]
-    ell = min(n, 4 * k)
+    ell = ref.leader_ell(n, k)
     pkg = bd.LEARNERS[learner][0](k, random_state=0).fit(X).expected_losses_
     if learner == "CenteredOnlinePCA":
         A = ref.auto_cumulative(X, k)[0]

@@ -125,14 +125,14 @@ class CenteredOnlinePCA(SketchMaster, _Cumulative):
           ``R_T <= 2 Delta_T`` (the bound of :class:`OnlinePCA`'s rate
           learner); with ``centered=True`` no bound is derived beyond WK's;
         - the eta -> infinity limit of the capped update and Follow the
-          Leader on a Frequent Directions sketch of ``ell = min(n, 4k)``
+          Leader on a Frequent Directions sketch of ``ell = min(n, max(4k, 24))``
           directions, both of the scatter ``C^t`` (exact Follow the Leader
-          for ``n <= 4k``), as for :class:`OnlinePCA`.
+          for ``n <= max(4k, 24)``), as for :class:`OnlinePCA`.
 
         The loss is at most that of the best of the three plus ``2
         Delta^M`` (``master_gap_``), ``Delta^M <= sqrt(log 3 sum_t |y_t|^4
         / 4) + (2/3 log 3 + 1) max_t |y_t|^2``.  Scale-free.  Cost per
-        trial: the fixed-rate trial plus O(n k^2 + n ell^2).  A number: WK
+        trial: the fixed-rate trial plus O(n ell + ell^3).  A number: WK
         Alg. 6 with that rate (> 0).
     center_lr_inv : float, default=0.0
         ``eta~^{-1} >= 0``, the inverse learning rate of the center; 0 makes

@@ -394,9 +394,9 @@ class OnlinePCA(SketchMaster, ClusteredState, _Projections, TrialLoopLearner):
           large rates (the digits class by class: every eta >= 100 ties
           with it);
         - Follow the Leader on a Frequent Directions sketch of ``ell =
-          min(n, 4k)`` directions of ``sum x x^T`` (the limit is the same
+          min(n, max(4k, 24))`` directions of ``sum x x^T`` (the limit is the same
           sketch with ``ell = k``; ``ell = n`` is exact Follow the Leader),
-          O(n ell^2) per trial: it wins on stationary streams, where the
+          O(n ell + ell^3) per trial: it wins on stationary streams, where the
           running covariance is the best predictor.
 
         The loss is at most that of the best of the three plus ``2
@@ -404,7 +404,7 @@ class OnlinePCA(SketchMaster, ClusteredState, _Projections, TrialLoopLearner):
         / 4) + (2/3 log 3 + 1) max_t |x_t|^2``; ``limit_weight_`` and
         ``leader_weight_`` are the master's weights of the limit and of
         Follow the Leader.  Cost per trial: the fixed-rate trial at the
-        rate in use plus O(n k^2 + n ell^2).  Setting ``eta`` or
+        rate in use plus O(n ell + ell^3).  Setting ``eta`` or
         ``n_components`` mid-stream restarts the master and its two
         sketches at the next batch.  A number: the fixed-rate algorithm
         (> 0); the tuned value of WK eq. (3) is

@@ -44,7 +44,7 @@ from ._kernels import cap_log
 
 __all__ = ["two_point_gap", "Master", "MasterK", "auto_meg", "auto_pca", "limit_meg",
            "auto_cumulative", "auto_experts", "auto_simplex", "master_losses", "sketch_leader",
-           "auto_centered", "centered_instances"]
+           "auto_centered", "centered_instances", "leader_ell"]
 
 
 def _sym_eigh(M):
@@ -146,6 +146,11 @@ def limit_meg(X, k, state=False, weights=None):
         out.append(d * w @ (z * z))
         M = (Q * np.minimum(v, b)) @ Q.T - wt * np.outer(x, x)
     return (np.array(out), M) if state else np.array(out)
+
+
+def leader_ell(n, k):
+    """The size of F's sketch: min(n, max(4k, 24)) (``opf_leader_ell``)."""
+    return min(n, max(4 * k, 24))
 
 
 def sketch_leader(X, k, ell, weights=None, state=False):
@@ -280,13 +285,13 @@ def master_losses(*losses):
 def auto_pca(X, k, share=None, alpha=0.0):
     """OnlinePCA / OnlineAdaptivePCA with eta="auto": the master (MasterK, K =
     3) over ``auto_meg(adaptive=True)`` (A), ``limit_meg`` (B) and
-    ``sketch_leader`` with ``ell = min(n, 4k)`` (F).  Returns
+    ``sketch_leader`` with ``ell = leader_ell(n, k)`` (F).  Returns
     ``(expected_losses, Delta_A, eta_A, weight of B after the stream)``
     (``master_weights`` gives all three)."""
     X = np.asarray(X, dtype=float)
     ha, Delta, eta = auto_meg(X, k, share, alpha, adaptive=True)
     hb = limit_meg(X, k)
-    hf = sketch_leader(X, k, min(X.shape[1], 4 * k))
+    hf = sketch_leader(X, k, leader_ell(X.shape[1], k))
     out, weights = master_losses(ha, hb, hf)
     auto_pca.master_weights = weights
     return out, Delta, eta, float(weights[1])
@@ -346,14 +351,14 @@ def centered_instances(X, centered=True, center_lr_inv=0.0, mean_init=None):
 def auto_centered(X, k, centered=True, center_lr_inv=0.0, mean_init=None):
     """CenteredOnlinePCA with eta="auto": the master (MasterK, K = 3) over
     ``auto_cumulative`` (A) and, on its instances y_t with eq. (16)'s
-    factors, ``limit_meg`` (B) and ``sketch_leader`` with ``ell = min(n,
-    4k)`` (F, centered Follow the Leader on a sketch).  Returns
+    factors, ``limit_meg`` (B) and ``sketch_leader`` with ``ell =
+    leader_ell(n, k)`` (F, centered Follow the Leader on a sketch).  Returns
     ``(expected_losses, Delta_A, eta_A, weight of B)``."""
     X = np.asarray(X, dtype=float)
     ha, Delta, eta = auto_cumulative(X, k, centered, center_lr_inv, mean_init)
     Y, f = centered_instances(X, centered, center_lr_inv, mean_init)
     hb = limit_meg(Y, k, weights=f)
-    hf = sketch_leader(Y, k, min(X.shape[1], 4 * k), weights=f)
+    hf = sketch_leader(Y, k, leader_ell(X.shape[1], k), weights=f)
     out, weights = master_losses(ha, hb, hf)
     auto_centered.master_weights = weights
     return out, Delta, eta, float(weights[1])
