@@ -46,8 +46,10 @@ from onlinepca_fast import metrics
 
 try:
     from . import baselines
+    from .auto_rate import digits, patches
 except ImportError:  # run as a file: benchmarks/ is on the path
     import baselines
+    from auto_rate import digits, patches
 
 GRID = 10.0 ** np.arange(-2.0, 5.01, 0.5)
 KS = (2, 5, 10)
@@ -63,24 +65,6 @@ SCALES = (1e-6, 1e6)
 def _river(name):
     from river import datasets
     return np.array([[float(v) for v in x.values()] for x, _ in getattr(datasets, name)()])
-
-
-def digits():
-    from sklearn.datasets import load_digits
-    d = load_digits()
-    return d.data[np.argsort(d.target, kind="stable")].astype(float)
-
-
-def patches(per_image=1000, size=10, seed=0):
-    from sklearn.datasets import load_sample_images
-    rng = np.random.default_rng(seed)
-    rows = []
-    for img in load_sample_images().images:
-        g = img.astype(float).mean(axis=2)
-        i = rng.integers(0, g.shape[0] - size, per_image)
-        j = rng.integers(0, g.shape[1] - size, per_image)
-        rows.append(np.stack([g[a:a + size, b:b + size].ravel() for a, b in zip(i, j)]))
-    return np.concatenate(rows)
 
 
 def _sklearn(loader):

@@ -119,6 +119,18 @@ def auto_meg(X, k, share=None, alpha=0.0, adaptive=False):
     return np.array(out), Delta, eta
 
 
+def _cap_inf(v, d):
+    """cap at zero temperature of ascending eigenvalues v: (the d-th
+    largest b, the weights: 1/d strictly above b, the rest shared equally by
+    the entries tied with b, 0 below)."""
+    b = v[v.size - d]
+    tol = 1e-9 * max(np.abs(v).max(), 1e-300)
+    above, tie = v > b + tol, np.abs(v - b) <= tol
+    w = np.where(above, 1.0 / d, 0.0)
+    w[tie] = (d - above.sum()) / (d * tie.sum())
+    return b, w
+
+
 def limit_meg(X, k, state=False, weights=None):
     """The limit eta -> infinity of OnlinePCA's capped update, in loss units:
     ``W = cap_inf(M)`` of the state before flattening puts 1/d on the
@@ -137,11 +149,7 @@ def limit_meg(X, k, state=False, weights=None):
     ws = np.ones(X.shape[0]) if weights is None else weights
     for x, wt in zip(X, ws):
         v, Q = _sym_eigh(M)
-        b = v[n - d]
-        tol = 1e-9 * np.abs(v).max()
-        above, tie = v > b + tol, np.abs(v - b) <= tol
-        w = np.where(above, 1.0 / d, 0.0)
-        w[tie] = (d - above.sum()) / (d * tie.sum())
+        b, w = _cap_inf(v, d)
         z = Q.T @ x
         out.append(d * w @ (z * z))
         M = (Q * np.minimum(v, b)) @ Q.T - wt * np.outer(x, x)
@@ -174,11 +182,7 @@ def sketch_leader(X, k, ell, weights=None, state=False):
     ws = np.ones(X.shape[0]) if weights is None else weights
     for x, wt in zip(X, ws):
         v, Q = _sym_eigh(-S)  # ascending in -S: the largest of S first
-        b = v[n - d]
-        tol = 1e-9 * max(np.abs(v).max(), 1e-300)
-        above, tie = v > b + tol, np.abs(v - b) <= tol
-        w = np.where(above, 1.0 / d, 0.0)
-        w[tie] = (d - above.sum()) / (d * tie.sum())
+        w = _cap_inf(v, d)[1]
         z = Q.T @ x
         out.append(d * w @ (z * z))
         if wt == 0.0:
