@@ -313,3 +313,39 @@ def test_leader_sketch_is_frequent_directions(learner, n, k):
         assert ev.max() <= np.sum(tail) / (ell - k) * (1 + 1e-9)  # ||A - A_k||_F^2: the tail's sum
     else:
         assert ev.max() <= 1e-10 * scale
+
+
+@pytest.mark.parametrize("case", ["adversarial", "random", "scales", "underflow"])
+def test_master3_against_the_oracle_and_its_bound(case):
+    """The master over three learners (``opf_master3_commit``) against the
+    oracle ``reference._auto_rate.MasterK`` (log-weights: a weight that
+    underflows still counts in the mix loss of a trial where its learner is
+    far ahead -- the trial-9 case of river's ImageSegments, centered, k =
+    10), and L <= min_i L_i + 2 Delta^M with Delta^M within AdaHedge's
+    worst-case bound (D = log 3), at every prefix."""
+    rng = np.random.default_rng(11)
+    if case == "adversarial":
+        ha, hb = _adversarial_losses()
+        H = np.column_stack([ha, hb, 0.5 * (ha + hb)])
+    elif case == "random":
+        H = rng.random((500, 3)) * [1.0, 1.1, 0.95]
+    elif case == "scales":
+        H = 10.0 ** rng.uniform(-300, 300, (300, 1)) * rng.random((300, 3))
+    else:  # A's weight underflows (a lead 1e6 times the gap), then A is far ahead
+        H = np.array([[1e-6, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 1.0], [0.0, 1.0, 1.0],
+                      [0.5, 0.2, 0.3]])
+    H = np.ascontiguousarray(H)
+    out, state = opf._kernels._master3_run(H)
+    oracle = ref.MasterK(3)
+    np.testing.assert_allclose(out, [oracle.step(h) for h in H], rtol=1e-9, atol=0)
+    np.testing.assert_allclose(state[1], oracle.gap, rtol=1e-9)
+    assert np.isfinite(out).all() and np.isfinite(state).all()
+    for T in range(1, H.shape[0] + 1, max(1, H.shape[0] // 13)):
+        o, st = opf._kernels._master3_run(np.ascontiguousarray(H[:T]))
+        assert o.sum() - H[:T].sum(axis=0).min() <= 2 * st[1] * (1 + 1e-12) + 1e-300
+        ranges = H[:T].max(axis=1)
+        top = ranges.max()
+        if top > 0:
+            bound = top * (np.sqrt(np.log(3) * np.sum((ranges / top) ** 2) / 4)
+                           + 2 / 3 * np.log(3) + 1)
+            assert st[1] <= bound * (1 + 1e-12)

@@ -237,19 +237,24 @@ class MasterK:
     master over the rate learner, its limit and Follow the Leader on a
     sketch): ``weights`` for the next trial, ``step(h)`` returns the
     expected loss ``p . h``.  Weights ``p_i ∝ exp(-eta (L_i - min L))``,
-    ``eta = log K / Delta``; while Delta = 0 the leaders share.  The gap of a
-    trial is ``p . h - mix``, ``mix = -(1/eta) log sum p_i exp(-eta h_i)``
-    (at eta = inf the leader's increase).  A loss within 1e-12 of the
-    trial's largest of the smallest counts as equal to it (the learners
-    start equal), a lead within 1e-12 of the sum of the trials' largest
-    losses as none."""
+    ``eta = log K / Delta``, kept as logarithms (a weight that underflows
+    still counts in the mix loss of a trial where its learner is far
+    ahead); while Delta = 0 the leaders share.  The gap of a trial is ``p .
+    h - mix``, ``mix = -(1/eta) log sum p_i exp(-eta h_i)`` (at eta = inf
+    the leader's increase).  A loss within 1e-12 of the trial's largest of
+    the smallest counts as equal to it (the learners start equal), a lead
+    within 1e-12 of the sum of the trials' largest losses as none."""
 
     def __init__(self, K):
         self.L = np.zeros(K)
         self.gap = self.scale = 0.0
-        self.weights = np.full(K, 1.0 / K)
+        self.logw = np.full(K, -np.log(K))
 
-    def _weights(self):
+    @property
+    def weights(self):
+        return np.exp(self.logw)
+
+    def _logw(self):
         lead = self.L - self.L.min()
         lead[lead <= 1e-12 * self.scale] = 0.0
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
@@ -257,24 +262,22 @@ class MasterK:
                 z = np.where(lead == 0.0, 0.0, -np.log(self.L.size) * (lead / self.gap))
             else:
                 z = np.where(lead == 0.0, 0.0, -np.inf)
-        return np.exp(z - logsumexp(z))
+        return z - logsumexp(z)
 
     def step(self, h):
         h = np.asarray(h, dtype=float)
         h = np.where(np.abs(h - h.min()) <= 1e-12 * h.max(), h.min(), h)
-        p = self.weights
-        loss = float(p @ h)
+        loss = float(self.weights @ h)
         with np.errstate(divide="ignore", over="ignore"):
             eta = np.log(self.L.size) / self.gap if self.gap > 0 else np.inf
         if np.isfinite(eta):
-            with np.errstate(divide="ignore"):
-                mix = h.min() - logsumexp(np.log(p) - eta * (h - h.min())) / eta
+            mix = h.min() - logsumexp(self.logw - eta * (h - h.min())) / eta
         else:
             mix = (self.L + h).min() - self.L.min()
         self.gap += max(0.0, loss - mix)
         self.L = self.L + h
         self.scale += h.max()
-        self.weights = self._weights()
+        self.logw = self._logw()
         return loss
 
 
