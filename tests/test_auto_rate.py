@@ -64,8 +64,8 @@ def _scaled_runs(make, X, cs, power):
 @pytest.mark.parametrize("name", sorted(PCA_CASES))
 def test_scale_invariance_pca(name):
     X = _stream(shift=True) * 3.0
-    runs = _scaled_runs(PCA_CASES[name], X, (1e-3, 1.0, 1e3), 2)
-    _, ref_learner, ref_losses = runs[1]
+    runs = _scaled_runs(PCA_CASES[name], X, (1e-6, 1e-3, 1.0, 1e3, 1e6), 2)
+    _, ref_learner, ref_losses = runs[2]
     P = ref_learner.components_.T @ ref_learner.components_
     for c, learner, losses in runs:
         np.testing.assert_allclose(losses, ref_losses, rtol=RTOL_SCALE, atol=0)
@@ -74,6 +74,10 @@ def test_scale_invariance_pca(name):
                                    ref_learner.mixability_gap_, rtol=RTOL_SCALE)
         Pc = learner.components_.T @ learner.components_
         np.testing.assert_allclose(Pc, P, rtol=0, atol=1e-10)
+        if hasattr(learner, "leader_weight_"):  # the master's weights: scale-free
+            np.testing.assert_allclose([learner.limit_weight_, learner.leader_weight_],
+                                       [ref_learner.limit_weight_, ref_learner.leader_weight_],
+                                       rtol=1e-10, atol=1e-14)
 
 
 @pytest.mark.parametrize("name", ["Hedge", "CappedHedge", "VarianceMinimizer",
