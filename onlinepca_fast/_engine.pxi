@@ -51,6 +51,7 @@ cdef class Engine:
         self.s.sampler = config.sampler
         self.s.share = config.share
         self.s.centered = config.centered
+        self.s.mean_first = config.mean_first
         self.s.matrix_input = config.matrix_input
         self.s.with_matrices = config.matrix_input or (
             config.kind == OPF_KIND_MEG and config.share == OPF_SHARE_PAST)
@@ -153,15 +154,26 @@ cdef class Engine:
 
     cdef int _bind_limit(self, object lim_obj, Py_ssize_t n, Py_ssize_t k,
                          bint auto_rate, int kind, bint matrix_input) except -1:
-        """eta="auto" of OnlinePCA: the master over the learner and its
-        eta -> infinity limit (``src/limit.h``), state ``limit_state(n, k)``."""
+        """eta="auto" of OnlinePCA and CenteredOnlinePCA: the master over the
+        learner, its eta -> infinity limit and Follow the Leader on a sketch
+        (``src/limit.h``), state ``limit_state(n, k)``."""
         cdef double[::1] lim = lim_obj
-        if not (auto_rate and kind == OPF_KIND_MEG and not matrix_input
+        cdef Py_ssize_t ell = opf_leader_ell(n, k), b = OPF_MASTER3_LEN
+        cdef Py_ssize_t f = b + OPF_SKETCH_LEN(n, k)
+        if not (auto_rate and kind in (OPF_KIND_MEG, OPF_KIND_CUMULATIVE)
+                and self.s.sampler != OPF_SAMPLER_LEADER and not matrix_input
                 and lim.shape[0] == OPF_LIMIT_LEN(n, k)
-                and 0 <= lim[5] <= k and lim[5] == <Py_ssize_t>lim[5]):
+                and 0 <= lim[b + 1] <= k and lim[b + 1] == <Py_ssize_t>lim[b + 1]
+                and 0 <= lim[b] <= k + 1 - lim[b + 1] and lim[b] != 1
+                and lim[b] == <Py_ssize_t>lim[b]
+                and 0 <= lim[f + 1] <= ell and lim[f + 1] == <Py_ssize_t>lim[f + 1]
+                and lim[f] == 0
+                and 0 <= lim[b + 2] <= 2 * (k + 1) and lim[b + 2] == <Py_ssize_t>lim[b + 2]
+                and 0 <= lim[f + 2] <= 2 * (ell + 1)
+                and lim[f + 2] == <Py_ssize_t>lim[f + 2]):
             raise ValueError("Engine: inconsistent state shapes (limit)")
         work = np.empty(opf_limit_work_len(n, k))
-        iwork = np.empty(opf_limit_iwork_len(k), dtype=np.intc)
+        iwork = np.empty(opf_limit_iwork_len(n, k), dtype=np.intc)
         cdef double[::1] work_v = work
         cdef int[::1] iwork_v = iwork
         self._keep_limit = (lim_obj, work, iwork)

@@ -158,7 +158,8 @@ cdef extern from "learner.h" nogil:
     int OPF_STATE_DENSE, OPF_STATE_CLUSTERED
     ctypedef struct opf_learner:
         Py_ssize_t n, d
-        int kind, sampler, share, state, centered, matrix_input, with_matrices
+        int kind, sampler, share, state, centered, mean_first, matrix_input
+        int with_matrices
         double eta, alpha, center_lr_inv
         double *rate
         int alpha_auto
@@ -197,12 +198,17 @@ cdef extern from "common.h" nogil:
 
 cdef extern from "limit.h" nogil:
     Py_ssize_t OPF_LIMIT_LEN(Py_ssize_t n, Py_ssize_t k)
+    Py_ssize_t OPF_SKETCH_LEN(Py_ssize_t n, Py_ssize_t ell)
+    Py_ssize_t opf_leader_ell(Py_ssize_t n, Py_ssize_t k)
     int OPF_MASTER_LEN
+    int OPF_MASTER3_LEN
+    void opf_master3_init(double *mk)
+    double opf_master3_commit(double *mk, const double *h)
     void opf_master_init(double *m)
     double opf_master_commit(double *m, double h_a, double h_b)
     void opf_limit_init(double *lim, Py_ssize_t n, Py_ssize_t k)
     size_t opf_limit_work_len(Py_ssize_t n, Py_ssize_t k)
-    size_t opf_limit_iwork_len(Py_ssize_t k)
+    size_t opf_limit_iwork_len(Py_ssize_t n, Py_ssize_t k)
 
 cdef extern from "logweights.h" nogil:
     double OPF_CAP_SHIFT_AT

@@ -85,6 +85,29 @@ def _eig_phased(double[:, ::1] a not None, bint phased=True):
     return w, z.T
 
 
+def _master3_run(double[:, ::1] h not None):
+    """Testing: the master over three learners of ``src/limit.c``
+    (``opf_master3_commit``) on given expected losses (T x 3); returns (its
+    expected losses, its state)."""
+    cdef Py_ssize_t T = h.shape[0], t
+    if h.shape[1] != 3:
+        raise ValueError("h must have 3 columns")
+    state = np.empty(OPF_MASTER3_LEN)
+    out = np.empty(T)
+    cdef double[::1] m = state
+    cdef double[::1] o = out
+    opf_master3_init(&m[0])
+    for t in range(T):
+        o[t] = opf_master3_commit(&m[0], &h[t, 0])
+    return out, state
+
+
+def leader_ell(Py_ssize_t n, Py_ssize_t k):
+    """The size of the sketch of eta="auto"'s Follow the Leader
+    (``opf_leader_ell``, ``src/limit.h``): min(n, 4k)."""
+    return opf_leader_ell(n, k)
+
+
 def _master_run(const double[::1] h_a not None, const double[::1] h_b not None):
     """Testing: the master of ``src/limit.c`` (``opf_master_commit``) on
     given expected losses of its two learners; returns (its expected

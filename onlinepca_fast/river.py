@@ -551,7 +551,8 @@ class CenteredOnlinePCA(_DictTransformer):
         As for :class:`onlinepca_fast.CenteredOnlinePCA`.
     mean_init : None or array_like of shape (n_features,), default=None
         As for :class:`onlinepca_fast.CenteredOnlinePCA`, in the column order
-        of the first dict (None: zeros; river's immutable defaults).
+        of the first dict (None: the first dict's values; river's immutable
+        defaults).
     centered : bool, default=True
         As for :class:`onlinepca_fast.CenteredOnlinePCA`.
     sampler : {"decomposition", "systematic"}, default="decomposition"

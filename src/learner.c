@@ -227,29 +227,69 @@ static int trial_meg(const opf_learner *s, const opf_state_ops *ops,
     return OPF_OK;
 }
 
-/* eta = "auto" with the master (limit.h): the trial's uniform plays the
- * learner (A) with the master's weight p, its eta -> infinity limit (B)
- * otherwise, and is rescaled to a uniform for the drawn one's own draw.  B's
- * trial is computed first and committed only after A's succeeded, so that a
- * failing or interrupted trial changes nothing. */
-static int trial_meg_master(const opf_learner *s, const opf_state_ops *ops,
+static int trial_cumulative(const opf_learner *s, const opf_state_ops *ops,
                             opf_ws *w, const double *x, double u, double *el,
-                            double *rl)
+                            double *rl);
+
+/* CenteredOnlinePCA: B and F see the learner's instance y = x - m^{t-1}
+ * (0 at the first trial without mean_init) and add f y y^T, f eq. (16)'s
+ * factor, as the learner's C^t does. */
+static double *master_instance(const opf_learner *s, const double *x,
+                               double *y, double *g)
+{
+    const ptrdiff_t t = *s->t + 1;
+    ptrdiff_t i;
+    *g = 1.0;
+    if (s->kind == OPF_KIND_MEG)
+        return (double *)x;
+    if (s->centered && s->mean_first && t == 1) {
+        for (i = 0; i < s->n; i++)
+            y[i] = 0.0;
+        *g = 0.0;
+        return y;
+    }
+    for (i = 0; i < s->n; i++)
+        y[i] = x[i] - s->mean[i];
+    if (s->centered)
+        *g = sqrt(opf_center_factor(s->center_lr_inv, t));
+    return y;
+}
+
+/* eta = "auto" with the master (limit.h): the trial's uniform plays the
+ * learner (A) with the master's weight p_A, its eta -> infinity limit (B)
+ * with p_B, Follow the Leader on its sketch (F) otherwise, and is rescaled
+ * to a uniform for the drawn one's own draw.  B's and F's trials are
+ * computed first and committed only after A's succeeded, so that a failing
+ * or interrupted trial changes nothing. */
+static int trial_master(const opf_learner *s, const opf_state_ops *ops,
+                        opf_ws *w, const double *x, double u, double *el,
+                        double *rl)
 {
     const ptrdiff_t k = s->n - s->d;
-    const double p = opf_master_weight(s->lim);
-    const int play_a = u < p;
-    const double ua = play_a ? u / p : u;
-    const double ub = play_a ? u : (u - p) / (1.0 - p);
-    double ha, ra, hb, rb;
+    const double pa = opf_master3_weight(s->lim, 0),
+                 pb = opf_master3_weight(s->lim, 1),
+                 pf = opf_master3_weight(s->lim, 2);
+    const int play = u < pa ? 0 : (u < pa + pb || !(pf > 0.0) ? 1 : 2);
+    const double top = nextafter(1.0, 0.0);
+    const double ua = play == 0 ? u / pa : u;
+    const double ub = play == 1 ? fmin((u - pa) / pb, top) : u;
+    const double uf = play == 2 ? fmin((u - pa - pb) / pf, top) : u;
+    double h[3], r[3], hl[2], rlim[2], g;
+    const double *y = master_instance(s, x, opf_limit_instance(s->limw, s->n,
+                                                               k), &g);
     int st;
-    if ((st = opf_limit_prepare(s->lim, s->n, k, x, ub, s->limw, s->limiw,
-                                s->fns, &hb, &rb)) != OPF_OK)
+    if ((st = opf_limit_prepare(s->lim, s->n, k, y, g, ub, uf, s->limw,
+                                s->limiw, s->fns, hl, rlim)) != OPF_OK)
         return st;
-    if ((st = trial_meg(s, ops, w, x, ua, &ha, &ra)) != OPF_OK)
+    if ((st = (s->kind == OPF_KIND_MEG ? trial_meg : trial_cumulative)(
+             s, ops, w, x, ua, h, r)) != OPF_OK)
         return st;
-    *el = opf_limit_commit(s->lim, s->n, k, s->limw, ha, hb);
-    *rl = play_a ? ra : rb;
+    h[1] = hl[0];
+    h[2] = hl[1];
+    r[1] = rlim[0];
+    r[2] = rlim[1];
+    *el = opf_limit_commit(s->lim, s->n, k, s->limw, s->fns, h);
+    *rl = r[play];
     return OPF_OK;
 }
 
@@ -262,13 +302,17 @@ static int trial_cumulative(const opf_learner *s, const opf_state_ops *ops,
 {
     const ptrdiff_t n = s->n, t = *s->t + 1;
     double f = 1.0, step = s->eta, gamma = 1.0, delta = 0.0;
+    /* the first trial of a centered learner without mean_init: m^0 = x_1,
+     * so y_1 = 0 (an uncentered first instance would set the rate's first
+     * gap; docs/adaptive_rates.md) */
+    const int first = s->centered && s->mean_first && t == 1;
     ptrdiff_t i;
     opf_coords c;
     int st, learn;
     if ((st = ops->begin(s, w)) != OPF_OK)
         return st;
     for (i = 0; i < n; i++)
-        w->yc[i] = x[i] - s->mean[i];
+        w->yc[i] = first ? 0.0 : x[i] - s->mean[i];
     ops->coords(s, w, w->yc, &c);
     if ((st = ops->draw_cumulative(s, w, u, w->yc, &c, el, rl)) != OPF_OK)
         return st;
@@ -276,7 +320,7 @@ static int trial_cumulative(const opf_learner *s, const opf_state_ops *ops,
         f = opf_center_factor(s->center_lr_inv, t); /* eq. (16) */
     learn = !s->rate || opf_rate_trial(s->rate, (double)n, (double)s->d,
                                        *el, c.size, &step, &gamma, &delta);
-    if (f > 0.0 && learn)
+    if (f > 0.0 && learn && !first)
         if ((st = ops->update(s, w, step * f, w->yc, &c, 1)) != OPF_OK)
             return st;
     if (s->rate) {
@@ -285,7 +329,9 @@ static int trial_cumulative(const opf_learner *s, const opf_state_ops *ops,
                         delta);
         s->rate[2] += f * c.size; /* tr C^t: explained_variance_ at any rate */
     }
-    if (s->centered) /* eq. (15) */
+    if (first) /* eq. (15) from m^0 = x_1 */
+        memcpy(s->mean, x, sizeof(double) * (size_t)n);
+    else if (s->centered) /* eq. (15) */
         opf_center_update(s->mean, x, n, s->center_lr_inv, t);
     ops->finish_cumulative(s, w);
     return OPF_OK;
@@ -316,7 +362,10 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
                 || (s->kind == OPF_KIND_MEG
                     && s->sampler == OPF_SAMPLER_LEADER)
                 || !opf_lapack_ok(s->fns)))
-        || (s->lim && (s->kind != OPF_KIND_MEG || s->matrix_input || !s->rate
+        || (s->lim && ((s->kind != OPF_KIND_MEG
+                        && s->kind != OPF_KIND_CUMULATIVE)
+                       || s->sampler == OPF_SAMPLER_LEADER
+                       || s->matrix_input || !s->rate
                        || !s->limw || !s->limiw))) {
         *status = OPF_EINVAL;
         return 0;
@@ -340,14 +389,16 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
             st = trial_simplex(&at, &w, xi, u[i], exp_loss + i, real_loss + i);
             break;
         case OPF_KIND_MEG:
-            st = s->lim ? trial_meg_master(&at, ops, &w, xi, u[i],
-                                           exp_loss + i, real_loss + i)
+            st = s->lim ? trial_master(&at, ops, &w, xi, u[i], exp_loss + i,
+                                       real_loss + i)
                         : trial_meg(&at, ops, &w, xi, u[i], exp_loss + i,
                                     real_loss + i);
             break;
         default:
-            st = trial_cumulative(&at, ops, &w, xi, u[i], exp_loss + i,
-                                  real_loss + i);
+            st = s->lim ? trial_master(&at, ops, &w, xi, u[i], exp_loss + i,
+                                       real_loss + i)
+                        : trial_cumulative(&at, ops, &w, xi, u[i],
+                                           exp_loss + i, real_loss + i);
         }
         if (st != OPF_OK) {
             *status = st;

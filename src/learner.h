@@ -53,6 +53,9 @@ typedef struct {
                                 FIXED or UNIFORM, vector instances) and
                                 CUMULATIVE only */
     int centered;            /* CUMULATIVE: learn the center (eq. 15) */
+    int mean_first;          /* centered: the first trial's center m^0 is
+                                its own row (y_1 = 0: no loss, no gap),
+                                not the mean array's value */
     int matrix_input;        /* instances are n x n matrices, not vectors */
     int with_matrices;       /* workspace has the n x n matrices: required
                                 for matrix_input and OPF_SHARE_PAST (MEG) */

@@ -3,73 +3,119 @@
 
 /*
  * limit.h -- eta = "auto" of OnlinePCA / OnlineAdaptivePCA: a master
- * AdaHedge over two learners (limit.c, docs/adaptive_rates.md):
+ * AdaHedge over three learners (limit.c, docs/adaptive_rates.md):
  *
  *   A  the learner itself at its AdaHedge rate (the trial of learner.c);
- *   B  the limit eta -> infinity of the capped update, W = P / d with P the
- *      projection onto the top-d eigenspace of the state M (loss units),
- *      M <- flat_d(M) - x x^T: k explicit directions below one flat level.
+ *   B  the limit eta -> infinity of the capped update, W = cap_inf(M) of
+ *      its state M (loss units), M <- flat_d(M) - x x^T: k explicit
+ *      directions below one flat level;
+ *   F  Follow the Leader on a Frequent Directions sketch S of ell =
+ *      min(n, max(4k, 24)) directions (opf_leader_ell): W = cap_inf(-S), then S <-
+ *      S + x x^T shrunk by its (ell+1)-th eigenvalue (B is the same sketch
+ *      with ell = k; ell = n is exact Follow the Leader).
  *
- * Each trial plays A with the master's weight p and B otherwise (the
- * trial's one uniform decides, then is rescaled for the drawn learner's own
- * draw); the expected loss is p h_A + (1 - p) h_B and the regret against
- * either learner is at most 2 Delta^M, the master's cumulative mixability
- * gap (AdaHedge with log 2 in place of D).
+ * Each trial plays A, B or F with the master's weights (the trial's one
+ * uniform decides, then is rescaled for the drawn learner's own draw); the
+ * expected loss is sum p_i h_i and the regret against each learner is at
+ * most 2 Delta^M, the master's cumulative mixability gap (AdaHedge with
+ * log 3 in place of D).
  *
- * The master (OPF_MASTER_LEN doubles, also used by OnlineKernelPCA over its
- * learner and Follow the Leader, kernel_pca.c):
+ * The two-learner master (OPF_MASTER_LEN doubles, OnlineKernelPCA's over
+ * its learner and Follow the Leader, kernel_pca.c):
  *   m[0]  L_B - L_A, the difference of the learners' cumulative expected
  *         losses (summed as differences);
  *   m[1]  the sum of max(h_A, h_B) (the scale of a tie);
  *   m[2]  Delta^M, its cumulative mixability gap;
  *   m[3]  its weight of A for the next trial.
  *
- * The limit's state (caller-owned, pickled with the learner),
- * OPF_LIMIT_LEN(n, k): the master in lim[0..4), then
- *   lim[4]          the flat level b of B (0: the values are kept relative
- *                   to it);
- *   lim[5]          r <= k, the explicit directions of B;
- *   lim[6..6+k)     their values (ascending, all below b);
- *   lim[6+k..)      their directions, r rows of length n (k x n reserved).
+ * The state of eta = "auto" (caller-owned, pickled with the learner),
+ * OPF_LIMIT_LEN(n, k) doubles:
+ *   [0, 8)          the master over A, B, F: the scale (sum of max_i h_i),
+ *                   Delta^M, L_i - L_A (i = A, B, F), the weights of A, B,
+ *                   F for the next trial;
+ *   then B's sketch (ell = k), then F's (ell = opf_leader_ell(n, k)), each
+ *   OPF_SKETCH_LEN(n, ell) doubles:
+ *     [0]           c, the size of B's tie group when it is stored (0: the
+ *                   tie group is the whole flat space; always 0 for F);
+ *     [1]           r <= ell, its explicit directions below the flat level
+ *                   (the level is 0: values are kept relative to it);
+ *     [2]           nb <= cap = OPF_SKETCH_CAP(ell), the basis rows in use;
+ *     [3, 3+ell+1)  the r values (ascending, all below the level);
+ *     then          R, (ell + 1) x cap: row j holds direction j's
+ *                   coordinates in the basis (the r directions, then the c
+ *                   of the tie group);
+ *     then          the basis, cap x n, orthonormal rows (direction j is
+ *                   R[j, :nb] Bb[:nb]).
+ *
+ * B's parameter at a trial is cap_inf(M) of its state M before flattening
+ * (docs/adaptive_rates.md): 1/d on the a directions strictly above the
+ * d-th largest eigenvalue of M, the remaining (d - a) / d shared equally
+ * by the tie group at it.  Its state keeps flat_d(M), the r below
+ * directions; when the d-th eigenvalue of M was tied by c >= 2 of the
+ * directions of the last update (a = d - 1 above them), those c rows are
+ * kept for the trial that follows (the next update sees them at the
+ * level, as flat_d does).  F's parameter is cap_inf(-S) of its shrunk
+ * sketch (its d-th largest is an explicit value once r > k).
  */
 #include <stddef.h>
 
 #include "common.h"
 
 #define OPF_MASTER_LEN 4
-#define OPF_LIMIT_HEAD 6
-#define OPF_LIMIT_LEN(n, k) (OPF_LIMIT_HEAD + (k) + (k) * (n))
+#define OPF_MASTER3_LEN 8
+#define OPF_SKETCH_CAP(ell) (2 * ((ell) + 1))
+#define OPF_SKETCH_LEN(n, ell)                                               \
+    (3 + ((ell) + 1) * (1 + OPF_SKETCH_CAP(ell)) + OPF_SKETCH_CAP(ell) * (n))
+#define OPF_LIMIT_LEN(n, k)                                                  \
+    (OPF_MASTER3_LEN + OPF_SKETCH_LEN(n, k)                                  \
+     + OPF_SKETCH_LEN(n, opf_leader_ell(n, k)))
 
-/* The master's initial state: both losses 0, weight 1/2. */
+/* F's sketch size: min(n, max(4k, 24)). */
+ptrdiff_t opf_leader_ell(ptrdiff_t n, ptrdiff_t k);
+
+/* The two-learner master's initial state: both losses 0, weight 1/2. */
 void opf_master_init(double *m);
 
-/* The master's weight of A for the coming trial. */
+/* The two-learner master's weight of A for the coming trial. */
 double opf_master_weight(const double *m);
 
-/* The master's step after a trial with expected losses h_a, h_b; returns
- * its expected loss p h_a + (1 - p) h_b. */
+/* The two-learner master's step after a trial with expected losses h_a,
+ * h_b; returns its expected loss p h_a + (1 - p) h_b. */
 double opf_master_commit(double *m, double h_a, double h_b);
 
-/* The limit's initial state (no direction, b = 0, the master's initial). */
+/* The master over A, B, F: initial state (weights 1/3), the weight of
+ * learner i (0: A, 1: B, 2: F) for the coming trial, and its step after a
+ * trial with expected losses h[3]; returns sum p_i h_i. */
+void opf_master3_init(double *mk);
+double opf_master3_weight(const double *mk, int i);
+double opf_master3_commit(double *mk, const double *h);
+
+/* The initial state of eta = "auto" (no direction in either sketch, the
+ * master's initial). */
 void opf_limit_init(double *lim, ptrdiff_t n, ptrdiff_t k);
 
-/* Workspace of a trial: doubles and ints. */
+/* Workspace of a trial: doubles and ints; n of those doubles hold the
+ * sketches' instance (opf_limit_instance: the learner's y = x - m^{t-1}
+ * for CenteredOnlinePCA). */
 size_t opf_limit_work_len(ptrdiff_t n, ptrdiff_t k);
-size_t opf_limit_iwork_len(ptrdiff_t k);
+size_t opf_limit_iwork_len(ptrdiff_t n, ptrdiff_t k);
+double *opf_limit_instance(double *work, ptrdiff_t n, ptrdiff_t k);
 
 /*
- * B's trial on x, computed into the workspace (the state is unchanged):
- * its expected loss h_B and the realized loss of its draw with uniform u.
- * Returns OPF_OK or a LAPACK failure.
+ * B's and F's trials on the instance x, computed into the workspace (the
+ * state is unchanged): their expected losses h[0] (B), h[1] (F) and the
+ * realized losses of their draws with the uniforms ub, uf; their sketches
+ * then add g^2 x x^T (g = 1; CenteredOnlinePCA: the square root of eq.
+ * (16)'s factor, g = 0: no update).  Returns OPF_OK or a LAPACK failure.
  */
 int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
-                      const double *x, double u, double *work, int *iwork,
-                      const opf_lapack *fns, double *h, double *real);
+                      const double *x, double g, double ub, double uf,
+                      double *work, int *iwork, const opf_lapack *fns,
+                      double *h, double *real);
 
 /* Commit what opf_limit_prepare computed, and the master's step with the
- * expected losses h_a, h_b of the trial; returns the master's expected
- * loss p h_a + (1 - p) h_b. */
-double opf_limit_commit(double *lim, ptrdiff_t n, ptrdiff_t k,
-                        const double *work, double h_a, double h_b);
+ * expected losses h[3] of A, B, F; returns the master's expected loss. */
+double opf_limit_commit(double *lim, ptrdiff_t n, ptrdiff_t k, double *work,
+                        const opf_lapack *fns, const double *h);
 
 #endif

@@ -18,6 +18,18 @@ import onlinepca_fast as opf
 from onlinepca_fast.reference import _auto_rate as ref
 
 
+def _limit_parts(learner):
+    """(weight of the limit learner B, its directions, its tie group or None)."""
+    master = learner._master_view()
+    return (master.limit_weight, *master.limit_parts())
+
+
+def _leader_parts(learner):
+    """(weight of Follow the Leader on the sketch F, its directions)."""
+    master = learner._master_view()
+    return master.leader_weight, master.leader_directions()
+
+
 def _stream(T=200, n=8, seed=0, shift=True):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(T, n)) * np.linspace(0.2, 1.0, n)
@@ -35,13 +47,13 @@ def test_limit_directions_are_the_limit_of_the_reference(state):
     X = _stream()
     k = 3
     learner = opf.OnlinePCA(k, state=state, random_state=0).fit(X)
-    _, U = learner._limit_parts()
+    _, U, _ = _limit_parts(learner)
     _, M = ref.limit_meg(X, k, state=True)
     v, Q = np.linalg.eigh(M)
     assert U.shape == (8, k)
     np.testing.assert_allclose(U @ U.T, Q[:, :k] @ Q[:, :k].T, atol=1e-10)
-    lim = learner._limit
-    np.testing.assert_allclose(lim[6:6 + k], v[:k] - v[k], rtol=1e-10,  # level: d-th largest
+    sketch = learner._master_view().b_sketch  # B's: [c, r, nb, values, ...] (src/limit.h)
+    np.testing.assert_allclose(sketch[3:3 + k], v[:k] - v[k], rtol=1e-10,  # level: d-th largest
                                atol=1e-12 * abs(v).max())
     np.testing.assert_allclose(U.T @ U, np.eye(k), atol=1e-14)
 
@@ -63,30 +75,39 @@ def test_realized_losses_are_draws_of_the_mixture():
 
 
 def test_sample_projection_has_the_mixture_mean():
-    """E[P] of sample_projection = (1 - p) (I - d W_A) + p U U^T with p the
-    limit's weight (the limit keeps its k directions once it has them)."""
-    X = _stream(T=40, n=6, seed=10)  # a stream where both have weight
+    """E[P] of sample_projection = w_A (I - d W_A) + w_B U U^T + w_F V V^T
+    with w the master's weights, U the limit's k directions and V the k
+    leading directions of the sketch."""
+    X = _stream(T=80, n=6, seed=10)  # a stream where the three learners share the weight
     learner = opf.OnlinePCA(2, state="dense", random_state=0).fit(X)
-    p, U = learner._limit_parts()
-    assert U.shape[1] == 2 and 0.2 < p < 0.8, p
+    wb, U, _ = _limit_parts(learner)
+    wf, V = _leader_parts(learner)
+    wa = 1 - wb - wf
+    assert U.shape[1] == 2 and V.shape[1] >= 2 and max(wa, wb, wf) < 0.8, (wa, wb, wf)
     d = 6 - 2
-    mean = (1 - p) * (np.eye(6) - d * learner.density_) + p * U @ U.T
+    V = V[:, :2]
+    mean = wa * (np.eye(6) - d * learner.density_) + wb * U @ U.T + wf * V @ V.T
     rng = np.random.default_rng(5)
     draws = np.mean([learner.sample_projection(rng) for _ in range(4000)], axis=0)
     np.testing.assert_allclose(draws, mean, atol=0.05)
 
 
 def test_components_follow_the_master():
-    """components_ are the limit's directions while the master weighs it
-    more, else the rate learner's (the k eigenvectors of W with the
-    smallest eigenvalues)."""
+    """components_ are those of the learner the master weighs most: the
+    limit's directions, the sketch's k leading ones, or the rate learner's
+    (the k eigenvectors of W with the smallest eigenvalues)."""
     for seed in range(6):
         X = _stream(T=120, n=7, seed=seed)
         learner = opf.OnlinePCA(2, state="dense", random_state=0).fit(X)
-        p, U = learner._limit_parts()
+        wb, U, _ = _limit_parts(learner)
+        wf, F = _leader_parts(learner)
         V = learner.components_.T
         lam, Q = np.linalg.eigh(learner.density_)
-        want = U if p > 0.5 else Q[:, :2]
+        want = Q[:, :2]
+        if wb > max(1 - wb - wf, wf):
+            want = U
+        elif wf > max(1 - wb - wf, wb):
+            want = F[:, :2]
         np.testing.assert_allclose(V @ V.T, want @ want.T, atol=1e-10)
 
 
@@ -189,7 +210,7 @@ def test_a_large_row_does_not_freeze_the_limit():
     X = rng.normal(size=(300, n)) * np.array([0, 3, 1, .3, .3, .3])
     X[0] = 1e7 * np.eye(n)[0]
     learner = opf.OnlinePCA(k, state="dense", random_state=0).fit(X)
-    _, U = learner._limit_parts()
+    _, U, _ = _limit_parts(learner)
     assert U.shape[1] == k
     _, M = ref.limit_meg(X, k, state=True)
     v, Q = np.linalg.eigh(M)
@@ -207,14 +228,136 @@ def test_mid_stream_changes_restart_the_master():
     assert learner.components_.shape == (3, 6) and learner.transform(X[:2]).shape == (2, 3)
     V = learner.components_
     np.testing.assert_allclose(V @ V.T, np.eye(3), atol=1e-12)
-    assert learner._limit.size == 6 + 3 + 3 * 6
+    assert learner._limit.size == learner._limit_len(learner.get_params(), 6)
     learner.set_params(eta=1.0)
     learner.partial_fit(X[60:70])
     assert learner.__dict__.get("_limit") is None and learner.limit_weight_ == 0.0
     learner.set_params(eta="auto")
     learner.partial_fit(X[70:71])
     fresh = opf.OnlinePCA(3, random_state=0).fit(X[70:71])
-    np.testing.assert_array_equal(learner._limit[4:], fresh._limit[4:])  # the limit restarted
+    np.testing.assert_array_equal(learner._limit[8:], fresh._limit[8:])  # the sketches restarted
     for x in X[71:]:
         learner.learn_one(x)
     assert learner.n_trials_ == 100 and 0.0 <= learner.limit_weight_ <= 1.0
+
+
+def _axis_rows(T=60):
+    """Axis-aligned rows of n = 4 (e0, 2 e1, 3 e0, e1, ...): the limit's
+    eigenvalues tie at the boundary again and again."""
+    coef = [1.0, 2.0, 3.0, 1.0, 2.0, 1.0, 3.0]
+    return np.array([coef[t % 7] * np.eye(4)[(t % 2) if t % 5 else 2 + t % 3 // 2]
+                     for t in range(T)])
+
+
+@pytest.mark.parametrize("case", ["axis", "one-hot", "one-hot-scaled"])
+def test_limit_tie_rule_is_the_oracles(case):
+    """A tie at the d-th eigenvalue of the limit's M shares the remaining
+    mass (1/d on the directions strictly above it), as the eigh oracle
+    ``limit_meg``: the losses and the master's weight match on streams
+    whose eigenvalues tie exactly (axis-aligned rows, one-hot rows).  The
+    compiled limit used to flatten M right after each update, giving the
+    tie group 1/(n - r) each (one-hot: total 228.6 against 227.2)."""
+    rng = np.random.default_rng(0)
+    if case == "axis":
+        X, k = _axis_rows(), 1
+    else:
+        X, k = np.eye(20)[rng.integers(0, 20, 300)], 5
+        if case == "one-hot-scaled":
+            X = X * rng.choice([1.0, 2.0, 3.0], size=(300, 1))
+    for state in ("dense", "clustered"):
+        learner = opf.OnlinePCA(k, state=state, random_state=0).fit(X)
+        losses, _, _, weight = ref.auto_pca(X, k)
+        scale = (X * X).sum(axis=1)
+        np.testing.assert_allclose(learner.expected_losses_ / scale, losses / scale,
+                                   rtol=0, atol=1e-9)
+        np.testing.assert_allclose(learner.limit_weight_, weight, rtol=1e-9, atol=1e-12)
+
+
+def test_limit_tie_group_draws():
+    """Right after a tie forms, the limit's corner keeps its r directions
+    below the level and k - r drawn uniformly in the tie group: the mean of
+    the limit learner's sampled projections is P_below + (k - r)/c P_tie."""
+    rng = np.random.default_rng(0)
+    X = np.eye(20)[rng.integers(0, 20, 300)]
+    k = 5
+    for T in range(20, 300):
+        learner = opf.OnlinePCA(k, state="dense", random_state=0).fit(X[:T])
+        p, U, tie = _limit_parts(learner)
+        if tie is not None:
+            break
+    assert tie is not None
+    r, c = U.shape[1], tie.shape[1]
+    assert r + c == k + 1 and c >= 2
+    learner._limit[5:8] = [0.0, 1.0, 0.0]  # the master's weights: the limit learner only
+    draws = np.mean([learner.sample_projection(s) for s in range(3000)], axis=0)
+    want = U @ U.T + (k - r) / c * tie @ tie.T
+    np.testing.assert_allclose(draws, want, atol=0.05)
+
+
+@pytest.mark.parametrize("learner", ["OnlinePCA", "CenteredOnlinePCA"])
+@pytest.mark.parametrize("n,k", [(20, 2), (9, 3)])
+def test_leader_sketch_is_frequent_directions(learner, n, k):
+    """F, Follow the Leader on a sketch of ell = leader_ell(n, k) = min(n, max(4k, 24)) directions: its
+    state is the oracle's sketch (eigh every trial), and FD's guarantee
+    0 <= C - S <= ||C - C_k||_F^2 / (ell - k) holds against the learner's
+    scatter C = sum f_t y_t y_t^T (numpy.linalg.eigh); ell = n: S = C,
+    exact Follow the Leader."""
+    X = _stream(T=300, n=n, seed=4) + (0.2 if learner == "CenteredOnlinePCA" else 0.0)
+    est = getattr(opf, learner)(k, state="dense", random_state=0).fit(X)
+    if learner == "CenteredOnlinePCA":
+        Y, f = ref.centered_instances(X)
+    else:
+        Y, f = X, np.ones(X.shape[0])
+    ell = ref.leader_ell(n, k)
+    assert opf._kernels.leader_ell(n, k) == ell
+    sk = est._master_view().f_sketch
+    r = int(sk[1])
+    vals, V = sk[3:3 + r], _leader_parts(est)[1]
+    S = -(V * vals) @ V.T  # values relative to the shrink level (0)
+    _, S_ref = ref.sketch_leader(Y, k, ell, weights=f, state=True)
+    scale = np.abs(S_ref).max()
+    np.testing.assert_allclose(S, S_ref, atol=1e-10 * scale)
+    C = (Y * f[:, None]).T @ Y
+    ev = np.linalg.eigvalsh(C - S)
+    tail = np.sort(np.linalg.eigvalsh(C))[::-1][k:]
+    assert ev.min() >= -1e-10 * scale
+    if ell < n:
+        assert ev.max() <= np.sum(tail) / (ell - k) * (1 + 1e-9)  # ||A - A_k||_F^2: the tail's sum
+    else:
+        assert ev.max() <= 1e-10 * scale
+
+
+@pytest.mark.parametrize("case", ["adversarial", "random", "scales", "underflow"])
+def test_master3_against_the_oracle_and_its_bound(case):
+    """The master over three learners (``opf_master3_commit``) against the
+    oracle ``reference._auto_rate.MasterK`` (log-weights: a weight that
+    underflows still counts in the mix loss of a trial where its learner is
+    far ahead -- the trial-9 case of river's ImageSegments, centered, k =
+    10), and L <= min_i L_i + 2 Delta^M with Delta^M within AdaHedge's
+    worst-case bound (D = log 3), at every prefix."""
+    rng = np.random.default_rng(11)
+    if case == "adversarial":
+        ha, hb = _adversarial_losses()
+        H = np.column_stack([ha, hb, 0.5 * (ha + hb)])
+    elif case == "random":
+        H = rng.random((500, 3)) * [1.0, 1.1, 0.95]
+    elif case == "scales":
+        H = 10.0 ** rng.uniform(-300, 300, (300, 1)) * rng.random((300, 3))
+    else:  # A's weight underflows (a lead 1e6 times the gap), then A is far ahead
+        H = np.array([[1e-6, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 1.0], [0.0, 1.0, 1.0],
+                      [0.5, 0.2, 0.3]])
+    H = np.ascontiguousarray(H)
+    out, state = opf._kernels._master3_run(H)
+    oracle = ref.MasterK(3)
+    np.testing.assert_allclose(out, [oracle.step(h) for h in H], rtol=1e-9, atol=0)
+    np.testing.assert_allclose(state[1], oracle.gap, rtol=1e-9)
+    assert np.isfinite(out).all() and np.isfinite(state).all()
+    for T in range(1, H.shape[0] + 1, max(1, H.shape[0] // 13)):
+        o, st = opf._kernels._master3_run(np.ascontiguousarray(H[:T]))
+        assert o.sum() - H[:T].sum(axis=0).min() <= 2 * st[1] * (1 + 1e-12) + 1e-300
+        ranges = H[:T].max(axis=1)
+        top = ranges.max()
+        if top > 0:
+            bound = top * (np.sqrt(np.log(3) * np.sum((ranges / top) ** 2) / 4)
+                           + 2 / 3 * np.log(3) + 1)
+            assert st[1] <= bound * (1 + 1e-12)

@@ -64,8 +64,8 @@ def _scaled_runs(make, X, cs, power):
 @pytest.mark.parametrize("name", sorted(PCA_CASES))
 def test_scale_invariance_pca(name):
     X = _stream(shift=True) * 3.0
-    runs = _scaled_runs(PCA_CASES[name], X, (1e-3, 1.0, 1e3), 2)
-    _, ref_learner, ref_losses = runs[1]
+    runs = _scaled_runs(PCA_CASES[name], X, (1e-6, 1e-3, 1.0, 1e3, 1e6), 2)
+    _, ref_learner, ref_losses = runs[2]
     P = ref_learner.components_.T @ ref_learner.components_
     for c, learner, losses in runs:
         np.testing.assert_allclose(losses, ref_losses, rtol=RTOL_SCALE, atol=0)
@@ -74,6 +74,10 @@ def test_scale_invariance_pca(name):
                                    ref_learner.mixability_gap_, rtol=RTOL_SCALE)
         Pc = learner.components_.T @ learner.components_
         np.testing.assert_allclose(Pc, P, rtol=0, atol=1e-10)
+        if hasattr(learner, "leader_weight_"):  # the master's weights: scale-free
+            np.testing.assert_allclose([learner.limit_weight_, learner.leader_weight_],
+                                       [ref_learner.limit_weight_, ref_learner.leader_weight_],
+                                       rtol=1e-10, atol=1e-14)
 
 
 @pytest.mark.parametrize("name", ["Hedge", "CappedHedge", "VarianceMinimizer",
@@ -123,14 +127,18 @@ def test_oracle_online_pca(state, share, alpha, shift):
 def test_oracle_centered(state, centered):
     X = _stream(shift=True) + 0.3
     learner = opf.CenteredOnlinePCA(2, centered=centered, state=state, random_state=0).fit(X)
-    _check_oracle(learner, ref.auto_cumulative(X, 2, centered))
+    losses, Delta, eta, weight = ref.auto_centered(X, 2, centered)
+    _check_oracle(learner, (losses, Delta, eta))
+    np.testing.assert_allclose(learner.limit_weight_, weight, rtol=RTOL_ORACLE, atol=1e-12)
+    np.testing.assert_allclose(learner.leader_weight_, ref.auto_centered.master_weights[2],
+                               rtol=RTOL_ORACLE, atol=1e-12)
 
 
 def test_oracle_centered_lr_inv():
     X = _stream(seed=4) + 0.5
     m0 = np.full(8, 0.2)
     learner = opf.CenteredOnlinePCA(2, center_lr_inv=3.0, mean_init=m0, random_state=0).fit(X)
-    _check_oracle(learner, ref.auto_cumulative(X, 2, True, 3.0, m0))
+    _check_oracle(learner, ref.auto_centered(X, 2, True, 3.0, m0)[:3])
 
 
 @pytest.mark.parametrize("matrix", [False, True])
@@ -200,7 +208,8 @@ STREAMS = {"adversarial": _adversarial, "shifting": lambda: _stream(shift=True),
 def test_regret_bound_pca(stream, make, alpha):
     """The bounds of docs/adaptive_rates.md, at every checked prefix.  The
     cumulative learner: R_T <= 2 Delta_T.  OnlinePCA / OnlineAdaptivePCA:
-    the master's loss is at most that of its rate learner plus 2 Delta^M,
+    the master's loss is at most that of its rate learner plus 2 Delta^M
+    (AdaHedge over three learners, D = log 3),
     whose regret is at most Delta_T (1 + (log(n/d) + T log(1/(1-alpha))) /
     log(n/(d alpha))) with D = d log(n/(d alpha)) when mixing (else 2
     Delta_T); both gaps within AdaHedge's worst-case bound."""
@@ -209,7 +218,7 @@ def test_regret_bound_pca(stream, make, alpha):
     D = np.log(n / (n - k))
     Da = np.log(n / ((n - k) * alpha)) if alpha else D  # the rate learner's constant
     learner, done = make(), 0
-    master = isinstance(learner, opf.OnlinePCA)
+    master = hasattr(learner, "leader_weight_")  # all three: the master over A, B, F
     for T in (20, 60, 100, X.shape[0]):  # every prefix checked at these points
         learner.partial_fit(X[done:T])
         done = T
@@ -220,7 +229,7 @@ def test_regret_bound_pca(stream, make, alpha):
         if master:
             DM = learner.master_gap_
             assert regret <= (factor * Delta + 2 * DM) * (1 + 1e-12)
-            assert 2 * DM <= _adahedge_bound(np.log(2), sq) * (1 + 1e-12)
+            assert 2 * DM <= _adahedge_bound(np.log(3), sq) * (1 + 1e-12)
         else:
             assert regret <= factor * Delta * (1 + 1e-12)
         assert 2 * Delta <= _adahedge_bound(Da, (n - k) * sq) * (1 + 1e-12)
@@ -360,3 +369,29 @@ def test_adaptive_regret_bound_alpha_auto(stream):
 def test_bad_alpha(bad, exc):
     with pytest.raises(exc, match="alpha must"):
         opf.OnlineAdaptivePCA(2, alpha=bad).fit(_stream())
+
+
+@pytest.mark.parametrize("stream", sorted(STREAMS))
+@pytest.mark.parametrize("center_lr_inv", [0.0, 2.0])
+def test_master_bound_centered(stream, center_lr_inv):
+    """CenteredOnlinePCA's default: its loss is at most that of each of its
+    three learners (the FTRL learner at its AdaHedge rate, the limit and
+    Follow the Leader on a sketch of its instances y = x - m^{t-1}, from
+    the NumPy oracle) plus 2 Delta^M, at every checked prefix, and Delta^M
+    is within AdaHedge's worst-case bound with ranges |y_t|^2."""
+    X = STREAMS[stream]() + 0.3
+    n, k = X.shape[1], 3
+    learner, done = opf.CenteredOnlinePCA(k, center_lr_inv=center_lr_inv, random_state=0), 0
+    ha = ref.auto_cumulative(X, k, True, center_lr_inv)[0]
+    Y, f = ref.centered_instances(X, True, center_lr_inv)
+    hb = ref.limit_meg(Y, k, weights=f)
+    hf = ref.sketch_leader(Y, k, ref.leader_ell(n, k), weights=f)
+    for T in (20, 60, 100, X.shape[0]):
+        learner.partial_fit(X[done:T])
+        done = T
+        L = learner.expected_losses_.sum()
+        DM = learner.master_gap_
+        best = min(ha[:T].sum(), hb[:T].sum(), hf[:T].sum())
+        assert L <= best + 2 * DM * (1 + 1e-12)
+        sq = np.einsum("ij,ij->i", Y[:T], Y[:T])
+        assert 2 * DM <= _adahedge_bound(np.log(3), sq) * (1 + 1e-12)

@@ -55,14 +55,19 @@ def test_master_parts_are_the_reference(alpha):
 
 
 @pytest.mark.parametrize("make, proto", [
-    (lambda: opf.CenteredOnlinePCA(3, random_state=0),
+    (lambda: opf.CenteredOnlinePCA(3, mean_init=np.zeros(8), random_state=0),  # m^0 = 0
      lambda c: c.Cumulative(8, 3, "auto")),
     (lambda: opf.CenteredOnlinePCA(3, centered=False, random_state=0),
      lambda c: c.Cumulative(8, 3, "auto", centered=False)),
 ])
 def test_auto_policy_is_the_package_auto(make, proto):
+    """The prototype's AdaHedge policy is CenteredOnlinePCA's rate learner
+    (the package's default is the master over it, its limit and Follow the
+    Leader on a sketch: tests/test_auto_rate.py)."""
+    from onlinepca_fast.reference import _auto_rate as ref
     X = _stream()
-    ours = make().fit(X).expected_losses_
+    p = make().get_params()
+    ours = ref.auto_cumulative(X, 3, p["centered"], 0.0, p["mean_init"])[0]
     sub = proto(_cand())
     theirs = np.array([sub.trial(x) for x in X])
     np.testing.assert_allclose(theirs, ours, rtol=1e-8, atol=1e-12)

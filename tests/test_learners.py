@@ -109,6 +109,8 @@ def _run_compiled(learner, name, X, u, d):
             omega, Q, m = np.full(n, 1 / n), np.eye(n), np.zeros(n)
             if getattr(learner, "mean_init", None) is not None:
                 m = np.asarray(learner.mean_init, dtype=np.float64)
+            elif name == "CenteredOnlinePCA" and learner.centered:
+                m = x  # m^0: the first row (y_1 = 0)
         elif name in EXPERTS:
             omega = learner.weights_
         else:

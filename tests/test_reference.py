@@ -60,8 +60,9 @@ def test_reference_losses_are_those_of_the_density_and_the_corner():
         for x in X:
             if learner.__dict__.get("n_trials_"):
                 W, Q, m = learner.density_, learner.eigenvectors_, learner.mean_
-            else:
-                W, Q, m = np.eye(8) / 8, np.eye(8), np.zeros(8)
+            else:  # CenteredOnlinePCA without mean_init: m^0 is the first row
+                centered = isinstance(learner, ref.CenteredOnlinePCA)
+                W, Q, m = np.eye(8) / 8, np.eye(8), (x if centered else np.zeros(8))
             learner.learn_one(x)
             y = x - m
             expected.append(5 * y @ W @ y)  # (n-k) tr(W y y^T)

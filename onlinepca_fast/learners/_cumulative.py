@@ -58,7 +58,7 @@ from .._validation import (
 )
 from ._base import SAMPLERS, reads_state
 from ._pca import _PCALearner, _reject_step, _step_limit, meg_step_box, row_norms
-from ._rates import Rate
+from ._rates import MasterMixin, Rate
 
 __all__ = ["CenteredOnlinePCA", "FollowTheLeader", "EIGEN_SPAN"]
 
@@ -230,20 +230,35 @@ class CenteredOnlinePCA(_Cumulative):
     n_components : int
         Rank k, ``1 <= k < n_features``.
     eta : "auto" or float, default="auto"
-        Learning rate.  ``"auto"``: ``W^t = cap(exp(eta_t (log W^0 -
-        C^t)))`` with the AdaHedge rate ``eta_t = D / Delta_{t-1}``
-        (follow the regularised leader: any ``eta_t`` is allowed; ``Delta``
-        uses the two-point bound on the mixability gap, see
-        ``mixability_gap_``).  Scale-free; for ``centered=False`` the regret
-        against every rank-k subspace is ``R_T <= 2 Delta_T`` (the bound of
-        :class:`OnlinePCA`'s eta); with ``centered=True`` the same rate is
-        used without a derived bound (docs: adaptive_rates).  A number: WK
+        Learning rate.  ``"auto"``: each trial plays one of three learners,
+        drawn with the weights of a master AdaHedge (``D = log 3``) on their
+        expected losses, all on the instances ``y = x - m^{t-1}``:
+
+        - the rate learner: ``W^t = cap(exp(eta_t (log W^0 - C^t)))`` with
+          the AdaHedge rate ``eta_t = D / Delta_{t-1}`` (follow the
+          regularised leader: any ``eta_t`` is allowed; ``Delta`` uses the
+          two-point bound on the mixability gap, ``mixability_gap_``); for
+          ``centered=False`` its regret against every rank-k subspace is
+          ``R_T <= 2 Delta_T`` (the bound of :class:`OnlinePCA`'s rate
+          learner); with ``centered=True`` no bound is derived beyond WK's;
+        - the eta -> infinity limit of the capped update and Follow the
+          Leader on a Frequent Directions sketch of ``ell = min(n, max(4k, 24))``
+          directions, both of the scatter ``C^t`` (exact Follow the Leader
+          for ``n <= max(4k, 24)``), as for :class:`OnlinePCA`.
+
+        The loss is at most that of the best of the three plus ``2
+        Delta^M`` (``master_gap_``), ``Delta^M <= sqrt(log 3 sum_t |y_t|^4
+        / 4) + (2/3 log 3 + 1) max_t |y_t|^2``.  Scale-free.  Cost per
+        trial: the fixed-rate trial plus O(n ell + ell^3).  A number: WK
         Alg. 6 with that rate (> 0).
     center_lr_inv : float, default=0.0
         ``eta~^{-1} >= 0``, the inverse learning rate of the center; 0 makes
         ``m^t`` the empirical mean of ``x^1..x^t`` (WK Corollary 9).
     mean_init : array_like of shape (n,) or None, default=None
-        The initial center ``m^0`` (zeros if None).
+        The initial center ``m^0``.  None: the first row (``y_1 = 0``: the
+        first trial costs nothing and sets no rate; with ``center_lr_inv =
+        0`` only trial 1 differs from ``m^0 = 0``, WK's choice, which
+        ``mean_init=np.zeros(n)`` keeps).
     centered : bool, default=True
         False gives "the uncentered version of Algorithm 6" (WK Sec. 6.2,
         Fig. 4): step (15) is skipped, the center stays ``mean_init``
@@ -296,6 +311,13 @@ class CenteredOnlinePCA(_Cumulative):
         last reset (else ``ValueError``).
     explained_variance_ratio_ : ndarray of shape (n_components,)
         ``explained_variance_`` over the total variance ``trace(C^t) / d``.
+    eta_, mixability_gap_ : float
+        The rate learner's rate of the next trial and ``Delta_T`` (as for
+        :class:`OnlinePCA`).
+    master_gap_, limit_weight_, leader_weight_ : float
+        ``eta="auto"``: ``Delta^M`` of the master and its weights of the
+        limit and of Follow the Leader on the sketch (0 with a numeric eta).
+        ``components_`` are those of the learner it weighs most.
 
     Notes
     -----
@@ -352,7 +374,12 @@ class CenteredOnlinePCA(_Cumulative):
         return dict(kind=_kernels.KIND_CUMULATIVE, d=n - p["n_components"],
                     **Rate(p["eta"]).fields(),
                     sampler=SAMPLERS[p["sampler"]], centered=p["centered"],
-                    center_lr_inv=p["center_lr_inv"])
+                    center_lr_inv=p["center_lr_inv"],
+                    mean_first=bool(p["centered"]) and p["mean_init"] is None)
+
+    master_gap_ = MasterMixin.master_gap_
+    limit_weight_ = MasterMixin.limit_weight_
+    leader_weight_ = MasterMixin.leader_weight_
 
     def _initial_mean(self, p, n):
         return np.zeros(n) if p["mean_init"] is None else np.array(p["mean_init"], dtype=float)

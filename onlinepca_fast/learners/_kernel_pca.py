@@ -42,7 +42,7 @@ from .._guard import guard_of
 from ._base import SAMPLERS, OnlineLearner, reads_state
 from ._batch import run_batch
 from ._kernel_checks import _check_kernel_values, _check_psd, _check_rows
-from ._rates import MasterMixin, RatesMixin, rate_options
+from ._rates import Master, MasterMixin, RatesMixin, rate_options
 from ._sparse import is_sparse, map_sparse, row_chunks
 
 __all__ = ["OnlineKernelPCA"]
@@ -599,7 +599,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
     mixability_gap_ = RatesMixin.mixability_gap_
 
     def _master_view(self):
-        return self.__dict__.get("_master") if self.eta == "auto" else None
+        m = self.__dict__.get("_master") if self.eta == "auto" else None
+        return None if m is None else Master(m)
 
     master_gap_ = MasterMixin.master_gap_
     limit_weight_ = MasterMixin.limit_weight_

@@ -22,9 +22,9 @@ from .. import _kernels
 from .._typing import ArrayLike, FloatArray, Sampler, SeedLike, Share, State
 from .._validation import REORTHOGONALIZE, STATE, as_real_array
 from ._base import CAPPED_MIXING, SAMPLERS, SHARES, reads_state
-from ._rates import Master, MasterMixin, Mixing, Rate
+from ._rates import MasterMixin, Mixing, Rate, SketchMaster
 from ._sparse import is_sparse, map_sparse, project_rows
-from ._state import MAX_DENSE, auto_bounds, random_basis_with, refuse_dense
+from ._state import MAX_DENSE, auto_bounds, refuse_dense
 from ._trial_loop import TrialLoopLearner
 
 __all__ = ["OnlinePCA", "OnlineAdaptivePCA"]
@@ -121,14 +121,36 @@ class _PCALearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, TrialLoopLe
         return self.n_components
 
     def _kept_basis(self):
-        """The k leading directions (n x k): eigenvectors of W with the
-        smallest eigenvalues."""
-        return self._state.kept_basis(self.n_components)
+        """The k leading directions (n x k): those of the learner eta="auto"'s
+        master weighs most, if it is the limit or Follow the Leader on the
+        sketch (and it has k); else the eigenvectors of W with the smallest
+        eigenvalues."""
+        master = self._master_view()
+        kept = None if master is None else master.kept_basis()
+        return self._state.kept_basis(self.n_components) if kept is None else kept
 
     def _sampled_basis(self, random_state):
-        """The k directions of a drawn projection (n x k)."""
-        return self._state.sampled_basis(self.n_components, self._draw_rng(random_state),
-                                         self._sampler_name())
+        """The k directions of a drawn projection (n x k); with eta="auto"'s
+        master, one uniform of the generator first chooses the learner."""
+        rng = self._draw_rng(random_state)
+        k, sampler = self.n_components, self._sampler_name()
+        master = self._master_view()
+        if master is None:
+            return self._state.sampled_basis(k, rng, sampler)
+        return master.sampled_basis(rng, lambda r: self._state.sampled_basis(k, r, sampler))
+
+    # -- eta="auto": the master over the rate learner, its eta -> inf limit and
+    # Follow the Leader on a sketch (src/limit.h; OnlinePCA, OnlineAdaptivePCA,
+    # CenteredOnlinePCA; Follow the Leader has no rate) ------------------------------
+    def _limit_len(self, p, n):
+        return SketchMaster.layout(n, p["n_components"])[-1] if p.get("eta") == "auto" else 0
+
+    def _master_view(self):
+        """The master's view, or None without it (a numeric eta)."""
+        if getattr(self, "eta", None) != "auto":
+            return None
+        return SketchMaster.of(self.__dict__.get("_limit"), self.n_features_in_,
+                               self.n_components)
 
     def _sampler_name(self):
         return self.sampler
@@ -151,8 +173,8 @@ class _PCALearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, TrialLoopLe
     @reads_state
     def components_(self) -> FloatArray:
         """The k leading directions (rows): top-k of E[P] = I - (n-k) W (with
-        ``eta="auto"``, of the learner its master weighs more, see
-        ``limit_weight_``)."""
+        ``eta="auto"``, of the learner its master weighs most, see
+        ``limit_weight_`` and ``leader_weight_``)."""
         self._check_fitted()
         return np.ascontiguousarray(self._kept_basis().T)
 
@@ -355,8 +377,8 @@ class OnlinePCA(_PCALearner):
     eta : "auto" or float, default="auto"
         Learning rate.  ``"auto"``: no tuning, no horizon, scale-free (``c
         X`` gives the same W and losses times ``c^2``).  Each trial plays
-        one of two learners, drawn with the weights of a master AdaHedge
-        (``D = log 2``) on their expected losses:
+        one of three learners, drawn with the weights of a master AdaHedge
+        (``D = log 3``) on their expected losses:
 
         - the rate learner: this algorithm at the AdaHedge rate ``eta_t =
           D / Delta_{t-1}`` (``D = d log(n/d)``, ``d = n-k``, or ``d
@@ -371,14 +393,21 @@ class OnlinePCA(_PCALearner):
           it keeps k directions and one flat level, a tracking Follow the
           Leader, O(n k^2) per trial; it wins when the data favour
           large rates (the digits class by class: every eta >= 100 ties
-          with it).
+          with it);
+        - Follow the Leader on a Frequent Directions sketch of ``ell =
+          min(n, max(4k, 24))`` directions of ``sum x x^T`` (the limit is the same
+          sketch with ``ell = k``; ``ell = n`` is exact Follow the Leader),
+          O(n ell + ell^3) per trial: it wins on stationary streams, where the
+          running covariance is the best predictor.
 
-        The loss is at most that of the better of the two plus ``2
-        Delta^M`` (``master_gap_``), ``Delta^M <= sqrt(log 2 sum_t |x_t|^4
-        / 4) + (2/3 log 2 + 1) max_t |x_t|^2``; ``limit_weight_`` is the
-        master's weight of the limit.  Setting ``eta`` or ``n_components``
-        mid-stream restarts the master and its limit at the next batch.  A
-        number: the fixed-rate algorithm
+        The loss is at most that of the best of the three plus ``2
+        Delta^M`` (``master_gap_``), ``Delta^M <= sqrt(log 3 sum_t |x_t|^4
+        / 4) + (2/3 log 3 + 1) max_t |x_t|^2``; ``limit_weight_`` and
+        ``leader_weight_`` are the master's weights of the limit and of
+        Follow the Leader.  Cost per trial: the fixed-rate trial at the
+        rate in use plus O(n ell + ell^3).  Setting ``eta`` or
+        ``n_components`` mid-stream restarts the master and its two
+        sketches at the next batch.  A number: the fixed-rate algorithm
         (> 0); the tuned value of WK eq. (3) is
         :func:`onlinepca_fast.metrics.tuned_learning_rate`.
     share : {None, "fixed", "uniform", "past"}, default=None
@@ -435,11 +464,11 @@ class OnlinePCA(_PCALearner):
     components_ : ndarray of shape (k, n)
         Orthonormal rows: the k eigenvectors of W with the smallest
         eigenvalues, i.e. the top-k directions of ``E[P]``.  With
-        ``eta="auto"``: those of the learner the master weighs more (the
-        limit's k directions when ``limit_weight_ > 1/2``, else those of
-        W); ``sample_projection`` draws the learner with the master's
-        weights, then its projection; both jump to the other learner's
-        when ``limit_weight_`` crosses 1/2.  ``eigenvalues_``,
+        ``eta="auto"``: those of the learner the master weighs most (the
+        limit's k directions, or the k leading ones of Follow the Leader's
+        sketch, if it has k; else those of W); ``sample_projection`` draws
+        the learner with the master's weights, then its projection.
+        ``eigenvalues_``,
         ``eigenvectors_``, ``cluster_value_`` and ``density_`` are the rate
         learner's W.
     eigenvalues_ : ndarray of shape (n,) or (m,)
@@ -470,6 +499,9 @@ class OnlinePCA(_PCALearner):
     limit_weight_ : float
         ``eta="auto"``: the master's weight of the limit learner for the
         next trial (0 with a numeric eta).
+    leader_weight_ : float
+        ``eta="auto"``: the master's weight of Follow the Leader on the
+        sketch for the next trial (0 with a numeric eta).
     alpha_ : float
         The mixing rate of the next trial.
     n_features_in_ : int
@@ -544,54 +576,9 @@ class OnlinePCA(_PCALearner):
     def _reorthogonalize_every(self, p):
         return p["reorthogonalize_every"] or 0
 
-    # -- eta="auto": the master over the learner and its eta -> inf limit ----------
-    def _limit_len(self, p, n):
-        k = p["n_components"]
-        return 6 + k + k * n if p["eta"] == "auto" else 0  # src/limit.h
-
-    def _master(self):
-        """The master's view, or None without it (a numeric eta)."""
-        lim = self.__dict__.get("_limit")
-        if lim is None or self.eta != "auto":
-            return None
-        return Master(lim)
-
-    def _limit_parts(self):
-        """(weight of the limit learner, its r explicit directions as n x r
-        columns), or None without the master (or with one of another k:
-        n_components set since, it restarts with the next batch)."""
-        master = self._master()
-        if master is None:
-            return None
-        U = master.limit_basis(self.n_features_in_, self.n_components)
-        return None if U is None else (master.limit_weight, U)
-
-    def _kept_basis(self):
-        """The learner's k directions: the rate learner's, or the limit
-        learner's while the master weighs it more (and it has k)."""
-        parts = self._limit_parts()
-        if parts is not None and parts[0] > 0.5 and parts[1].shape[1] == self.n_components:
-            return parts[1].copy()
-        return super()._kept_basis()
-
-    def _sampled_basis(self, random_state):
-        """With the master: the rate learner's draw with its weight, else
-        the limit learner's (its r directions and k - r drawn uniformly in
-        their complement), one uniform of the generator choosing."""
-        parts = self._limit_parts()
-        if parts is None:
-            return super()._sampled_basis(random_state)
-        rng = self._draw_rng(random_state)
-        wb, U = parts
-        if rng.random() >= wb:
-            return super()._sampled_basis(rng)
-        return random_basis_with(rng, U, self.n_components)
-
-    def _master_view(self):
-        return None if self._limit_parts() is None else self._limit
-
     master_gap_ = MasterMixin.master_gap_
     limit_weight_ = MasterMixin.limit_weight_
+    leader_weight_ = MasterMixin.leader_weight_
 
 
 class OnlineAdaptivePCA(OnlinePCA):
@@ -607,7 +594,8 @@ class OnlineAdaptivePCA(OnlinePCA):
         Rank k, ``1 <= k < n_features``.
     eta : "auto" or float, default="auto"
         Learning rate.  ``"auto"``: the master of :class:`OnlinePCA` over
-        the rate learner and its eta -> infinity limit; with a constant
+        the rate learner, its eta -> infinity limit and Follow the Leader on
+        a sketch; with a constant
         alpha the rate learner's constant is ``D = d log(n/(d alpha))``
         (every eigenvalue of W is at least ``alpha/n``), which bounds its
         regret on every interval ``[r, s]`` by ``Delta_[r,s] + Delta_s (1 +

@@ -11,10 +11,13 @@ eta -> infinity limit is ``src/limit.c``, read here by :class:`Master`.
 
 from __future__ import annotations
 
+import numpy as np
+
+from .. import _kernels
 from .._guard import reads_state
 
-__all__ = ["Rate", "Mixing", "Master", "rate_options", "mixing_options", "RatesMixin",
-           "MasterMixin"]
+__all__ = ["Rate", "Mixing", "Master", "SketchMaster", "rate_options", "mixing_options",
+           "RatesMixin", "MasterMixin"]
 
 
 class Rate:
@@ -84,9 +87,9 @@ def mixing_options(alpha):
 
 
 class Master:
-    """A read-only view of eta="auto"'s master state (``src/limit.h``):
-    ``[L_B - L_A, scale, Delta^M, weight of A, ...]``, then, for
-    OnlinePCA's limit learner, its r explicit directions."""
+    """A read-only view of a two-learner master's state (``src/limit.h``,
+    OnlineKernelPCA's over its learner and Follow the Leader): ``[L_B -
+    L_A, scale, Delta^M, weight of A]``."""
 
     __slots__ = ("lim",)
 
@@ -101,16 +104,120 @@ class Master:
 
     @property
     def limit_weight(self):
-        """The weight of the eta -> infinity limit for the next trial."""
+        """The weight of the other learner (B) for the next trial."""
         return 1.0 - float(self.lim[3])
 
-    def limit_basis(self, n, k):
-        """The limit learner's r explicit directions (n x r columns), or
-        None if the state is not OnlinePCA's for these n and k."""
-        if self.lim.size != 6 + k + k * n:
+
+def _sketch_len(n, ell):
+    cap = 2 * (ell + 1)  # OPF_SKETCH_CAP
+    return 3 + (ell + 1) * (1 + cap) + cap * n
+
+
+def _sketch_rows(sk, n, ell):
+    """A sketch's r explicit directions (n x r) and its stored tie group (n x
+    c, or None): R Bb (src/limit.h)."""
+    c, r, nb = int(sk[0]), int(sk[1]), int(sk[2])
+    cap = 2 * (ell + 1)
+    R = sk[4 + ell:4 + ell + (ell + 1) * cap].reshape(ell + 1, cap)
+    Bb = sk[4 + ell + (ell + 1) * cap:].reshape(cap, n)
+    rows = R[:r + c, :nb] @ Bb[:nb]
+    return rows[:r].T, (rows[r:].T if c else None)
+
+
+class SketchMaster:
+    """A read-only view of eta="auto"'s state of the PCA learners
+    (``src/limit.h``): the master over the rate learner (A), its eta -> inf
+    limit (B, a sketch of k directions) and Follow the Leader on a Frequent
+    Directions sketch of ell directions (F)."""
+
+    __slots__ = ("master", "b_sketch", "f_sketch", "n", "k", "ell")
+
+    @staticmethod
+    def layout(n, k):
+        """Offsets of the state: B's sketch, F's sketch, F's size ell, the
+        length."""
+        ell = _kernels.leader_ell(n, k)
+        b = 8
+        f = b + _sketch_len(n, k)
+        return b, f, ell, f + _sketch_len(n, ell)
+
+    @classmethod
+    def of(cls, lim, n, k):
+        """The view of `lim` for n features and k components, or None if it
+        is not such a state (no master, or n_components set since: it
+        restarts with the next batch)."""
+        if lim is None:
             return None
-        r = int(self.lim[5])
-        return self.lim[6 + k:6 + k + r * n].reshape(r, n).T
+        b, f, ell, size = cls.layout(n, k)
+        if lim.size != size:
+            return None
+        view = cls.__new__(cls)
+        view.master, view.b_sketch, view.f_sketch = lim[:b], lim[b:f], lim[f:]
+        view.n, view.k, view.ell = n, k, ell
+        return view
+
+    @property
+    def gap(self):
+        """``Delta^M``: the loss is at most that of the best of the three
+        learners plus ``2 Delta^M``."""
+        return float(self.master[1])
+
+    @property
+    def limit_weight(self):
+        return float(self.master[6])
+
+    @property
+    def leader_weight(self):
+        return float(self.master[7])
+
+    def limit_parts(self):
+        """(B's r explicit directions as n x r columns, the c rows of its
+        tie group as n x c columns or None: the whole complement)."""
+        return _sketch_rows(self.b_sketch, self.n, self.k)
+
+    def leader_directions(self):
+        """F's explicit directions as n x r columns, largest first."""
+        return _sketch_rows(self.f_sketch, self.n, self.ell)[0]
+
+    def kept_basis(self):
+        """The k directions of the learner the master weighs most, if it is
+        B or F and has k of them; else None (the rate learner's)."""
+        wb, wf = self.limit_weight, self.leader_weight
+        wa = 1.0 - wb - wf
+        if wb > max(wa, wf):
+            U = self.limit_parts()[0]
+            if U.shape[1] == self.k:
+                return U.copy()
+        if wf > max(wa, wb):
+            V = self.leader_directions()
+            if V.shape[1] >= self.k:
+                return V[:, :self.k].copy()
+        return None
+
+    def sampled_basis(self, rng, rate_learner_draw):
+        """The k directions of a draw: one uniform of `rng` chooses the
+        learner with the master's weights; the rate learner's draw
+        (``rate_learner_draw(rng)``), or B's r directions (F's k leading)
+        and the rest drawn uniformly in their complement (or B's tie
+        group)."""
+        wb, wf = self.limit_weight, self.leader_weight
+        u = rng.random()
+        if u < 1.0 - wb - wf:
+            return rate_learner_draw(rng)
+        if u >= 1.0 - wf:
+            U, T = self.leader_directions()[:, :self.k], None
+        else:
+            U, T = self.limit_parts()
+        extra = self.k - U.shape[1]
+        if not extra:
+            return U.copy()
+        if T is not None:  # k - r directions drawn uniformly in the tie group
+            G = T @ rng.standard_normal((T.shape[1], extra))
+        else:
+            G = rng.standard_normal((self.n, extra))
+            for _ in range(2):
+                G -= U @ (U.T @ G)
+        return np.hstack([U, np.linalg.qr(G)[0]])
 
 
 class RatesMixin:
@@ -139,8 +246,9 @@ class RatesMixin:
 
 class MasterMixin:
     """The master's attributes, defined once, as properties the learner
-    classes take by assignment; hook ``_master_view()`` (the master state,
-    or None with a numeric eta)."""
+    classes take by assignment; hook ``_master_view()`` (a view with
+    ``gap``, ``limit_weight`` and ``leader_weight``: :class:`Master` or
+    :class:`SketchMaster`; None with a numeric eta)."""
 
     @property
     @reads_state
@@ -150,7 +258,7 @@ class MasterMixin:
         Delta^M``; 0 with a numeric eta."""
         self._check_fitted()
         m = self._master_view()
-        return 0.0 if m is None else Master(m).gap
+        return 0.0 if m is None else m.gap
 
     @property
     @reads_state
@@ -160,4 +268,13 @@ class MasterMixin:
         numeric eta."""
         self._check_fitted()
         m = self._master_view()
-        return 0.0 if m is None else Master(m).limit_weight
+        return 0.0 if m is None else m.limit_weight
+
+    @property
+    @reads_state
+    def leader_weight_(self) -> float:
+        """``eta="auto"``: the master's weight of Follow the Leader on the
+        sketch for the next trial; 0 with a numeric eta."""
+        self._check_fitted()
+        m = self._master_view()
+        return 0.0 if m is None else m.leader_weight

@@ -50,6 +50,7 @@ class EngineConfig:
     sampler: int = _kernels.SAMPLER_DECOMPOSITION
     centered: bool = False
     center_lr_inv: float = 0.0
+    mean_first: bool = False  # centered: m^0 = the first row (y_1 = 0)
     matrix_input: bool = False
     auto_rate: bool = False  # eta="auto": the rate is state (``_rate``)
     alpha_auto: bool = False  # alpha="auto": alpha_t = 1/(t+1)**2

@@ -42,8 +42,9 @@ from scipy.special import logsumexp
 
 from ._kernels import cap_log
 
-__all__ = ["two_point_gap", "Master", "auto_meg", "auto_pca", "limit_meg", "auto_cumulative",
-           "auto_experts", "auto_simplex"]
+__all__ = ["two_point_gap", "Master", "MasterK", "auto_meg", "auto_pca", "limit_meg",
+           "auto_cumulative", "auto_experts", "auto_simplex", "master_losses", "sketch_leader",
+           "auto_centered", "centered_instances", "leader_ell"]
 
 
 def _sym_eigh(M):
@@ -118,28 +119,79 @@ def auto_meg(X, k, share=None, alpha=0.0, adaptive=False):
     return np.array(out), Delta, eta
 
 
-def limit_meg(X, k, state=False):
+def _cap_inf(v, d):
+    """cap at zero temperature of ascending eigenvalues v: (the d-th
+    largest b, the weights: 1/d strictly above b, the rest shared equally by
+    the entries tied with b, 0 below)."""
+    b = v[v.size - d]
+    tol = 1e-9 * max(np.abs(v).max(), 1e-300)
+    above, tie = v > b + tol, np.abs(v - b) <= tol
+    w = np.where(above, 1.0 / d, 0.0)
+    w[tie] = (d - above.sum()) / (d * tie.sum())
+    return b, w
+
+
+def limit_meg(X, k, state=False, weights=None):
     """The limit eta -> infinity of OnlinePCA's capped update, in loss units:
-    ``W = cap_inf(M)`` puts 1/d on the d largest eigenvalues of M (a tie at
-    the d-th shares what is left), ``M <- flat_d(M) - x x^T`` (the d largest
-    set to the d-th).  Returns the expected losses ``d tr(W x x^T)`` (and,
-    with `state`, the final M)."""
+    ``W = cap_inf(M)`` of the state before flattening puts 1/d on the
+    eigenvalues of M strictly above its d-th largest and shares what is
+    left equally among those tied with it; ``M <- flat_d(M) - x x^T`` (the d
+    largest set to the d-th).  (The fixed-rate learners' O(1/eta) offsets,
+    which can make a tie group share unequally after it was capped, are not
+    kept: docs/adaptive_rates.md, *Ties*.)  Returns the expected losses ``d
+    tr(W x x^T)`` (and, with `state`, the final M).  `weights`: the update
+    is ``flat_d(M) - w_t x x^T`` (CenteredOnlinePCA: eq. (16)'s factor)."""
     X = np.asarray(X, dtype=float)
     n = X.shape[1]
     d = n - k
     M = np.zeros((n, n))
     out = []
-    for x in X:
+    ws = np.ones(X.shape[0]) if weights is None else weights
+    for x, wt in zip(X, ws):
         v, Q = _sym_eigh(M)
-        b = v[n - d]
-        tol = 1e-9 * np.abs(v).max()
-        above, tie = v > b + tol, np.abs(v - b) <= tol
-        w = np.where(above, 1.0 / d, 0.0)
-        w[tie] = (d - above.sum()) / (d * tie.sum())
+        b, w = _cap_inf(v, d)
         z = Q.T @ x
         out.append(d * w @ (z * z))
-        M = (Q * np.minimum(v, b)) @ Q.T - np.outer(x, x)
+        M = (Q * np.minimum(v, b)) @ Q.T - wt * np.outer(x, x)
     return (np.array(out), M) if state else np.array(out)
+
+
+def leader_ell(n, k):
+    """The size of F's sketch: min(n, max(4k, 24)) (``opf_leader_ell``)."""
+    return min(n, max(4 * k, 24))
+
+
+def sketch_leader(X, k, ell, weights=None, state=False):
+    """Follow the Leader on a Frequent Directions sketch of `ell` >= k
+    directions (Liberty 2013; Ghashami, Liberty, Phillips & Woodruff 2016):
+    the sketch S starts at 0; a trial predicts with cap_inf(-S) (the k
+    largest eigenvalues of S, a tie at the k-th sharing as in
+    ``limit_meg``), then S <- S + x x^T and, when S has more than `ell`
+    nonzero eigenvalues, every eigenvalue drops by the (ell+1)-th largest
+    (the shrink, at most one direction per trial).  ``ell = k`` is
+    ``limit_meg`` (the level of its flat part is that shrink), ``ell >= n``
+    exact Follow the Leader; in between, 0 <= C^t - S_t <= (||C^t -
+    [C^t]_k||_F^2 / (ell - k)) I (FD's bound, C^t = sum x x^T).  eigh every
+    trial; returns the expected losses (and, with `state`, the final S).
+    `weights`: S + w_t x x^T."""
+    X = np.asarray(X, dtype=float)
+    n = X.shape[1]
+    d = n - k
+    S = np.zeros((n, n))
+    out = []
+    ws = np.ones(X.shape[0]) if weights is None else weights
+    for x, wt in zip(X, ws):
+        v, Q = _sym_eigh(-S)  # ascending in -S: the largest of S first
+        w = _cap_inf(v, d)[1]
+        z = Q.T @ x
+        out.append(d * w @ (z * z))
+        if wt == 0.0:
+            continue
+        v, Q = _sym_eigh(S + wt * np.outer(x, x))  # ascending in S
+        if ell < n:
+            v = np.maximum(v - v[n - ell - 1], 0.0)
+        S = (Q * v) @ Q.T
+    return (np.array(out), S) if state else np.array(out)
 
 
 class Master:
@@ -180,19 +232,81 @@ class Master:
         return h
 
 
+class MasterK:
+    """AdaHedge (D = log K) over K learners on their expected losses (the
+    master over the rate learner, its limit and Follow the Leader on a
+    sketch): ``weights`` for the next trial, ``step(h)`` returns the
+    expected loss ``p . h``.  Weights ``p_i ∝ exp(-eta (L_i - min L))``,
+    ``eta = log K / Delta``, kept as logarithms (a weight that underflows
+    still counts in the mix loss of a trial where its learner is far
+    ahead); while Delta = 0 the leaders share.  The gap of a trial is ``p .
+    h - mix``, ``mix = -(1/eta) log sum p_i exp(-eta h_i)`` (at eta = inf
+    the leader's increase).  A loss within 1e-12 of the trial's largest of
+    the smallest counts as equal to it (the learners start equal), a lead
+    within 1e-12 of the sum of the trials' largest losses as none."""
+
+    def __init__(self, K):
+        self.L = np.zeros(K)
+        self.gap = self.scale = 0.0
+        self.logw = np.full(K, -np.log(K))
+
+    @property
+    def weights(self):
+        return np.exp(self.logw)
+
+    def _logw(self):
+        lead = self.L - self.L.min()
+        lead[lead <= 1e-12 * self.scale] = 0.0
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            if self.gap > 0:
+                z = np.where(lead == 0.0, 0.0, -np.log(self.L.size) * (lead / self.gap))
+            else:
+                z = np.where(lead == 0.0, 0.0, -np.inf)
+        return z - logsumexp(z)
+
+    def step(self, h):
+        h = np.asarray(h, dtype=float)
+        h = np.where(np.abs(h - h.min()) <= 1e-12 * h.max(), h.min(), h)
+        loss = float(self.weights @ h)
+        with np.errstate(divide="ignore", over="ignore"):
+            eta = np.log(self.L.size) / self.gap if self.gap > 0 else np.inf
+        if np.isfinite(eta):
+            mix = h.min() - logsumexp(self.logw - eta * (h - h.min())) / eta
+        else:
+            mix = (self.L + h).min() - self.L.min()
+        self.gap += max(0.0, loss - mix)
+        self.L = self.L + h
+        self.scale += h.max()
+        self.logw = self._logw()
+        return loss
+
+
+def master_losses(*losses):
+    """The expected losses of MasterK over the learners' per-trial expected
+    losses (arrays of one length), and its final weights."""
+    H = np.column_stack(losses)
+    m = MasterK(H.shape[1])
+    return np.array([m.step(h) for h in H]), m.weights
+
+
 def auto_pca(X, k, share=None, alpha=0.0):
-    """OnlinePCA / OnlineAdaptivePCA with eta="auto": the master over
-    ``auto_meg(adaptive=True)`` (A) and ``limit_meg`` (B).  Returns
-    ``(expected_losses, Delta_A, eta_A, weight of B after the stream)``."""
+    """OnlinePCA / OnlineAdaptivePCA with eta="auto": the master (MasterK, K =
+    3) over ``auto_meg(adaptive=True)`` (A), ``limit_meg`` (B) and
+    ``sketch_leader`` with ``ell = leader_ell(n, k)`` (F).  Returns
+    ``(expected_losses, Delta_A, eta_A, weight of B after the stream)``
+    (``master_weights`` gives all three)."""
+    X = np.asarray(X, dtype=float)
     ha, Delta, eta = auto_meg(X, k, share, alpha, adaptive=True)
     hb = limit_meg(X, k)
-    master = Master()
-    out = [master.step(a, b) for a, b in zip(ha, hb)]
-    return np.array(out), Delta, eta, 1.0 - master.weight
+    hf = sketch_leader(X, k, leader_ell(X.shape[1], k))
+    out, weights = master_losses(ha, hb, hf)
+    auto_pca.master_weights = weights
+    return out, Delta, eta, float(weights[1])
 
 
 def auto_cumulative(X, k, centered=True, center_lr_inv=0.0, mean_init=None):
-    """CenteredOnlinePCA (WK Alg. 6, and centered=False) with eta="auto"."""
+    """CenteredOnlinePCA (WK Alg. 6, and centered=False) with eta="auto";
+    centered with mean_init None starts the center at the first row."""
     X = np.asarray(X, dtype=float)
     n = X.shape[1]
     d = n - k
@@ -202,6 +316,8 @@ def auto_cumulative(X, k, centered=True, center_lr_inv=0.0, mean_init=None):
     c = center_lr_inv
     Delta, eta, out = 0.0, np.inf, []
     for t, x in enumerate(X, start=1):
+        if t == 1 and centered and mean_init is None:
+            m = x.copy()  # y_1 = 0: no loss, no gap
         y = x - m
         lam, Q = _sym_eigh(A)
         W = (Q * np.exp(cap_log(lam, d))) @ Q.T
@@ -218,6 +334,41 @@ def auto_cumulative(X, k, centered=True, center_lr_inv=0.0, mean_init=None):
         if centered:
             m = m - (m - x) / (c + t)
     return np.array(out), Delta, eta
+
+
+def centered_instances(X, centered=True, center_lr_inv=0.0, mean_init=None):
+    """CenteredOnlinePCA's instances y_t = x_t - m^{t-1} and eq. (16)'s
+    factors f_t (1 uncentered); centered without mean_init, m^0 = x_1 (y_1
+    = 0, f_1 = 0)."""
+    X = np.asarray(X, dtype=float)
+    T, n = X.shape
+    m = np.zeros(n) if mean_init is None else np.array(mean_init, dtype=float)
+    Y, f = np.empty_like(X), np.ones(T)
+    c = center_lr_inv
+    for t, x in enumerate(X, start=1):
+        if t == 1 and centered and mean_init is None:
+            m = x.copy()
+        Y[t - 1] = x - m
+        if centered:
+            f[t - 1] = 0.0 if t == 1 and mean_init is None else (c + t - 1) / (c + t)
+            m = m - (m - x) / (c + t)
+    return Y, f
+
+
+def auto_centered(X, k, centered=True, center_lr_inv=0.0, mean_init=None):
+    """CenteredOnlinePCA with eta="auto": the master (MasterK, K = 3) over
+    ``auto_cumulative`` (A) and, on its instances y_t with eq. (16)'s
+    factors, ``limit_meg`` (B) and ``sketch_leader`` with ``ell =
+    leader_ell(n, k)`` (F, centered Follow the Leader on a sketch).  Returns
+    ``(expected_losses, Delta_A, eta_A, weight of B)``."""
+    X = np.asarray(X, dtype=float)
+    ha, Delta, eta = auto_cumulative(X, k, centered, center_lr_inv, mean_init)
+    Y, f = centered_instances(X, centered, center_lr_inv, mean_init)
+    hb = limit_meg(Y, k, weights=f)
+    hf = sketch_leader(Y, k, leader_ell(X.shape[1], k), weights=f)
+    out, weights = master_losses(ha, hb, hf)
+    auto_centered.master_weights = weights
+    return out, Delta, eta, float(weights[1])
 
 
 def auto_experts(Lv, k, share=None, alpha=0.0):

@@ -372,6 +372,7 @@ class CenteredOnlinePCA(_Learner, _PCAState):
     """
 
     _log_w0 = True  # A starts at log W0 = -log(n) I
+    _mean_first = True  # centered, mean_init None: m^0 is the first row
 
     def __init__(self, n_components: int, eta: float = 1.0, center_lr_inv: float = 0.0,
                  mean_init: ArrayLike | None = None, centered: bool = True,
@@ -400,9 +401,11 @@ class CenteredOnlinePCA(_Learner, _PCAState):
     def _trial(self, x, u):
         omega = self._omega()
         corner = self._draw_corner(omega, u)
+        t = self.n_trials_ + 1
+        if t == 1 and self.centered and self._mean_first and self.mean_init is None:
+            self._m = np.array(x, dtype=np.float64)  # y_1 = 0
         y = x - self._m
         expected, realized = self._losses(omega, y, corner)
-        t = self.n_trials_ + 1
         if self.centered:
             c = self.center_lr_inv
             self._A -= self.eta * (c + t - 1) / (c + t) * np.outer(y, y)  # eq. (16)
@@ -426,6 +429,7 @@ class FollowTheLeader(CenteredOnlinePCA):
 
     _randomised = False
     _log_w0 = False
+    _mean_first = False  # m^0 = 0
 
     def __init__(self, n_components: int, centered: bool = False) -> None:
         super().__init__(n_components, 1.0, 0.0, None, centered, "leader", None)
