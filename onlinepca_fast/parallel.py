@@ -346,6 +346,8 @@ def _on_dask(client, estimators, streams, kinds, report, consume):
     scattered = {}
 
     def scatter(keys):
+        if not keys:  # (Client.scatter([]) fails inside distributed)
+            return
         for key, future in zip(keys, client.scatter([unique[k] for k in keys], hash=False)):
             scattered[key] = future
 

@@ -136,6 +136,21 @@ def test_on_dask_equals_the_plain_loop(workload, client):
     _assert_identical(run_many(estimators, streams, client=client), oracle)
 
 
+def test_on_dask_without_any_array_stream(client):
+    """Issue 38, item 1: with callable and list-of-chunks streams only (the
+    pattern the docstring recommends for Dask), nothing is scattered;
+    ``Client.scatter([])`` failed inside distributed."""
+    X, _ = shifting_subspaces(5, 1, (120,), random_state=4)
+    estimators = [opf.OnlinePCA(1, random_state=0), opf.CenteredOnlinePCA(2, random_state=1),
+                  opf.FollowTheLeader(1)]
+    streams = [functools.partial(_chunks, 3, n=5), [X[:50], X[50:]],
+               functools.partial(_chunks, 4, n=4, size=1)]
+    _assert_identical(run_many(estimators, streams, client=client),
+                      _oracle(estimators, streams))
+    (only,) = run_many(estimators[1:2], streams[1:2], client=client)
+    _assert_identical([only], _oracle(estimators[1:2], streams[1:2]))
+
+
 def test_a_long_stream_in_many_chunks_equals_one_batch():
     X, _ = shifting_subspaces(8, 2, (400, 400), random_state=0)
     est = opf.OnlineAdaptivePCA(2, random_state=1)
