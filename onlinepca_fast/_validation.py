@@ -442,10 +442,11 @@ def private_copy(arr: Any, owned: bool = False) -> tuple[FloatArray, float, floa
 
     The copy (and conversion) and the range pass run together in steps of
     about :data:`COPY_STEP_BYTES` along the first axis: the interpreter
-    regains control (and sees Ctrl-C) between steps, and each block is
-    checked while it is in cache.  A NaN or infinity stops the copy at its
-    block (the batch will be rejected) and is reported as ``lo = hi = nan``
-    (NaN) or as the infinite bound.  With `owned` (an array the caller made
+    regains control (and sees Ctrl-C, or a pool thread its stop flag:
+    ``_kernels.check_stop``) between steps, and each block is checked while
+    it is in cache.  A NaN or infinity stops the copy at its block (the
+    batch will be rejected) and is reported as ``lo = hi = nan`` (NaN) or
+    as the infinite bound.  With `owned` (an array the caller made
     and holds alone) a float64 C-contiguous `arr` is not copied.
     """
     from . import _kernels  # (the compiled module imports this one)
@@ -458,6 +459,7 @@ def private_copy(arr: Any, owned: bool = False) -> tuple[FloatArray, float, floa
     lo, hi = math.inf, -math.inf
     with np.errstate(over="ignore"):  # float128 beyond range -> inf, rejected
         for start in range(0, rows, step):
+            _kernels.check_stop()
             block = out[start:start + step]
             if out is not arr:
                 np.copyto(block, arr[start:start + step], casting="unsafe")

@@ -17,10 +17,11 @@ import threading
 import distributed
 import numpy as np
 import pytest
-from learner_cases import assert_same_state
+from learner_cases import LEARNERS, assert_same_state, make_data
 from numpy.testing import assert_array_equal
 
 import onlinepca_fast as opf
+from onlinepca_fast import _kernels
 from onlinepca_fast.datasets import noisy_cone, shifting_subspaces
 from onlinepca_fast.parallel import run_many
 
@@ -315,6 +316,92 @@ def test_ctrl_c_stops_the_running_fits_on_threads():
         assert_array_equal(oracle.realized_losses_, fit.realized_losses_)
     assert all(not hasattr(e, "n_trials_") for e in estimators)
     _Looping.copies = []
+
+
+class _OneChunk(opf.OnlinePCA):
+    """An OnlinePCA whose batches run as one compiled chunk each (as a chunk
+    paced for 20 ms may last seconds on a loaded machine); each copy being
+    fitted records itself."""
+
+    copies: list = []
+
+    def partial_fit(self, X, y=None):
+        _OneChunk.copies.append(self)
+        self._pace = 10**9  # (transient: not copied with the learner)
+        return super().partial_fit(X)
+
+
+def test_ctrl_c_stops_the_running_fits_on_threads_inside_a_chunk():
+    """Issue 35, item 11: SIGINT reaches the compiled loops of the main thread
+    only, so a fit on a pool thread ran its current chunk to its end (one
+    lasted 1.56 s under load).  Now run_many sets the pool's stop flag, which
+    the loops poll between trials: both running fits stop inside their one
+    chunk, each left exactly as after the rows it processed."""
+    import signal
+
+    X, _ = shifting_subspaces(30, 2, (15000, 15000), random_state=0)
+    estimators = [_OneChunk(2, eta=1.0, reorthogonalize_every=None,  # one chunk
+                            random_state=s).partial_fit(X[:5]) for s in range(3)]
+    _OneChunk.copies = []
+
+    def interrupt():
+        while len(_OneChunk.copies) < 2:
+            threading.Event().wait(0.005)
+        threading.Event().wait(0.2)  # (the batch validated, its chunk running)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    killer = threading.Thread(target=interrupt)
+    killer.start()
+    with pytest.raises(KeyboardInterrupt):
+        run_many(estimators, [X, X, X], n_jobs=2)
+    killer.join()
+    assert not [t for t in threading.enumerate() if t.name.startswith("run_many")]
+    fits, _OneChunk.copies = _OneChunk.copies, []
+    assert sorted(fit.random_state for fit in fits) == [0, 1]
+    for fit in fits:
+        done = fit.n_trials_ - 5
+        assert 0 <= done < len(X)  # (main: the whole chunk, len(X))
+        prefix = copy.deepcopy(estimators[fit.random_state])
+        if done:
+            opf.OnlinePCA.partial_fit(prefix, X[:done])
+        assert_same_state(fit, prefix)
+
+
+@pytest.mark.parametrize("case", LEARNERS, ids=[c[0] for c in LEARNERS])
+def test_a_stop_flag_stops_every_learner_between_two_trials(case):
+    """The stop flag a pool thread watches (``_kernels.watching``): set before
+    a batch, the batch is refused and nothing changes; set between two
+    chunks (here by the progress callback), the next chunk stops before its
+    first trial, the learner is that of the rows done, and going on with
+    the rest gives the uninterrupted fit."""
+    from onlinepca_fast._guard import reporting
+
+    _, make, kind = case
+    before = make().partial_fit(make_data(kind, 5, 0))
+    X = make_data(kind, 40, 1)
+    full = copy.deepcopy(before).partial_fit(X)
+    flag = _kernels.StopFlag()
+    flag.set()
+    learner = copy.deepcopy(before)
+    with _kernels.watching(flag), pytest.raises(_kernels.Stopped):
+        learner.partial_fit(X)
+    assert pickle.dumps(learner) == pickle.dumps(before)
+
+    flag, reported = _kernels.StopFlag(), []
+
+    def after_chunk(trials):
+        reported.append(trials)
+        if len(reported) == 2:
+            flag.set()
+
+    learner = copy.deepcopy(before)
+    learner._pace = 1
+    with reporting(after_chunk), _kernels.watching(flag), pytest.raises(_kernels.Stopped):
+        learner.partial_fit(X)
+    done = learner.n_trials_ - before.n_trials_
+    assert done == sum(reported) and 0 < done < len(X)
+    assert_same_state(learner, copy.deepcopy(before).partial_fit(X[:done]))
+    assert_same_state(learner.partial_fit(X[done:]), full)
 
 
 # --- a Dask worker lost (issue 22, item 8) ---------------------------------------------
