@@ -216,6 +216,30 @@ def _fit_pickled(estimator, stream, kind, index):
 
 
 # --- execution ------------------------------------------------------------------
+#
+# Why our own thread pool and Dask loop, not joblib's threading and Dask
+# backends (issue 38, item 7; joblib 1.6.0, distributed 2026.8, measured with
+# the fits and streams of tests/test_parallel.py and benchmarks/bench_parallel.py):
+#
+# - same numbers: joblib keeps them (each fit runs on its own copy either way);
+# - Ctrl-C on threads: ``Parallel(backend="threading")`` returns ~8 ms after the
+#   signal but does not stop nor wait for the running fits: they went on for
+#   1.2-1.7 s, to the end of their 20000-row streams (minutes on real ones),
+#   and each interrupted call left its pool's threads behind (2 -> 14 threads
+#   after 6 calls).  With our stop flag passed in, the fits stopped, but still
+#   0-28 ms *after* the call had returned: the caller cannot rely on the pool
+#   having stopped.  Here the call returns once the running fits have stopped
+#   (~1 ms, bench_parallel.py);
+# - a Dask worker lost: with the stream scattered to one worker (joblib
+#   scatters large arguments once, without a recipe, as we do), killing that
+#   worker failed the whole run with ``FutureCancelledError`` in 2 of 2
+#   tries; here the stream is scattered again and its fits resubmitted
+#   (test_a_dask_worker_killed_with_the_scattered_streams_loses_nothing);
+# - memory: a sweep consumes each fitted learner as it finishes and keeps at
+#   most one learner per thread or task alive (``consume``); joblib's
+#   pre-dispatch copies arguments ahead of the running fits.
+# What joblib does that we need is small (a pool, ``as_completed``), so the
+# two loops below stay.
 
 #: Raised inside a fit running on a pool thread once :func:`run_many` stops
 #: (Ctrl-C or another stream's error in the calling thread).
