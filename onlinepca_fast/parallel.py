@@ -235,11 +235,9 @@ def _fit_pickled(estimator, stream, kind, index):
 #   worker failed the whole run with ``FutureCancelledError`` in 2 of 2
 #   tries; here the stream is scattered again and its fits resubmitted
 #   (test_a_dask_worker_killed_with_the_scattered_streams_loses_nothing);
-# - memory: a sweep consumes each fitted learner as it finishes and keeps at
-#   most one learner per thread or task alive (``consume``); joblib's
-#   pre-dispatch copies arguments ahead of the running fits.
-# What joblib does that we need is small (a pool, ``as_completed``), so the
-# two loops below stay.
+# (Consuming each fitted learner as it finishes, as a sweep does, joblib could
+# do: ``return_as="generator_unordered"``.)  What joblib would give us is
+# small (a pool, ``as_completed``), so the two loops below stay.
 
 #: Raised inside a fit running on a pool thread once :func:`run_many` stops
 #: (Ctrl-C or another stream's error in the calling thread).
