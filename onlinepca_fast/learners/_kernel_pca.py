@@ -41,6 +41,7 @@ from ..kernels import cap_log, null_space_tol
 from ._base import SAMPLERS, OnlineLearner, reads_state
 from ._batch import run_batch
 from ._kernel_checks import _check_kernel_values, _check_psd, _check_rows
+from . import _scoring
 from ._rates import MasterMixin, RatesMixin, rate_options
 from ._sparse import is_sparse, map_sparse, row_chunks
 
@@ -615,6 +616,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
             Coordinates of X on the final feature-space directions.
         """
         return self.fit(X).transform(X)
+
+    score = _scoring.kernel_score
 
     @reads_state
     def transform(self, X: ArrayLike) -> FloatArray:

@@ -26,6 +26,7 @@ from .._validation import (
     as_real_array,
 )
 from ._clustered import MAX_DENSE, ClusteredState, refuse_dense
+from . import _scoring
 from ._rates import MasterMixin
 from ._sparse import is_sparse, map_sparse, project_rows
 from ._base import (
@@ -174,6 +175,8 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
             return map_sparse(X, self.transform)
         X = self._validate_for_transform(X)
         return project_rows(X, self._mean, self._kept_basis())
+
+    score = _scoring.score
 
     @reads_state
     def inverse_transform(self, X: ArrayLike) -> FloatArray:
