@@ -86,14 +86,15 @@ class Interval(Constraint):
     """A real (``kind="real"``, finite) or integer (``kind="int"``) number in
     an interval; ``low``/``high`` may be None (unbounded) or callables of the
     context; ``closed`` is "both", "left", "right" or "neither"; ``text``
-    replaces the generic description in messages."""
+    replaces the generic description in messages; ``note`` (a callable of
+    the context) adds a reason in parentheses to a bounded one."""
 
-    def __init__(self, kind, low=None, high=None, closed="both", text=None):
+    def __init__(self, kind, low=None, high=None, closed="both", text=None, note=None):
         if kind not in ("real", "int") or closed not in ("both", "left", "right",
                                                          "neither"):
             raise ValueError("Interval: bad kind or closed")
         self.kind, self.low, self.high, self.closed = kind, low, high, closed
-        self.text = text
+        self.text, self.note = text, note
 
     def _phrase(self, name, context):
         """"must <phrase>": e.g. "satisfy 1 <= k <= 4", "be a finite number > 0"."""
@@ -104,7 +105,8 @@ class Interval(Constraint):
         lo_op = "<=" if self.closed in ("both", "left") else "<"
         hi_op = "<=" if self.closed in ("both", "right") else "<"
         if lo is not None and hi is not None:
-            return f"satisfy {fmt(lo)} {lo_op} {name} {hi_op} {fmt(hi)}"
+            note = "" if self.note is None else f" ({self.note(context)})"
+            return f"satisfy {fmt(lo)} {lo_op} {name} {hi_op} {fmt(hi)}{note}"
         what = "be a finite number" if self.kind == "real" else "be an integer"
         if lo is not None:
             return f"{what} {'>=' if lo_op == '<=' else '>'} {fmt(lo)}"
@@ -298,7 +300,8 @@ NONNEGATIVE_INT = Interval("int", 0, None)
 SAMPLER = Options("decomposition", "systematic")
 STATE = Options("auto", "dense", "clustered")
 #: ``1 <= k <= n - 1`` for ``n`` (``context["n"]``) features.
-N_COMPONENTS = Interval("int", 1, lambda context: context["n"] - 1)
+N_COMPONENTS = Interval("int", 1, lambda context: context["n"] - 1,
+                        note=lambda context: f"fewer than the {context['n']} features")
 #: Period of the Newton-Schulz re-orthogonalisation, or None.
 REORTHOGONALIZE = none_or(Interval("int", 1, 2 ** 62))
 
