@@ -88,6 +88,7 @@ from .._validation import (
     private_copy,
 )
 from ..kernels import sample_corner
+from . import _aliases
 from ._batch import run_batch
 from ._eigensystem import EigensystemMixin
 from ._guarded import GuardedState
@@ -368,6 +369,8 @@ class OnlineLearner(GuardedState, BaseEstimator):
         """Number of trials since the last reset."""
         self._check_fitted()
         return int(self._t[0])
+
+    n_samples_seen_ = _aliases.n_samples_seen_
 
     def _loss_view(self, row):
         self._check_fitted()

@@ -179,6 +179,13 @@ class CenteredOnlinePCA(_Cumulative):
         last reset (else ``ValueError``).
     explained_variance_ratio_ : ndarray of shape (n_components,)
         ``explained_variance_`` over the total variance ``trace(C^t) / d``.
+    singular_values_ : ndarray of shape (n_components,)
+        ``sqrt(explained_variance_ * d)``: the norms of the rows' centered
+        coordinates on ``components_`` (as ``IncrementalPCA``).
+    noise_variance_ : float
+        Mean variance of the ``n - k`` other directions (as ``PCA``).
+    n_components_, n_samples_seen_ : int
+        ``n_components`` and ``n_trials_``, under IncrementalPCA's names.
 
     Notes
     -----
@@ -290,6 +297,8 @@ class FollowTheLeader(_Cumulative):
         ``-eigenvalues_`` (eta = 1: exact while the spread of the
         covariance's eigenvalues stays below 2**20), over ``t - 1``
         (centered) or ``t``.
+    singular_values_, noise_variance_, n_components_, n_samples_seen_
+        As for :class:`CenteredOnlinePCA`.
 
     References
     ----------

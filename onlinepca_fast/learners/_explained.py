@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._typing import FloatArray
+from . import _aliases
 
 __all__ = ["ExplainedVariance", "EIGEN_SPAN"]
 
@@ -139,3 +140,6 @@ class ExplainedVariance:
         if d > 0 and total > 0 and math.isfinite(total):
             out[:top.size] = top / total
         return out
+
+    singular_values_ = _aliases.singular_values_
+    noise_variance_ = _aliases.noise_variance_

@@ -41,7 +41,7 @@ from ..kernels import cap_log, null_space_tol
 from ._base import SAMPLERS, OnlineLearner, reads_state
 from ._batch import run_batch
 from ._kernel_checks import _check_kernel_values, _check_psd, _check_rows
-from . import _scoring
+from . import _aliases, _scoring
 from ._rates import MasterMixin, RatesMixin, rate_options
 from ._sparse import is_sparse, map_sparse, row_chunks
 
@@ -131,7 +131,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         The instances seen.
     expected_losses_, realized_losses_ : ndarray of shape (n_trials,)
         Expected and realized approximation errors in feature space.
-    n_features_in_, n_trials_ : int
+    n_features_in_, n_trials_, n_samples_seen_, n_components_ : int
     eta_ : float
         The rate of the next trial: ``eta``, or with ``eta="auto"``
         ``r / mixability_gap_`` (``inf`` while every gap is 0).
@@ -618,6 +618,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         return self.fit(X).transform(X)
 
     score = _scoring.kernel_score
+    n_components_ = _aliases.n_components_
 
     @reads_state
     def transform(self, X: ArrayLike) -> FloatArray:

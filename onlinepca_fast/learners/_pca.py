@@ -26,7 +26,7 @@ from .._validation import (
     as_real_array,
 )
 from ._clustered import MAX_DENSE, ClusteredState, refuse_dense
-from . import _scoring
+from . import _aliases, _scoring
 from ._rates import MasterMixin
 from ._sparse import is_sparse, map_sparse, project_rows
 from ._base import (
@@ -114,6 +114,10 @@ class _Projections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Eigensyste
     def explained_variance_ratio_(self) -> FloatArray:
         """Absent here, as ``explained_variance_``."""
         return self.explained_variance_
+
+    singular_values_ = _aliases.absent("singular_values_")
+    noise_variance_ = _aliases.absent("noise_variance_")
+    n_components_ = _aliases.n_components_
 
     def _kept_basis(self):
         """The k eigenvectors of W with the smallest eigenvalues (n x k)."""
@@ -386,7 +390,11 @@ class OnlinePCA(ClusteredState, _Projections, MasterMixin, TrialLoopLearner):
     alpha_ : float
         The mixing rate of the next trial.
     n_features_in_ : int
-    n_trials_ : int
+    n_trials_, n_samples_seen_ : int
+        Trials since the last reset (``n_samples_seen_``: IncrementalPCA's
+        name); ``n_components_`` is ``n_components``.  No
+        ``explained_variance_``, ``singular_values_`` nor
+        ``noise_variance_``: W is not the data's covariance.
 
     Notes
     -----
