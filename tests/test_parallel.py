@@ -276,33 +276,41 @@ class _Looping(opf.OnlinePCA):
         return self
 
 
-def test_ctrl_c_stops_the_running_fits_on_threads():
-    """Issue 22, item 6: run_many(n_jobs=2) raised KeyboardInterrupt only once
-    the running fits had finished their streams (40 s).  Now they stop at
-    their next compiled chunk: the interrupt arrives while both are in their
-    first batches, and neither has run more than a few more of its 400."""
+def _ctrl_c_while_two_fit(cls, estimators, streams, delay):
+    """run_many(n_jobs=2), SIGINT `delay` seconds after two copies of `cls`
+    started fitting (they record themselves in ``cls.copies``): it raises
+    KeyboardInterrupt once its pool has stopped.  Returns those copies."""
     import signal
 
-    X, _ = shifting_subspaces(20, 2, (1000, 1000), random_state=0)
-    _Looping.copies = []
-    estimators = [_Looping(2, eta=1.0, random_state=s) for s in range(3)]
-
     def interrupt():
-        while len(_Looping.copies) < 2:
+        while len(cls.copies) < 2:
             threading.Event().wait(0.005)
-        threading.Event().wait(0.1)
+        threading.Event().wait(delay)
         signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
     killer = threading.Thread(target=interrupt)
     killer.start()
     with pytest.raises(KeyboardInterrupt):
-        run_many(estimators, [X, X, X], n_jobs=2)
+        run_many(estimators, streams, n_jobs=2)
     killer.join()
-    # the pool has stopped (run_many waited for its threads) ...
     assert not [t for t in threading.enumerate() if t.name.startswith("run_many")]
+    fits, cls.copies = cls.copies, []
+    return fits
+
+
+def test_ctrl_c_stops_the_running_fits_on_threads():
+    """Issue 22, item 6: run_many(n_jobs=2) raised KeyboardInterrupt only once
+    the running fits had finished their streams (40 s).  Now they stop at
+    their next compiled chunk: the interrupt arrives while both are in their
+    first batches, and neither has run more than a few more of its 400."""
+    X, _ = shifting_subspaces(20, 2, (1000, 1000), random_state=0)
+    _Looping.copies = []
+    estimators = [_Looping(2, eta=1.0, random_state=s) for s in range(3)]
+    # the pool has stopped (run_many waited for its threads) ...
+    fits = _ctrl_c_while_two_fit(_Looping, estimators, [X, X, X], 0.1)
     # ... the third fit never started, the two running ones stopped early ...
-    assert len(_Looping.copies) == 2
-    for fit in _Looping.copies:
+    assert len(fits) == 2
+    for fit in fits:
         assert fit.batches_done < _Looping.repeats // 2
         # ... and consistently: as after exactly the rows processed
         t = fit.n_trials_
@@ -315,7 +323,6 @@ def test_ctrl_c_stops_the_running_fits_on_threads():
         assert_array_equal(oracle.expected_losses_, fit.expected_losses_)
         assert_array_equal(oracle.realized_losses_, fit.realized_losses_)
     assert all(not hasattr(e, "n_trials_") for e in estimators)
-    _Looping.copies = []
 
 
 class _OneChunk(opf.OnlinePCA):
@@ -337,26 +344,12 @@ def test_ctrl_c_stops_the_running_fits_on_threads_inside_a_chunk():
     lasted 1.56 s under load).  Now run_many sets the pool's stop flag, which
     the loops poll between trials: both running fits stop inside their one
     chunk, each left exactly as after the rows it processed."""
-    import signal
-
     X, _ = shifting_subspaces(30, 2, (15000, 15000), random_state=0)
     estimators = [_OneChunk(2, eta=1.0, reorthogonalize_every=None,  # one chunk
                             random_state=s).partial_fit(X[:5]) for s in range(3)]
     _OneChunk.copies = []
-
-    def interrupt():
-        while len(_OneChunk.copies) < 2:
-            threading.Event().wait(0.005)
-        threading.Event().wait(0.2)  # (the batch validated, its chunk running)
-        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
-
-    killer = threading.Thread(target=interrupt)
-    killer.start()
-    with pytest.raises(KeyboardInterrupt):
-        run_many(estimators, [X, X, X], n_jobs=2)
-    killer.join()
-    assert not [t for t in threading.enumerate() if t.name.startswith("run_many")]
-    fits, _OneChunk.copies = _OneChunk.copies, []
+    # (0.2 s: the batch validated, its chunk running)
+    fits = _ctrl_c_while_two_fit(_OneChunk, estimators, [X, X, X], 0.2)
     assert sorted(fit.random_state for fit in fits) == [0, 1]
     for fit in fits:
         done = fit.n_trials_ - 5

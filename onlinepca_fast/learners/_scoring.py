@@ -78,19 +78,7 @@ def score(self: Any, X: ArrayLike, y: None = None) -> float:
     no scorer (``GridSearchCV(OnlinePCA(2), {"eta": [...]})``; the ready
     scorer is :func:`onlinepca_fast.metrics.compression_scorer`).  Unlike
     scikit-learn's ``PCA.score``, not a log-likelihood.
-
-    Parameters
-    ----------
-    X : array_like or scipy.sparse matrix of shape (n_samples, n_features)
-        Rows to compress (at least one).
-    y : None
-        Ignored.
-
-    Returns
-    -------
-    score : float
-        Minus the mean squared distance of the rows from their projection
-        (<= 0).
+    {sections}
     """
     return _minus_mean(compression_losses(self, X))
 
@@ -104,7 +92,13 @@ def kernel_score(self: Any, X: ArrayLike, y: None = None) -> float:
     leading feature-space directions (KW's compression loss of that
     projection), so greater is better and scikit-learn's model selection
     needs no scorer (see :func:`onlinepca_fast.metrics.compression_scorer`).
+    {sections}
+    """
+    return _minus_mean(kernel_compression_losses(self, X))
 
+
+# the two methods take and return the same
+_SECTIONS = """
     Parameters
     ----------
     X : array_like or scipy.sparse matrix of shape (n_samples, n_features)
@@ -115,9 +109,10 @@ def kernel_score(self: Any, X: ArrayLike, y: None = None) -> float:
     Returns
     -------
     score : float
-        Minus the mean feature-space compression loss (<= 0).
-    """
-    return _minus_mean(kernel_compression_losses(self, X))
+        Minus the mean compression loss (<= 0; greater is better).\
+"""
+for _method in (score, kernel_score):
+    _method.__doc__ = _method.__doc__.replace("{sections}", _SECTIONS)
 
 
 def _minus_mean(losses):
