@@ -196,7 +196,8 @@ def _document(cls):
     learner's Parameters (record_losses as here, notes of the wrapper
     added), the Attributes of a wrapper and the learner's References."""
     learner = cls._learner_class
-    own, theirs = _sections(inspect.cleandoc(cls.__doc__)), _sections(inspect.getdoc(learner))
+    own = _sections(inspect.cleandoc(cls.__doc__ or f"{learner.__name__} on dicts."))
+    theirs = _sections(inspect.getdoc(learner))
     entries = _parameter_entries(theirs["Parameters"])
     entries["record_losses"] = "\n".join(_RECORD_LOSSES)
     for name, note in cls._parameter_notes.items():
@@ -214,8 +215,9 @@ def _document(cls):
              "(its page has the Notes they refer to).",
              "Parameters\n----------\n" + "\n".join(entries.values()),
              "Attributes\n----------\n" + "\n".join(attributes),
-             "References\n----------\n" + "\n".join(theirs["References"]).strip(),
-             "Examples\n--------\n" + "\n".join(own["Examples"]).strip()]
+             "References\n----------\n" + "\n".join(theirs["References"]).strip()]
+    if "Examples" in own:
+        parts.append("Examples\n--------\n" + "\n".join(own["Examples"]).strip())
     return "\n\n".join(parts) + "\n"
 
 
@@ -251,7 +253,8 @@ class _DictTransformer(_river_base.MiniBatchTransformer):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        _derive(cls)
+        if "_learner_class" in cls.__dict__:  # (a subclass of a wrapper inherits)
+            _derive(cls)
 
     # -- construction ------------------------------------------------------
     def _make_learner(self):

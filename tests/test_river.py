@@ -580,3 +580,17 @@ def test_memory_does_not_grow_on_a_long_stream(cls):
     for row in X[:300]:
         kept.learn_one(dict(zip(names, row.tolist())))
     assert kept.learner.expected_losses_.size == 300
+
+
+def test_a_subclass_of_a_wrapper_keeps_the_derived_signature():
+    """The derivation runs for a class that names its learner; a user's
+    subclass of a wrapper inherits the wrapper's __init__ and parameters."""
+    class Mine(opr.CenteredOnlinePCA):
+        def transform_one(self, x):
+            return {k: 2 * v for k, v in super().transform_one(x).items()}
+
+    model = Mine(n_components=1, center_lr_inv=1.0, random_state=0)
+    assert inspect.signature(Mine) == inspect.signature(opr.CenteredOnlinePCA)
+    assert model.clone()._get_params() == model._get_params()
+    model.learn_one({"a": 1.0, "b": 2.0})
+    assert model.learner.n_trials_ == 1 and model.learner.center_lr_inv == 1.0
