@@ -216,7 +216,10 @@ cdef class Engine:
         In the main thread a Ctrl-C stops the chunk between two trials or
         inside an O(n^3) one, which is then undone (``src/interrupt.h``),
         and raises ``KeyboardInterrupt`` with the state that of the trials
-        done (the learner's trial counter says how many).
+        done (the learner's trial counter says how many).  In a thread
+        watching a :class:`StopFlag` (:func:`watching`), the flag set stops
+        the chunk before its next trial and raises :class:`Stopped`,
+        likewise.
 
         If a trial fails, the trials before it are done (their losses
         written), that trial changed nothing, and the exception from
@@ -232,17 +235,21 @@ cdef class Engine:
         _check_losses(T, u, exp_loss, real_loss)
         _enter(self._lock, "Engine.run")
         cdef int armed = 0
+        cdef StopFlag stop = _watched_flag()
         try:
             armed = _arm()
             self.s.poll = armed
+            self.s.stop = _stop_pointer(stop)
             with nogil:
                 done = opf_learner_trials(&self.s, &X[0, 0], T, &u[0], &exp_loss[0],
                                           &real_loss[0], &status)
         finally:
             self.s.poll = 0
+            self.s.stop = NULL
             _disarm(armed)
             self._lock.release()
         _honour(armed)  # Ctrl-C: KeyboardInterrupt, the state after `done` trials
+        _honour_stop(stop, status)  # stopped from another thread: Stopped, likewise
         if status == OPF_OK or status == OPF_SWITCH or status == OPF_ECAPACITY:
             return done, status
         if status == OPF_EINTR:

@@ -89,18 +89,22 @@ cdef class KernelPCAEngine:
             raise status_error(OPF_ECAPACITY, "kernel PCA trial", trials_done=0)
         _enter(self._lock, "KernelPCAEngine.run")
         cdef int armed = 0
+        cdef StopFlag stop = _watched_flag()
         try:
             armed = _arm()
             self.s.poll = armed
+            self.s.stop = _stop_pointer(stop)
             with nogil:
                 done = opf_kpca_trials(&self.s, &G[0, 0], G.shape[1], T, &u[0],
                                        &exp_loss[0], &real_loss[0], &status,
                                        &self.st)
         finally:
             self.s.poll = 0
+            self.s.stop = NULL
             _disarm(armed)
             self._lock.release()
         _honour(armed)  # Ctrl-C: KeyboardInterrupt, the state after `done` trials
+        _honour_stop(stop, status)  # stopped from another thread: Stopped, likewise
         if done < T and status != OPF_EINTR:
             raise status_error(status, "kernel PCA trial", trials_done=done)
         return done

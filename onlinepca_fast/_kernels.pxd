@@ -50,6 +50,8 @@ cdef extern from "interrupt.h" nogil:
     void opf_interrupt_disarm()
     void opf_interrupt_test_countdown(long k)
     int opf_interrupt_test_site()
+    void opf_interrupt_stop(int *flag)
+    int opf_interrupt_stopped(const int *flag)
 
 cdef extern from "phased_eig.h" nogil:
     int opf_eig_phased(int n, double *a, double *w, double *z, double *work,
@@ -183,6 +185,7 @@ cdef extern from "learner.h" nogil:
         const opf_lapack *fns
         Py_ssize_t m_stop
         int poll
+        const int *stop
     size_t opf_learner_work_len(Py_ssize_t n, int kind, int with_matrices)
     size_t opf_clustered_work_len(Py_ssize_t n, Py_ssize_t cap, Py_ssize_t k)
     size_t opf_learner_iwork_len(Py_ssize_t n)
@@ -229,6 +232,7 @@ cdef extern from "kernel_pca.h" nogil:
         int *buiwork
         const opf_lapack *fns
         int poll
+        const int *stop
     ctypedef struct opf_kpca_stats:
         long long n_updates
         long long secular_sum

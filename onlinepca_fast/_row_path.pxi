@@ -10,11 +10,6 @@
 # raises, exactly as partial_fit does.
 
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_STRIDES, PyBuffer_Release, PyObject_GetBuffer
-from cpython.dict cimport PyDict_Size
-from cpython.exc cimport PyErr_Clear, PyErr_Occurred
-from cpython.bool cimport PyBool_Check
-from cpython.float cimport PyFloat_Check
-from cpython.object cimport PyObject
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport isfinite
 from libc.stdint cimport uint32_t, uint64_t
@@ -22,13 +17,6 @@ from libc.string cimport memcpy
 
 cdef extern from "pythread.h":
     unsigned long PyThread_get_thread_ident()
-
-# Declared here without Cython's error checks: a key or value the short path
-# cannot take is declined (the error cleared), not raised.
-cdef extern from "Python.h":
-    PyObject *_dict_get "PyDict_GetItemWithError"(object d, object key) noexcept
-    double _as_double "PyFloat_AsDouble"(object v) noexcept
-
 
 # numpy.random's bitgen_t, its documented C interface to a bit generator (the
 # "BitGenerator" capsule); Generator.random() returns next_double(state).
@@ -41,7 +29,6 @@ ctypedef struct _np_bitgen:
 
 
 cdef object _NDARRAY = np.ndarray
-cdef object _NP_BOOL = np.bool_
 
 
 cdef class RowPath:
@@ -118,35 +105,6 @@ cdef class RowPath:
             PyBuffer_Release(&view)
         return True
 
-    cdef bint _take_values(self, x, tuple keys) except -1:
-        """Fill the private row with x[key] for the n keys, each converted as
-        float(v) does, if x is a dict holding exactly these keys and every
-        value converts and is neither a bool (Python's or NumPy's) nor an
-        array (a masked value is one); False otherwise (the caller's
-        validating path names what is wrong)."""
-        cdef double *dst = &self.row[0]
-        cdef PyObject *v
-        cdef Py_ssize_t i
-        cdef double value
-        if type(x) is not dict or PyDict_Size(x) != self.n or len(keys) != self.n:
-            return False
-        for i in range(self.n):
-            v = _dict_get(x, keys[i])
-            if v == NULL:
-                if PyErr_Occurred():
-                    PyErr_Clear()
-                return False
-            if not PyFloat_Check(<object>v) and (
-                    PyBool_Check(<object>v) or type(<object>v) is _NP_BOOL
-                    or isinstance(<object>v, _NDARRAY)):
-                return False  # the array learners reject bools; masked values
-            value = _as_double(<object>v)
-            if value == -1.0 and PyErr_Occurred():
-                PyErr_Clear()
-                return False
-            dst[i] = value
-        return True
-
     cdef bint _in_region(self) noexcept:
         """Every entry finite and the row in the region (NaN fails every
         comparison; |x|^2 overflowing to inf fails isfinite)."""
@@ -179,13 +137,6 @@ cdef class RowPath:
         path takes or the learner is busy (nothing changed: the caller
         validates and decides)."""
         if not self._take_row(x) or not self._in_region():
-            return False
-        return self._trial()
-
-    def learn_values(self, x, tuple keys):
-        """One trial on the row ``[x[key] for key in keys]`` of the dict x
-        (river's learn_one); True if done, False as for :meth:`learn`."""
-        if not self._take_values(x, keys) or not self._in_region():
             return False
         return self._trial()
 

@@ -89,14 +89,15 @@ class Interval(Constraint):
     """A real (``kind="real"``, finite) or integer (``kind="int"``) number in
     an interval; ``low``/``high`` may be None (unbounded) or callables of the
     context; ``closed`` is "both", "left", "right" or "neither"; ``text``
-    replaces the generic description in messages."""
+    replaces the generic description in messages; ``note`` (a callable of
+    the context) adds a reason in parentheses to a bounded one."""
 
-    def __init__(self, kind, low=None, high=None, closed="both", text=None):
+    def __init__(self, kind, low=None, high=None, closed="both", text=None, note=None):
         if kind not in ("real", "int") or closed not in ("both", "left", "right",
                                                          "neither"):
             raise ValueError("Interval: bad kind or closed")
         self.kind, self.low, self.high, self.closed = kind, low, high, closed
-        self.text = text
+        self.text, self.note = text, note
 
     def _phrase(self, name, context):
         """"must <phrase>": e.g. "satisfy 1 <= k <= 4", "be a finite number > 0"."""
@@ -107,7 +108,8 @@ class Interval(Constraint):
         lo_op = "<=" if self.closed in ("both", "left") else "<"
         hi_op = "<=" if self.closed in ("both", "right") else "<"
         if lo is not None and hi is not None:
-            return f"satisfy {fmt(lo)} {lo_op} {name} {hi_op} {fmt(hi)}"
+            note = "" if self.note is None else f" ({self.note(context)})"
+            return f"satisfy {fmt(lo)} {lo_op} {name} {hi_op} {fmt(hi)}{note}"
         what = "be a finite number" if self.kind == "real" else "be an integer"
         if lo is not None:
             return f"{what} {'>=' if lo_op == '<=' else '>'} {fmt(lo)}"
@@ -301,7 +303,8 @@ NONNEGATIVE_INT = Interval("int", 0, None)
 SAMPLER = Options("decomposition", "systematic")
 STATE = Options("auto", "dense", "clustered")
 #: ``1 <= k <= n - 1`` for ``n`` (``context["n"]``) features.
-N_COMPONENTS = Interval("int", 1, lambda context: context["n"] - 1)
+N_COMPONENTS = Interval("int", 1, lambda context: context["n"] - 1,
+                        note=lambda context: f"fewer than the {context['n']} features")
 #: Period of the Newton-Schulz re-orthogonalisation, or None.
 REORTHOGONALIZE = none_or(Interval("int", 1, 2 ** 62))
 
@@ -445,10 +448,11 @@ def private_copy(arr: Any, owned: bool = False) -> tuple[FloatArray, float, floa
 
     The copy (and conversion) and the range pass run together in steps of
     about :data:`COPY_STEP_BYTES` along the first axis: the interpreter
-    regains control (and sees Ctrl-C) between steps, and each block is
-    checked while it is in cache.  A NaN or infinity stops the copy at its
-    block (the batch will be rejected) and is reported as ``lo = hi = nan``
-    (NaN) or as the infinite bound.  With `owned` (an array the caller made
+    regains control (and sees Ctrl-C, or a pool thread its stop flag:
+    ``_kernels.check_stop``) between steps, and each block is checked while
+    it is in cache.  A NaN or infinity stops the copy at its block (the
+    batch will be rejected) and is reported as ``lo = hi = nan`` (NaN) or
+    as the infinite bound.  With `owned` (an array the caller made
     and holds alone) a float64 C-contiguous `arr` is not copied.
     """
     from . import _kernels  # (the compiled module imports this one)
@@ -461,6 +465,7 @@ def private_copy(arr: Any, owned: bool = False) -> tuple[FloatArray, float, floa
     lo, hi = math.inf, -math.inf
     with np.errstate(over="ignore"):  # float128 beyond range -> inf, rejected
         for start in range(0, rows, step):
+            _kernels.check_stop()
             block = out[start:start + step]
             if out is not arr:
                 np.copyto(block, arr[start:start + step], casting="unsafe")

@@ -45,6 +45,7 @@ __all__ = [
     "AdaptiveParameters",
     "average_density",
     "batch_loss",
+    "compression_scorer",
 ]
 
 
@@ -608,3 +609,45 @@ def batch_loss(
             raise ValueError(f"mean must have shape ({n},), got {center.shape}")
         rows = rows - center
     return float((n - k) * np.sum((rows @ dens) * rows))
+
+
+def compression_scorer(estimator: Any, X: ArrayLike, y: Any = None) -> float:
+    """Scorer for scikit-learn's model selection: ``estimator.score(X)``.
+
+    The PCA learners' ``score`` is minus the mean compression loss of X
+    under the current projection (``-mean ||x - mean_ - P (x - mean_)||^2``;
+    for :class:`~onlinepca_fast.OnlineKernelPCA` in the feature space), so
+    greater is better.  ``GridSearchCV`` and ``cross_val_score`` use it by
+    default when given a learner; pass this scorer where a scorer must be
+    named (``scoring=compression_scorer``, a dict of several scorers, or a
+    pipeline whose last step is such a learner: the pipeline's ``score``
+    transforms X by the earlier steps first).
+
+    Parameters
+    ----------
+    estimator : estimator
+        A fitted PCA learner of :mod:`onlinepca_fast`, or a pipeline ending
+        in one.
+    X : array_like or scipy.sparse matrix of shape (n_samples, n_features)
+        Held-out rows.
+    y : None
+        Ignored.
+
+    Returns
+    -------
+    score : float
+        Minus the mean compression loss (<= 0; greater is better).
+
+    Examples
+    --------
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from onlinepca_fast import OnlinePCA
+    >>> X = np.random.default_rng(0).normal(size=(120, 5)) * [3, 2, 1, 0.1, 0.1]
+    >>> search = GridSearchCV(OnlinePCA(2, random_state=0), {"eta": [0.1, 1.0, 10.0]},
+    ...                       scoring=compression_scorer, cv=3).fit(X)
+    >>> sorted(search.best_params_)
+    ['eta']
+    >>> bool(search.best_score_ <= 0)
+    True
+    """
+    return float(estimator.score(X))

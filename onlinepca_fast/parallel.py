@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import numbers
-import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -37,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ._guard import reporting
+from . import _kernels
 
 __all__ = ["run_many"]
 
@@ -105,8 +104,10 @@ def run_many(estimators: Sequence[Any], streams: Sequence[Any], *, n_jobs: int |
     Errors: the first failing stream's exception is raised (with a note on
     Python >= 3.11 saying which estimator and chunk); the other streams are
     cancelled where possible.  Ctrl-C (``KeyboardInterrupt``) propagates
-    within about 20 ms on threads too: the running fits stop at their next
-    compiled chunk rather than finishing their streams.  On Dask,
+    on threads as promptly as in order: the running fits stop before their
+    next trial (the learners of this package; another library's estimator
+    between two chunks of its stream), each left as after the rows it
+    processed, rather than finishing their streams.  On Dask,
     a stream scattered to a worker that dies is sent again and its fits
     rerun (a lost task of a callable stream is rerun by the scheduler);
     tasks already running on the workers when Ctrl-C cancels them may run
@@ -215,28 +216,47 @@ def _fit_pickled(estimator, stream, kind, index):
 
 
 # --- execution ------------------------------------------------------------------
+#
+# Why our own thread pool and Dask loop, not joblib's threading and Dask
+# backends (issue 38, item 7; joblib 1.6.0, distributed 2026.8, measured with
+# the fits and streams of tests/test_parallel.py and benchmarks/bench_parallel.py):
+#
+# - same numbers: joblib keeps them (each fit runs on its own copy either way);
+# - Ctrl-C on threads: ``Parallel(backend="threading")`` returns ~8 ms after the
+#   signal but does not stop nor wait for the running fits: they went on for
+#   1.2-1.7 s, to the end of their 20000-row streams (minutes on real ones),
+#   and each interrupted call left its pool's threads behind (2 -> 14 threads
+#   after 6 calls).  With our stop flag passed in, the fits stopped, but still
+#   0-28 ms *after* the call had returned: the caller cannot rely on the pool
+#   having stopped.  Here the call returns once the running fits have stopped
+#   (~1 ms, bench_parallel.py);
+# - a Dask worker lost: with the stream scattered to one worker (joblib
+#   scatters large arguments once, without a recipe, as we do), killing that
+#   worker failed the whole run with ``FutureCancelledError`` in 2 of 2
+#   tries; here the stream is scattered again and its fits resubmitted
+#   (test_a_dask_worker_killed_with_the_scattered_streams_loses_nothing);
+# (Consuming each fitted learner as it finishes, as a sweep does, joblib could
+# do: ``return_as="generator_unordered"``.)  What joblib would give us is
+# small (a pool, ``as_completed``), so the two loops below stay.
 
-class _Stopped(Exception):
-    """Raised inside a fit running on a pool thread once :func:`run_many` stops
-    (Ctrl-C or another stream's error in the calling thread)."""
+#: Raised inside a fit running on a pool thread once :func:`run_many` stops
+#: (Ctrl-C or another stream's error in the calling thread).
+_Stopped = _kernels.Stopped
 
 
 def _fit_stream(estimator, stream, kind, index, stop=None):
     """Fit `estimator` in place on `stream`; (estimator, seconds).  Runs on the
     thread or Dask worker that owns the estimator.
 
-    With `stop` (a ``threading.Event``, on the pool threads) the fit gives up
-    with :class:`_Stopped` at the next chunk of the stream or compiled chunk
-    of a batch (about every 20 ms, :mod:`onlinepca_fast._guard`) once it is
-    set, the learner left consistent (as after an interrupt)."""
+    With `stop` (a :class:`~onlinepca_fast._kernels.StopFlag`, on the pool
+    threads) the fit gives up with :data:`_Stopped` once it is set: the
+    learners' compiled loops poll it between two trials (SIGINT reaches
+    only the main thread's), and it is checked between the stream's chunks
+    (for estimators of other libraries, between their ``partial_fit``
+    calls).  The learner is left consistent, as after an interrupt."""
     start = time.perf_counter()
     chunk_index = 0
-    watch = contextlib.nullcontext()
-    if stop is not None:
-        def check(trials):
-            if stop.is_set():
-                raise _Stopped
-        watch = reporting(check)
+    watch = contextlib.nullcontext() if stop is None else _kernels.watching(stop)
     try:
         with watch:
             if kind == _ARRAY:
@@ -244,7 +264,7 @@ def _fit_stream(estimator, stream, kind, index, stop=None):
             else:
                 for chunk_index, chunk in enumerate(stream() if kind == _CALLABLE else stream):
                     if stop is not None and stop.is_set():
-                        raise _Stopped
+                        raise _Stopped("run_many stopped")
                     estimator.partial_fit(chunk)
     except _Stopped:
         raise
@@ -291,12 +311,12 @@ def _on_threads(workers, estimators, streams, kinds, report, consume):
 
     On any exception here -- Ctrl-C (``KeyboardInterrupt`` is delivered to
     this thread, waiting below) or a stream's error -- the running fits are
-    told to stop and give up at their next chunk boundary (~20 ms), so the
-    exception propagates at once rather than after their streams.
+    told to stop and give up before their next trial, so the exception
+    propagates at once rather than after their streams.
     """
     count = len(estimators)
     results = [None] * count
-    stop = threading.Event()
+    stop = _kernels.StopFlag()
     running = {}
     started = 0
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="run_many")
@@ -346,6 +366,8 @@ def _on_dask(client, estimators, streams, kinds, report, consume):
     scattered = {}
 
     def scatter(keys):
+        if not keys:  # (Client.scatter([]) fails inside distributed)
+            return
         for key, future in zip(keys, client.scatter([unique[k] for k in keys], hash=False)):
             scattered[key] = future
 

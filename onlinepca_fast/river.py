@@ -9,12 +9,15 @@ of :mod:`onlinepca_fast` as river ``base.Transformer`` s:
 ``OnlineAdaptivePCA``    YL Algorithm 4 (:class:`onlinepca_fast.OnlineAdaptivePCA`)
 ``CenteredOnlinePCA``    WK Algorithm 6 (:class:`onlinepca_fast.CenteredOnlinePCA`)
 ``FollowTheLeader``      WK Sec. 7 baseline (:class:`onlinepca_fast.FollowTheLeader`)
+``OnlineKernelPCA``      KW Algorithm 6 (:class:`onlinepca_fast.OnlineKernelPCA`;
+                         memory grows with the events, see its docstring)
 =======================  ==============================================
 
-Each takes exactly the hyper-parameters of its array learner and runs it
-on the rows the dicts make, so its numbers -- losses, eigensystem,
-``transform`` -- are bit for bit those of the array learner fed the same
-rows.  It needs river, an optional dependency::
+Each takes exactly the hyper-parameters of its array learner (its
+signature and the Parameters of its docstring are derived from the
+learner's) and runs it on the rows the dicts make, so its numbers --
+losses, eigensystem, ``transform`` -- are bit for bit those of the array
+learner fed the same rows.  It needs river, an optional dependency::
 
     pip install "onlinepca_fast[river]"
 
@@ -62,20 +65,19 @@ Contract of every transformer here
   ``components_`` and ``transform_one`` do not.
 - The array learner is ``learner`` (built from the hyper-parameters when
   the transformer is made): ``learner.expected_losses_``,
-  ``learner.components_``, ``learner.eigenvalues_`` ...  Change
+  ``learner.eigenvalues_`` ...; ``components_`` is also the
+  transformer's own (its columns are ``feature_names_in_``).  Change
   hyper-parameters with river's ``clone(new_params)``.
 - One transformer must not be used by two threads at once (it converts
   each dict into one preallocated row).  Pickling and ``clone`` work; a
   pickled transformer continues bit for bit.
 
-:class:`onlinepca_fast.OnlineKernelPCA` is not offered here on purpose:
-it keeps every past instance and the eigensystem of their kernel matrix,
-so its memory grows as ``t^2`` and a trial costs ``O(t^2)`` to ``O(t^3)``
-after ``t`` events -- the opposite of what an unbounded river stream needs
-(river's bounded-memory check fails by design).  For a finite stream use
-its ``partial_fit``.  Hedge, CappedHedge and the variance minimisers are
-not transformers (their instances are loss vectors or covariances, they
-have no ``transform``).
+:class:`OnlineKernelPCA` keeps every past instance and the eigensystem of
+their kernel matrix, so its memory grows as ``t^2`` and a trial costs
+``O(t^2)`` to ``O(t^3)`` after ``t`` events: on an unbounded stream, bound
+``t`` yourself.  Hedge, CappedHedge and the variance minimisers are not
+transformers (their instances are loss vectors or covariances, they have
+no ``transform``).
 
 References
 ----------
@@ -98,8 +100,20 @@ Examples
 ['onlinepca0', 'onlinepca1']
 >>> model["OnlinePCA"].learner.n_trials_
 50
+
+From a DataFrame, river's ``stream.iter_frame`` gives the dicts:
+
+>>> import pandas as pd
+>>> from river import stream
+>>> frame = pd.DataFrame(X, columns=["x0", "x1", "x2", "x3"])
+>>> pca = OnlinePCA(n_components=2, random_state=0)
+>>> for x, _ in stream.iter_frame(frame):
+...     pca.learn_one(x)
+>>> pca.components_.shape
+(2, 4)
 """
 
+import inspect
 import operator
 import struct
 import sys
@@ -116,35 +130,146 @@ except ImportError as exc:  # pragma: no cover - exercised without river install
         'pip install "onlinepca_fast[river]"') from exc
 
 from . import learners as _learners
-from ._guard import guard_of
 from ._river_values import SUSPECT, check_kinds, frame_rows, value_error
 from ._validation import as_int
 
-__all__ = ["OnlinePCA", "OnlineAdaptivePCA", "CenteredOnlinePCA", "FollowTheLeader"]
+__all__ = ["OnlinePCA", "OnlineAdaptivePCA", "CenteredOnlinePCA", "FollowTheLeader",
+           "OnlineKernelPCA"]
+
+
+# --- the wrappers derived from the learners (issue 40, item 6) ----------------------
+#
+# A wrapper's __init__ takes exactly its learner's parameters, with the same
+# defaults but record_losses=False (river's _get_params and clone read them
+# from the signature), and its docstring's Parameters and References are
+# the learner's: nothing is mirrored by hand, so nothing can drift.
+
+#: How record_losses reads here (off by default, unlike the array learners).
+_RECORD_LOSSES = (
+    "record_losses : bool, default=False",
+    "    Whether ``learner.expected_losses_`` and ``realized_losses_`` keep\n"
+    "    one entry per trial.  Off here (on in the array learner): on an\n"
+    "    endless stream they would grow without bound.")
+
+
+def _signature(learner_class):
+    """``__init__``'s signature: the learner's, record_losses off, no annotations."""
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for p in inspect.signature(learner_class).parameters.values():
+        params.append(p.replace(annotation=p.empty,
+                                default=False if p.name == "record_losses" else p.default))
+    return inspect.Signature(params)
+
+
+def _sections(doc):
+    """A numpydoc docstring (dedented) as {section title: its lines}; the
+    text before the first section under ""."""
+    lines = doc.splitlines()
+    out, title, i = {"": []}, "", 0
+    while i < len(lines):
+        underline = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        if lines[i].strip() and underline == "-" * len(lines[i].strip()):
+            title = lines[i].strip()
+            out[title] = []
+            i += 2
+            continue
+        out[title].append(lines[i])
+        i += 1
+    return out
+
+
+def _parameter_entries(lines):
+    """{name: the entry's lines (``name : type`` then the indented description)}."""
+    entries, name = {}, None
+    for line in lines:
+        if line and not line.startswith(" "):
+            name = line.split(":")[0].strip()
+            entries[name] = [line]
+        elif name is not None:
+            entries[name].append(line)
+    return {k: "\n".join(v).rstrip() for k, v in entries.items()}
+
+
+def _document(cls):
+    """The wrapper's docstring: its own summary and Examples around the
+    learner's Parameters (record_losses as here, notes of the wrapper
+    added), the Attributes of a wrapper and the learner's References."""
+    learner = cls._learner_class
+    own = _sections(inspect.cleandoc(cls.__doc__ or f"{learner.__name__} on dicts."))
+    theirs = _sections(inspect.getdoc(learner))
+    entries = _parameter_entries(theirs["Parameters"])
+    entries["record_losses"] = "\n".join(_RECORD_LOSSES)
+    for name, note in cls._parameter_notes.items():
+        entries[name] += "\n    " + note
+    name = f"onlinepca_fast.{learner.__name__}"
+    attributes = [f"learner : {name}",
+                  "    The array learner (``expected_losses_``, ``eigenvalues_``, ...).",
+                  "feature_names_in_ : tuple or None",
+                  "    The features, in the order of the first dict learned from."]
+    if hasattr(learner, "components_"):
+        attributes += ["components_ : ndarray of shape (n_components, n_features)",
+                       "    ``learner.components_``: its columns are ``feature_names_in_``."]
+    intro = "\n".join(own[""]).rstrip()
+    parts = [intro + f"\n\nThe parameters are those of :class:`{name}`\n"
+             "(its page has the Notes they refer to).",
+             "Parameters\n----------\n" + "\n".join(entries.values()),
+             "Attributes\n----------\n" + "\n".join(attributes),
+             "References\n----------\n" + "\n".join(theirs["References"]).strip()]
+    if "Examples" in own:
+        parts.append("Examples\n--------\n" + "\n".join(own["Examples"]).strip())
+    return "\n\n".join(parts) + "\n"
+
+
+def _derive(cls):
+    """Give the wrapper class `cls` its learner's signature and documentation."""
+    signature = _signature(cls._learner_class)
+
+    def __init__(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        del bound.arguments["self"]
+        for name, value in bound.arguments.items():
+            setattr(self, name, value)
+        self._make_learner()
+
+    __init__.__signature__ = signature  # type: ignore[attr-defined]
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    __init__.__module__ = cls.__module__
+    cls.__init__ = __init__
+    cls.__doc__ = _document(cls)
 
 
 class _DictTransformer(_river_base.MiniBatchTransformer):
     """Shared machinery: dict -> row, the array learner, dict output.
 
-    Subclasses set ``_learner_class`` and define ``__init__`` with exactly
-    the array learner's parameters (river's ``_get_params`` and ``clone``
-    read them from the signature); ``__init__`` ends with
-    :meth:`_make_learner`.
+    Subclasses set ``_learner_class`` (and may set ``_parameter_notes``,
+    text added to a parameter's description); their ``__init__`` and
+    documentation are derived from it (:func:`_derive`).
     """
 
     _learner_class: type[Any]
+    _parameter_notes: dict[str, str] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "_learner_class" in cls.__dict__:  # (a subclass of a wrapper inherits)
+            _derive(cls)
 
     # -- construction ------------------------------------------------------
     def _make_learner(self):
         self.learner = self._learner_class(**self._get_params())
         self._clear_layout()
 
+    @property
+    def components_(self):
+        """The learner's ``components_``: its columns are ``feature_names_in_``."""
+        return self.learner.components_
+
     def _clear_layout(self):
         # The layout of the rows, fixed by the first dict learned from:
         # the keys in order, a function picking their values out of a dict
         # as a tuple, and the row those values are packed into.
         self._keys = None
-        self._key_tuple = None
         self._getter = None
         self._row = None
         self._pack = None
@@ -157,7 +282,6 @@ class _DictTransformer(_river_base.MiniBatchTransformer):
         else:
             getter = operator.itemgetter(*keys)
         self._keys = keys
-        self._key_tuple = tuple(keys)
         self._getter = getter
         self._row = np.zeros(n)
         # struct packs n Python numbers into the row's buffer in one C call,
@@ -234,22 +358,11 @@ class _DictTransformer(_river_base.MiniBatchTransformer):
 
     def _project(self, rows):
         """``learner.transform`` of each row alone (the numbers of
-        ``learner.transform(row[np.newaxis])``, whatever the batch): one
-        product per row, under the learner's read guard."""
-        learner = self.learner
-        guard = guard_of(learner)
-        entered = guard.enter_read()
-        try:
-            rows = learner._validate_for_transform(rows)
-            mean, basis = learner._mean, learner._kept_basis()
-            Z = np.empty((rows.shape[0], basis.shape[1]))
-            buf = np.empty((1, rows.shape[1]))
-            for i in range(rows.shape[0]):
-                np.subtract(rows[i], mean, out=buf[0])
-                Z[i] = (buf @ basis)[0]
-        finally:
-            guard.exit_read(entered)
-        return Z
+        ``learner.transform(row[np.newaxis])``, whatever the batch)."""
+        if rows.shape[0] == 0:
+            return self.learner.transform(rows)
+        return np.concatenate([self.learner.transform(rows[i:i + 1])
+                               for i in range(rows.shape[0])])
 
     def _check_finite(self, row):
         """After the learner rejected a row: a ValueError naming the first
@@ -279,12 +392,8 @@ class _DictTransformer(_river_base.MiniBatchTransformer):
         """
         if self._getter is None:
             return self._learn_first(x)
-        # the learner's short path takes a dict of exactly the features with
-        # values in its region in one compiled call; anything else is
-        # validated below, which names what is wrong
-        path = self.learner.__dict__.get("_row_path")
-        if path is not None and path.learn_values(x, self._key_tuple):
-            return
+        # an ordinary row takes the learner's compiled learn_one path;
+        # anything else is validated there, and named below
         row = self._to_row(x)
         try:
             self.learner.learn_one(row)
@@ -411,40 +520,6 @@ class OnlinePCA(_DictTransformer):
     :class:`onlinepca_fast.OnlinePCA` as a river transformer; see the module
     docstring for the dict contract.
 
-    Parameters
-    ----------
-    n_components : int
-        Rank k of the projection, ``1 <= k < n_features``.
-    eta : "auto" or float, default="auto"
-        As for :class:`onlinepca_fast.OnlinePCA`.
-    share : {None, "fixed", "uniform", "past"}, default=None
-        As for :class:`onlinepca_fast.OnlinePCA`.
-    alpha : float, default=0.0
-        As for :class:`onlinepca_fast.OnlinePCA`.
-    sampler : {"decomposition", "systematic"}, default="decomposition"
-        As for :class:`onlinepca_fast.OnlinePCA`.
-    random_state : None, int or numpy.random.Generator, default=None
-        As for :class:`onlinepca_fast.OnlinePCA`.
-    record_losses : bool, default=False
-        Whether ``learner.expected_losses_`` and ``realized_losses_`` keep
-        one entry per trial.  Off here (on in the array learner): on an
-        endless stream they would grow without bound.
-    reorthogonalize_every : int or None, default=10000
-        As for :class:`onlinepca_fast.OnlinePCA`.
-    state : {"auto", "dense", "clustered"}, default="auto"
-        As for :class:`onlinepca_fast.OnlinePCA`.
-
-    Attributes
-    ----------
-    learner : onlinepca_fast.OnlinePCA
-        The array learner (``expected_losses_``, ``components_``, ...).
-    feature_names_in_ : tuple or None
-        The features, in the order of the first dict learned from.
-
-    References
-    ----------
-    WK Algorithm 5, Theorem 6.
-
     Examples
     --------
     >>> from onlinepca_fast.river import OnlinePCA
@@ -455,23 +530,11 @@ class OnlinePCA(_DictTransformer):
     ...     pca.learn_one({"a": 0.5, "b": 0.0})
     >>> round(abs(pca.transform_one({"b": 0.0, "a": 1.0})["onlinepca0"]), 6)
     1.0
+    >>> pca.components_.round(6).tolist()    # columns: feature_names_in_
+    [[1.0, 0.0]]
     """
 
     _learner_class = _learners.OnlinePCA
-
-    def __init__(self, n_components, *, eta="auto", share=None, alpha=0.0,
-                 sampler="decomposition", random_state=None, record_losses=False,
-                 reorthogonalize_every=10_000, state="auto"):
-        self.n_components = n_components
-        self.eta = eta
-        self.share = share
-        self.alpha = alpha
-        self.sampler = sampler
-        self.random_state = random_state
-        self.record_losses = record_losses
-        self.reorthogonalize_every = reorthogonalize_every
-        self.state = state
-        self._make_learner()
 
 
 class OnlineAdaptivePCA(_DictTransformer):
@@ -479,36 +542,6 @@ class OnlineAdaptivePCA(_DictTransformer):
 
     :class:`onlinepca_fast.OnlineAdaptivePCA` as a river transformer: online
     PCA with fixed share before capping (YL eq. 11b), for drifting streams.
-
-    Parameters
-    ----------
-    n_components : int
-        Rank k, ``1 <= k < n_features``.
-    eta : "auto" or float, default="auto"
-        As for :class:`onlinepca_fast.OnlineAdaptivePCA`.
-    alpha : float, default=1e-5
-        As for :class:`onlinepca_fast.OnlineAdaptivePCA`.
-    sampler : {"decomposition", "systematic"}, default="decomposition"
-        As for :class:`onlinepca_fast.OnlineAdaptivePCA`.
-    random_state : None, int or numpy.random.Generator, default=None
-        As for :class:`onlinepca_fast.OnlineAdaptivePCA`.
-    record_losses : bool, default=False
-        Whether ``learner.expected_losses_`` and ``realized_losses_`` keep
-        one entry per trial.  Off here (on in the array learner): on an
-        endless stream they would grow without bound.
-    reorthogonalize_every : int or None, default=10000
-        As for :class:`onlinepca_fast.OnlineAdaptivePCA`.
-    state : {"auto", "dense", "clustered"}, default="auto"
-        As for :class:`onlinepca_fast.OnlineAdaptivePCA`.
-
-    Attributes
-    ----------
-    learner : onlinepca_fast.OnlineAdaptivePCA
-    feature_names_in_ : tuple or None
-
-    References
-    ----------
-    YL Algorithm 4, eq. (11a-c), Theorem 3.
 
     Examples
     --------
@@ -521,61 +554,12 @@ class OnlineAdaptivePCA(_DictTransformer):
 
     _learner_class = _learners.OnlineAdaptivePCA
 
-    def __init__(self, n_components, *, eta="auto", alpha=1e-5, sampler="decomposition",
-                 random_state=None, record_losses=False, reorthogonalize_every=10_000,
-                 state="auto"):
-        self.n_components = n_components
-        self.eta = eta
-        self.alpha = alpha
-        self.sampler = sampler
-        self.random_state = random_state
-        self.record_losses = record_losses
-        self.reorthogonalize_every = reorthogonalize_every
-        self.state = state
-        self._make_learner()
-
 
 class CenteredOnlinePCA(_DictTransformer):
     """Centered randomized online PCA (WK Algorithm 6) on dicts.
 
     :class:`onlinepca_fast.CenteredOnlinePCA` as a river transformer: it
     learns the center too, so no scaler is needed in front of it.
-
-    Parameters
-    ----------
-    n_components : int
-        Rank k, ``1 <= k < n_features``.
-    eta : "auto" or float, default="auto"
-        As for :class:`onlinepca_fast.CenteredOnlinePCA`.
-    center_lr_inv : float, default=0.0
-        As for :class:`onlinepca_fast.CenteredOnlinePCA`.
-    mean_init : None or array_like of shape (n_features,), default=None
-        As for :class:`onlinepca_fast.CenteredOnlinePCA`, in the column order
-        of the first dict (None: the first dict's values; river's immutable
-        defaults).
-    centered : bool, default=True
-        As for :class:`onlinepca_fast.CenteredOnlinePCA`.
-    sampler : {"decomposition", "systematic"}, default="decomposition"
-        As for :class:`onlinepca_fast.CenteredOnlinePCA`.
-    random_state : None, int or numpy.random.Generator, default=None
-        As for :class:`onlinepca_fast.CenteredOnlinePCA`.
-    record_losses : bool, default=False
-        Whether ``learner.expected_losses_`` and ``realized_losses_`` keep
-        one entry per trial.  Off here (on in the array learner): on an
-        endless stream they would grow without bound.
-    reorthogonalize_every : int or None, default=10000
-        As for :class:`onlinepca_fast.CenteredOnlinePCA`.
-    state : {"auto", "dense", "clustered"}, default="auto"
-        As for :class:`onlinepca_fast.CenteredOnlinePCA`.
-
-    Attributes
-    ----------
-    learner : onlinepca_fast.CenteredOnlinePCA
-    feature_names_in_ : tuple or None
-
-    References
-    ----------
-    WK Algorithm 6, eqs. (14)-(16), Theorem 8.
 
     Examples
     --------
@@ -588,21 +572,7 @@ class CenteredOnlinePCA(_DictTransformer):
     """
 
     _learner_class = _learners.CenteredOnlinePCA
-
-    def __init__(self, n_components, *, eta="auto", center_lr_inv=0.0, mean_init=None,
-                 centered=True, sampler="decomposition", random_state=None,
-                 record_losses=False, reorthogonalize_every=10_000, state="auto"):
-        self.n_components = n_components
-        self.eta = eta
-        self.center_lr_inv = center_lr_inv
-        self.mean_init = mean_init
-        self.centered = centered
-        self.sampler = sampler
-        self.random_state = random_state
-        self.record_losses = record_losses
-        self.reorthogonalize_every = reorthogonalize_every
-        self.state = state
-        self._make_learner()
+    _parameter_notes = {"mean_init": "Here in the column order of the first dict."}
 
 
 class FollowTheLeader(_DictTransformer):
@@ -611,30 +581,6 @@ class FollowTheLeader(_DictTransformer):
     :class:`onlinepca_fast.FollowTheLeader` as a river transformer: a
     deterministic incremental PCA (uncentered, or centered by the running
     mean), kept by one rank-one eigen-update per dict.
-
-    Parameters
-    ----------
-    n_components : int
-        Rank k, ``1 <= k < n_features``.
-    centered : bool, default=False
-        As for :class:`onlinepca_fast.FollowTheLeader`.
-    record_losses : bool, default=False
-        Whether ``learner.expected_losses_`` and ``realized_losses_`` keep
-        one entry per trial.  Off here (on in the array learner): on an
-        endless stream they would grow without bound.
-    reorthogonalize_every : int or None, default=10000
-        As for :class:`onlinepca_fast.FollowTheLeader`.
-    state : {"auto", "dense", "clustered"}, default="auto"
-        As for :class:`onlinepca_fast.FollowTheLeader`.
-
-    Attributes
-    ----------
-    learner : onlinepca_fast.FollowTheLeader
-    feature_names_in_ : tuple or None
-
-    References
-    ----------
-    WK Section 7 and Section 8, Fig. 4.
 
     Examples
     --------
@@ -648,11 +594,29 @@ class FollowTheLeader(_DictTransformer):
 
     _learner_class = _learners.FollowTheLeader
 
-    def __init__(self, n_components, *, centered=False, record_losses=False,
-                 reorthogonalize_every=10_000, state="auto"):
-        self.n_components = n_components
-        self.centered = centered
-        self.record_losses = record_losses
-        self.reorthogonalize_every = reorthogonalize_every
-        self.state = state
-        self._make_learner()
+
+class OnlineKernelPCA(_DictTransformer):
+    """Online kernel PCA (KW Algorithm 6) on dicts.
+
+    :class:`onlinepca_fast.OnlineKernelPCA` as a river transformer.  Its
+    memory is not bounded: the learner keeps every instance and the
+    eigensystem of their kernel matrix, about ``24 t^2`` bytes after ``t``
+    events (2.4 GB at ``t = 10,000``), and a trial costs ``O(t^2)`` to
+    ``O(t^3)``.  Use it on finite streams, or bound ``t`` yourself (e.g.
+    start a new transformer with river's ``clone()`` every so many events).
+    ``transform_one`` gives the coordinates on the r leading feature-space
+    directions (``learner.transform``); there is no ``components_`` (the
+    directions are combinations of the instances seen, ``learner.X_fit_``
+    and ``learner.eigenvectors_``).
+
+    Examples
+    --------
+    >>> from onlinepca_fast.river import OnlineKernelPCA
+    >>> kpca = OnlineKernelPCA(n_components=1, kernel="linear", random_state=0)
+    >>> for t in range(1, 6):
+    ...     kpca.learn_one({"a": float(t), "b": 0.0})
+    >>> {k: abs(round(v, 6)) for k, v in kpca.transform_one({"a": 2.0, "b": 5.0}).items()}
+    {'onlinekernelpca0': 2.0}
+    """
+
+    _learner_class = _learners.OnlineKernelPCA

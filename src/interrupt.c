@@ -96,6 +96,16 @@ int opf_interrupt_poll(int armed, int site)
     return OPF_LOAD(&tripped) != 0;
 }
 
+void opf_interrupt_stop(int *flag)
+{
+    OPF_STORE(flag, 1);
+}
+
+int opf_interrupt_stopped(const int *flag)
+{
+    return flag != NULL && OPF_LOAD(flag) != 0;
+}
+
 void opf_interrupt_test_countdown(long k)
 {
     countdown = k > 0 ? k : 0;

@@ -31,6 +31,16 @@ void opf_interrupt_disarm(void);
  * `site` names the poll point for the testing countdown below. */
 int opf_interrupt_poll(int armed, int site);
 
+/* A stop flag (issue 35, item 11): the SIGINT flag above reaches the loops
+ * of the main thread only; a loop running in another thread polls a flag
+ * that the thread which owns the run sets (run_many's pool, on Ctrl-C or
+ * another stream's error), between two trials, and stops with OPF_EINTR as
+ * for SIGINT.  The flag is an int owned by the caller (NULL: none); these
+ * two are the only accesses to it (relaxed atomics: a stale read delays the
+ * stop by one trial, nothing more). */
+void opf_interrupt_stop(int *flag);
+int opf_interrupt_stopped(const int *flag);
+
 /* Poll sites outside the dense state (state_dense.c numbers its own from
  * 1). */
 enum {

@@ -227,7 +227,8 @@ ptrdiff_t opf_kpca_trials(const opf_kpca *s, const double *G, ptrdiff_t ldg,
         const int play_a = u[j] < pa;
         double delta = 0.0, el, rl, lead;
         int st;
-        if (opf_interrupt_poll(s->poll, OPF_POLL_KPCA_TRIAL)) {
+        if (opf_interrupt_poll(s->poll, OPF_POLL_KPCA_TRIAL)
+            || opf_interrupt_stopped(s->stop)) {
             *status = OPF_EINTR;
             return j;
         }

@@ -43,6 +43,9 @@ typedef struct {
      * inside the bordered update, and stop with OPF_EINTR, the interrupted
      * trial changing nothing; set by the binding layer around a chunk */
     int poll;
+    /* a stop flag (interrupt.h) polled before each trial, or NULL (see
+     * opf_learner.stop) */
+    const int *stop;
 } opf_kpca;
 
 /* Running totals of the eigen-updates, for diagnostics and benchmarks. */

@@ -375,7 +375,8 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
         opf_learner at = *s; /* alpha = "auto": this trial's alpha_t */
         const double *xi = X + i * stride;
         int st;
-        if (opf_interrupt_poll(s->poll, ops->poll_site)) {
+        if (opf_interrupt_poll(s->poll, ops->poll_site)
+            || opf_interrupt_stopped(s->stop)) {
             *status = OPF_EINTR;
             return i;
         }

@@ -107,6 +107,10 @@ typedef struct {
      * interrupted trial undone; the binding layer sets it around a chunk
      * it armed */
     int poll;
+    /* a stop flag (interrupt.h) polled before each trial, or NULL: stop
+     * with OPF_EINTR as for poll; set by the binding layer around a chunk
+     * run by a thread that watches one (a worker of run_many's pool) */
+    const int *stop;
 } opf_learner;
 
 size_t opf_learner_work_len(ptrdiff_t n, int kind, int with_matrices);

@@ -17,10 +17,11 @@ import threading
 import distributed
 import numpy as np
 import pytest
-from learner_cases import assert_same_state
+from learner_cases import LEARNERS, assert_same_state, make_data
 from numpy.testing import assert_array_equal
 
 import onlinepca_fast as opf
+from onlinepca_fast import _kernels
 from onlinepca_fast.datasets import noisy_cone, shifting_subspaces
 from onlinepca_fast.parallel import run_many
 
@@ -134,6 +135,21 @@ def test_on_dask_equals_the_plain_loop(workload, client):
     assert estimators[1].random_state.bit_generator.state == generator_state
     # the same again (nothing cached, nothing advanced)
     _assert_identical(run_many(estimators, streams, client=client), oracle)
+
+
+def test_on_dask_without_any_array_stream(client):
+    """Issue 38, item 1: with callable and list-of-chunks streams only (the
+    pattern the docstring recommends for Dask), nothing is scattered;
+    ``Client.scatter([])`` failed inside distributed."""
+    X, _ = shifting_subspaces(5, 1, (120,), random_state=4)
+    estimators = [opf.OnlinePCA(1, random_state=0), opf.CenteredOnlinePCA(2, random_state=1),
+                  opf.FollowTheLeader(1)]
+    streams = [functools.partial(_chunks, 3, n=5), [X[:50], X[50:]],
+               functools.partial(_chunks, 4, n=4, size=1)]
+    _assert_identical(run_many(estimators, streams, client=client),
+                      _oracle(estimators, streams))
+    (only,) = run_many(estimators[1:2], streams[1:2], client=client)
+    _assert_identical([only], _oracle(estimators[1:2], streams[1:2]))
 
 
 def test_a_long_stream_in_many_chunks_equals_one_batch():
@@ -260,33 +276,41 @@ class _Looping(opf.OnlinePCA):
         return self
 
 
-def test_ctrl_c_stops_the_running_fits_on_threads():
-    """Issue 22, item 6: run_many(n_jobs=2) raised KeyboardInterrupt only once
-    the running fits had finished their streams (40 s).  Now they stop at
-    their next compiled chunk: the interrupt arrives while both are in their
-    first batches, and neither has run more than a few more of its 400."""
+def _ctrl_c_while_two_fit(cls, estimators, streams, delay):
+    """run_many(n_jobs=2), SIGINT `delay` seconds after two copies of `cls`
+    started fitting (they record themselves in ``cls.copies``): it raises
+    KeyboardInterrupt once its pool has stopped.  Returns those copies."""
     import signal
 
-    X, _ = shifting_subspaces(20, 2, (1000, 1000), random_state=0)
-    _Looping.copies = []
-    estimators = [_Looping(2, eta=1.0, random_state=s) for s in range(3)]
-
     def interrupt():
-        while len(_Looping.copies) < 2:
+        while len(cls.copies) < 2:
             threading.Event().wait(0.005)
-        threading.Event().wait(0.1)
+        threading.Event().wait(delay)
         signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
     killer = threading.Thread(target=interrupt)
     killer.start()
     with pytest.raises(KeyboardInterrupt):
-        run_many(estimators, [X, X, X], n_jobs=2)
+        run_many(estimators, streams, n_jobs=2)
     killer.join()
-    # the pool has stopped (run_many waited for its threads) ...
     assert not [t for t in threading.enumerate() if t.name.startswith("run_many")]
+    fits, cls.copies = cls.copies, []
+    return fits
+
+
+def test_ctrl_c_stops_the_running_fits_on_threads():
+    """Issue 22, item 6: run_many(n_jobs=2) raised KeyboardInterrupt only once
+    the running fits had finished their streams (40 s).  Now they stop at
+    their next compiled chunk: the interrupt arrives while both are in their
+    first batches, and neither has run more than a few more of its 400."""
+    X, _ = shifting_subspaces(20, 2, (1000, 1000), random_state=0)
+    _Looping.copies = []
+    estimators = [_Looping(2, eta=1.0, random_state=s) for s in range(3)]
+    # the pool has stopped (run_many waited for its threads) ...
+    fits = _ctrl_c_while_two_fit(_Looping, estimators, [X, X, X], 0.1)
     # ... the third fit never started, the two running ones stopped early ...
-    assert len(_Looping.copies) == 2
-    for fit in _Looping.copies:
+    assert len(fits) == 2
+    for fit in fits:
         assert fit.batches_done < _Looping.repeats // 2
         # ... and consistently: as after exactly the rows processed
         t = fit.n_trials_
@@ -299,7 +323,78 @@ def test_ctrl_c_stops_the_running_fits_on_threads():
         assert_array_equal(oracle.expected_losses_, fit.expected_losses_)
         assert_array_equal(oracle.realized_losses_, fit.realized_losses_)
     assert all(not hasattr(e, "n_trials_") for e in estimators)
-    _Looping.copies = []
+
+
+class _OneChunk(opf.OnlinePCA):
+    """An OnlinePCA whose batches run as one compiled chunk each (as a chunk
+    paced for 20 ms may last seconds on a loaded machine); each copy being
+    fitted records itself."""
+
+    copies: list = []
+
+    def partial_fit(self, X, y=None):
+        _OneChunk.copies.append(self)
+        self._pace = 10**9  # (transient: not copied with the learner)
+        return super().partial_fit(X)
+
+
+def test_ctrl_c_stops_the_running_fits_on_threads_inside_a_chunk():
+    """Issue 35, item 11: SIGINT reaches the compiled loops of the main thread
+    only, so a fit on a pool thread ran its current chunk to its end (one
+    lasted 1.56 s under load).  Now run_many sets the pool's stop flag, which
+    the loops poll between trials: both running fits stop inside their one
+    chunk, each left exactly as after the rows it processed."""
+    X, _ = shifting_subspaces(30, 2, (15000, 15000), random_state=0)
+    estimators = [_OneChunk(2, eta=1.0, reorthogonalize_every=None,  # one chunk
+                            random_state=s).partial_fit(X[:5]) for s in range(3)]
+    _OneChunk.copies = []
+    # (0.2 s: the batch validated, its chunk running)
+    fits = _ctrl_c_while_two_fit(_OneChunk, estimators, [X, X, X], 0.2)
+    assert sorted(fit.random_state for fit in fits) == [0, 1]
+    for fit in fits:
+        done = fit.n_trials_ - 5
+        assert 0 <= done < len(X)  # (main: the whole chunk, len(X))
+        prefix = copy.deepcopy(estimators[fit.random_state])
+        if done:
+            opf.OnlinePCA.partial_fit(prefix, X[:done])
+        assert_same_state(fit, prefix)
+
+
+@pytest.mark.parametrize("case", LEARNERS, ids=[c[0] for c in LEARNERS])
+def test_a_stop_flag_stops_every_learner_between_two_trials(case):
+    """The stop flag a pool thread watches (``_kernels.watching``): set before
+    a batch, the batch is refused and nothing changes; set between two
+    chunks (here by the progress callback), the next chunk stops before its
+    first trial, the learner is that of the rows done, and going on with
+    the rest gives the uninterrupted fit."""
+    from onlinepca_fast._guard import reporting
+
+    _, make, kind = case
+    before = make().partial_fit(make_data(kind, 5, 0))
+    X = make_data(kind, 40, 1)
+    full = copy.deepcopy(before).partial_fit(X)
+    flag = _kernels.StopFlag()
+    flag.set()
+    learner = copy.deepcopy(before)
+    with _kernels.watching(flag), pytest.raises(_kernels.Stopped):
+        learner.partial_fit(X)
+    assert pickle.dumps(learner) == pickle.dumps(before)
+
+    flag, reported = _kernels.StopFlag(), []
+
+    def after_chunk(trials):
+        reported.append(trials)
+        if len(reported) == 2:
+            flag.set()
+
+    learner = copy.deepcopy(before)
+    learner._pace = 1
+    with reporting(after_chunk), _kernels.watching(flag), pytest.raises(_kernels.Stopped):
+        learner.partial_fit(X)
+    done = learner.n_trials_ - before.n_trials_
+    assert done == sum(reported) and 0 < done < len(X)
+    assert_same_state(learner, copy.deepcopy(before).partial_fit(X[:done]))
+    assert_same_state(learner.partial_fit(X[done:]), full)
 
 
 # --- a Dask worker lost (issue 22, item 8) ---------------------------------------------

@@ -1,7 +1,12 @@
 """The README as a reader meets it (issue 26): every Python block runs on its
 own, every link and picture resolves where the text is read (a checkout, the
 documentation site, a package index page), and the package's long
-description keeps in step with the README."""
+description keeps in step with the README.
+
+The figures a block shows (issue 38, item 2): a ``# -> `` comment gives the
+line the block prints before it; counts must be those printed, other numbers
+within 0.1%, and a number marked ``~`` (a time, stated with its machine in
+the text) is not compared."""
 
 import os
 import pathlib
@@ -50,6 +55,57 @@ def test_every_python_block_runs_alone(name, index, code, tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, f"{name} block {index} fails on its own:\n{proc.stderr}"
+    printed = proc.stdout.splitlines()
+    for expected in shown_lines(code):
+        assert any(same_figures(expected, line) for line in printed), \
+            f"{name} block {index} shows {expected!r}, prints:\n{proc.stdout}"
+
+
+#: A number in a line: a count, a decimal, an exponent; ``~`` marks one not compared.
+_NUMBER = re.compile(r"(~?[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?)")
+
+
+def shown_lines(code):
+    """The lines a block's ``# -> `` comments say it prints."""
+    return re.findall(r"^# -> (.*)$", code, re.M)
+
+
+def same_figures(expected, printed):
+    """Whether `printed` is the line `expected` shows: the same text, the same
+    counts, decimals within 0.1%, any number where `expected` has ``~N``."""
+    want, got = _NUMBER.split(expected.strip()), _NUMBER.split(printed.strip())
+    if len(want) != len(got):
+        return False
+    for i, (a, b) in enumerate(zip(want, got)):
+        if i % 2 == 0:
+            if a != b:
+                return False
+        elif a.startswith("~"):
+            continue
+        elif not any(c in a for c in ".e"):
+            if a != b:
+                return False
+        elif abs(float(a) - float(b)) > 1e-3 * max(abs(float(a)), 1e-12):
+            return False
+    return True
+
+
+def test_same_figures():
+    assert same_figures("m = 76, ~20 ms per trial", "m = 76, 31 ms per trial")
+    assert not same_figures("m = 76, ~20 ms per trial", "m = 91, 12 ms per trial")
+    assert same_figures("[-0.7348 -0.7585]", "[-0.73481 -0.7585]")
+    assert not same_figures("[-0.7348 -0.7585]", "[-0.7448 -0.7585]")
+    assert not same_figures("99924 (10, 100000)", "99924 (10, 100000) extra")
+    assert same_figures("{'eta': 0.1} x", "{'eta': 0.1} x")
+    assert shown_lines("print(1)\n# -> 1\nx = 2  # -> not a shown line\n") == ["1"]
+
+
+def test_the_figures_of_the_high_dimension_block_are_shown():
+    """The block whose figures the text used to state wrongly ("~4 ms per
+    trial", "m (~2k)": those of eta=1.0, not of the default): its m and
+    its shapes are now shown as printed, and compared above."""
+    block = next(code for name, _, code in BLOCKS if "ChunkedStream" in code)
+    assert len(shown_lines(block)) >= 3 and "eta=" not in block.replace('# eta="auto"', "")
 
 
 def _files(patterns):
@@ -104,3 +160,25 @@ def test_ci_finds_the_two_setup_commands_and_read_the_docs_builds_the_ci_site():
 def test_the_demo_output_is_ignored_by_git():
     ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").split()
     assert "/demo/" in ignored
+
+
+def test_the_bench_command_times_the_same_algorithm_on_both_sides(monkeypatch):
+    """Issue 38, item 2: ``onlinepca-fast bench`` printed 31x where the README
+    said 114x: it timed the default ``eta="auto"`` (a master over two
+    learners) against the reference's eta = 1.  Both sides now run the
+    papers' fixed-rate algorithm at eta = 1, as the README says."""
+    from onlinepca_fast import learners, reference
+    from onlinepca_fast.app import bench
+
+    made = []
+    for module in (learners, reference):
+        def recording(*args, _original=module.OnlinePCA, **kwargs):
+            made.append((_original.__module__, kwargs.get("eta", "default")))
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(module, "OnlinePCA", recording)
+    rows = bench.benchmark(sizes=((6, 2),), learners=("OnlinePCA",), budget=0.001)
+    assert len(rows) == 1 and rows[0]["ratio"] > 0
+    assert {eta for _, eta in made} == {1.0}
+    assert {m.split(".")[1] for m, _ in made} == {"learners", "reference"}
+    assert "eta = 1 on both sides" in bench.format_benchmark(rows)

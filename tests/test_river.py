@@ -22,7 +22,8 @@ import onlinepca_fast as opf
 from onlinepca_fast import river as opr
 from onlinepca_fast.datasets import shifting_subspaces
 
-CLASSES = [opr.OnlinePCA, opr.OnlineAdaptivePCA, opr.CenteredOnlinePCA, opr.FollowTheLeader]
+LINEAR = [opr.OnlinePCA, opr.OnlineAdaptivePCA, opr.CenteredOnlinePCA, opr.FollowTheLeader]
+CLASSES = LINEAR + [opr.OnlineKernelPCA]
 ARRAY = {cls: getattr(opf, cls.__name__) for cls in CLASSES}
 # parameters that make each learner do something non-trivial (mixing, a learned center)
 PARAMS = {
@@ -33,6 +34,8 @@ PARAMS = {
     opr.CenteredOnlinePCA: dict(n_components=2, eta=1.0, center_lr_inv=2.0,
                                 random_state=5, record_losses=True),
     opr.FollowTheLeader: dict(n_components=2, centered=True, record_losses=True),
+    opr.OnlineKernelPCA: dict(n_components=2, kernel="poly", degree=2, gamma=0.5, eta=1.0,
+                              random_state=6, record_losses=True),
 }
 
 
@@ -61,7 +64,11 @@ KEYS = [3, 0, 6, 1, 5, 2, 4]
 def _state(learner):
     out = {"expected": learner.expected_losses_, "realized": learner.realized_losses_,
            "evals": learner.eigenvalues_, "evecs": learner.eigenvectors_,
-           "mean": learner.mean_, "t": learner.n_trials_}
+           "t": learner.n_trials_}
+    if isinstance(learner, opf.OnlineKernelPCA):
+        out["instances"] = learner.X_fit_
+    else:
+        out["mean"] = learner.mean_
     return out
 
 
@@ -71,7 +78,7 @@ def _assert_same_state(a, b):
         assert_array_equal(sa[key], sb[key], err_msg=key)
 
 
-@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", LINEAR, ids=lambda c: c.__name__)
 def test_learn_one_and_transform_one_equal_the_array_learner_bit_for_bit(cls):
     X = _stream()
     dicts = _dicts(X)
@@ -99,6 +106,78 @@ def test_learn_one_and_transform_one_equal_the_array_learner_bit_for_bit(cls):
     for t in (0, 150, 299):
         assert_allclose(list(model.transform_one(dicts[t]).values()), Z[t],
                         rtol=1e-12, atol=1e-14)
+
+
+def test_kernel_pca_learn_one_and_transform_one_equal_the_array_learner_bit_for_bit():
+    """Issue 38, item 5: a river wrapper of every PCA learner (OnlineKernelPCA
+    had none).  Oracle: the array learner fed the same rows one at a time;
+    transform_one is its transform of the row alone."""
+    cls = opr.OnlineKernelPCA
+    X = _stream(T=120)
+    dicts = _dicts(X)
+    rows = X[:, KEYS]
+    model, one = cls(**PARAMS[cls]), opf.OnlineKernelPCA(**PARAMS[cls])
+    for t, x in enumerate(dicts):
+        model.learn_one(x)
+        one.learn_one(rows[t])
+        if t % 29 == 0:
+            z = model.transform_one(dicts[-1 - t])
+            assert list(z) == ["onlinekernelpca0", "onlinekernelpca1"]
+            assert_array_equal(list(z.values()), one.transform(rows[-1 - t][np.newaxis])[0])
+    _assert_same_state(model.learner, one)
+    _assert_same_state(model.learner, opf.OnlineKernelPCA(**PARAMS[cls]).partial_fit(rows))
+    assert not hasattr(model, "components_")  # feature space: no components
+
+
+@pytest.mark.parametrize("cls", LINEAR, ids=lambda c: c.__name__)
+def test_components_are_the_learners_in_the_order_of_the_features(cls):
+    """Issue 38, item 5: components_ on the wrapper (it was only on .learner):
+    the columns follow feature_names_in_, so the component of a feature is
+    found by name; before anything is learned there is none."""
+    X = _stream(T=100)
+    model = cls(**PARAMS[cls])
+    assert not hasattr(model, "components_")
+    for x in _dicts(X):
+        model.learn_one(x)
+    assert_array_equal(model.components_, model.learner.components_)
+    oracle = ARRAY[cls](**PARAMS[cls]).partial_fit(X[:, KEYS])
+    assert_array_equal(model.components_, oracle.components_)
+    assert model.feature_names_in_ == tuple(f"x{j}" for j in KEYS)
+
+
+def test_n_components_not_below_the_features_is_named_clearly():
+    """Issue 38, item 5: k = 2 on 2 features read "n_components must satisfy
+    1 <= n_components <= 1, got 2"."""
+    for cls in LINEAR:
+        with pytest.raises(ValueError, match=r"^n_components must satisfy 1 <= n_components "
+                           r"<= 1 \(fewer than the 2 features\), got 2$"):
+            cls(n_components=2).learn_one({"a": 1.0, "b": 2.0})
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_the_docstring_is_the_learners(cls):
+    """Issue 40, item 6: the wrappers' Parameters and References are their
+    learners' (they were mirrored by hand and had drifted: ``alpha : float``
+    where "auto" is accepted); only record_losses reads differently."""
+    mine, theirs = inspect.getdoc(cls), inspect.getdoc(ARRAY[cls])
+    params = [p for p in inspect.signature(cls).parameters]
+    positions = []
+    for name in params:
+        header = [line for line in theirs.splitlines() if line.startswith(f"{name} : ")]
+        assert len(header) == 1, name
+        if name == "record_losses":
+            header = ["record_losses : bool, default=False"]
+            assert "Off here (on in the array learner)" in mine
+        else:  # the whole entry, word for word
+            entry = theirs[theirs.index(header[0]):]
+            entry = entry[:entry.index("\n", entry.index("\n") + 1)]  # header + 1st line
+            assert entry in mine, name
+        positions.append(mine.index(header[0]))
+    assert positions == sorted(positions)  # in the order of the signature
+    refs = theirs[theirs.index("References\n----------"):].split("\n\n")[0]
+    assert refs in mine
+    if cls in (opr.OnlinePCA, opr.OnlineAdaptivePCA):
+        assert 'alpha : float or "auto"' in mine
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
@@ -384,20 +463,27 @@ def test_any_mapping_is_accepted():
 
 def test_dicts_of_any_real_numbers_take_the_short_path_with_the_numbers_of_floats():
     """Values given as int, numpy scalars or floats convert as float(v)
-    does, on the learner's short path (every dict after the first), with the
-    numbers of the float rows; a dict the short path declines (an extra key)
-    is validated and rejected as before.  (Bools are rejected, as by the
-    array learners: test_reliability.py.)"""
+    does, and the row takes the learner's short path (every dict after the
+    second: the first validated learn_one builds it), with the numbers of
+    the float rows; a dict with an extra key is validated and rejected as
+    before.  (Bools are rejected, as by the array learners:
+    test_reliability.py.)"""
     X = np.round(_stream(n=4, T=60) * 8)  # integral values
     model = opr.OnlinePCA(n_components=2, random_state=0, record_losses=True)
     kinds = [int, np.float64, np.int32, float, np.int64]
+    taken = []
     for t, row in enumerate(X):
         x = {f"x{j}": kinds[(t + j) % 5](v) for j, v in enumerate(row)}
         path = model.learner.__dict__.get("_row_path")
-        if t > 0:
-            assert path is not None and path.learn_values(x, model._key_tuple)
+        if path is not None:  # the learner's short path, counted
+            before, path_calls = model.learner.n_trials_, []
+            model.learner.__dict__["_row_path"] = _Counting(path, path_calls)
+            model.learn_one(x)
+            model.learner.__dict__["_row_path"] = path
+            taken.append(path_calls == [True] and model.learner.n_trials_ == before + 1)
         else:
             model.learn_one(x)
+    assert len(taken) >= len(X) - 2 and all(taken)
     batch = opf.OnlinePCA(n_components=2, random_state=0).partial_fit(X)
     _assert_same_state(model.learner, batch)
     # a dict the short path declines (an extra key: ignored) takes the
@@ -405,6 +491,17 @@ def test_dicts_of_any_real_numbers_take_the_short_path_with_the_numbers_of_float
     model.learn_one({**{f"x{j}": 0.25 for j in range(4)}, "extra": 1.0})
     batch.learn_one(np.full(4, 0.25))
     _assert_same_state(model.learner, batch)
+
+
+class _Counting:
+    """A stand-in of learn_one's short path that records what it answered."""
+
+    def __init__(self, path, calls):
+        self.path, self.calls = path, calls
+
+    def learn(self, x):
+        self.calls.append(self.path.learn(x))
+        return self.calls[-1]
 
 
 # --- river's mini-batch API -------------------------------------------------------
@@ -476,7 +573,7 @@ def test_learn_many_first_frame_fixes_features_and_errors_change_nothing(cls):
         assert pickle.dumps(model) == before
 
 
-@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", LINEAR, ids=lambda c: c.__name__)
 def test_memory_does_not_grow_on_a_long_stream(cls):
     """record_losses is off by default: after the first events every array
     the transformer holds keeps its size (state="dense": nothing grows)."""
@@ -501,3 +598,17 @@ def test_memory_does_not_grow_on_a_long_stream(cls):
     for row in X[:300]:
         kept.learn_one(dict(zip(names, row.tolist())))
     assert kept.learner.expected_losses_.size == 300
+
+
+def test_a_subclass_of_a_wrapper_keeps_the_derived_signature():
+    """The derivation runs for a class that names its learner; a user's
+    subclass of a wrapper inherits the wrapper's __init__ and parameters."""
+    class Mine(opr.CenteredOnlinePCA):
+        def transform_one(self, x):
+            return {k: 2 * v for k, v in super().transform_one(x).items()}
+
+    model = Mine(n_components=1, center_lr_inv=1.0, random_state=0)
+    assert inspect.signature(Mine) == inspect.signature(opr.CenteredOnlinePCA)
+    assert model.clone()._get_params() == model._get_params()
+    model.learn_one({"a": 1.0, "b": 2.0})
+    assert model.learner.n_trials_ == 1 and model.learner.center_lr_inv == 1.0

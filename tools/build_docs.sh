@@ -9,7 +9,8 @@
 # (autosummary + numpydoc, whose validation of every documented object must
 # be clean), the gallery (each paper's experiment on small sizes, with its
 # figure) and the performance page (per-trial time against n, measured
-# while building).  No network is used after the install.
+# while building); then tools/check_docs.py checks the pages.  No network is
+# used after the install.
 set -euo pipefail
 if [ $# -ne 1 ] || [ "${1:0:1}" = "-" ]; then
     echo "usage: bash tools/build_docs.sh OUTDIR" >&2
@@ -34,4 +35,7 @@ cp "$root/README.md" "$root/CHANGELOG.md" "$scratch/"
 cd "$scratch"  # the installed package is imported, not the source tree
 MPLBACKEND=Agg OPENBLAS_NUM_THREADS=1 python -m sphinx -W --keep-going -b html -j 1 \
     "$scratch/docs" "$out"
+# what Sphinx does not warn about: API summaries cut mid-citation, the repr
+# of a matplotlib object on a gallery page, "this README" on a site page
+python "$root/tools/check_docs.py" "$out"
 echo "wrote the site to $out (open $out/index.html)"

@@ -89,6 +89,7 @@ from .._validation import (
     check_params,
     private_copy,
 )
+from . import _aliases
 from ._sparse import is_sparse, learn_sparse
 
 _Self = TypeVar("_Self", bound="OnlineLearner")
@@ -488,6 +489,8 @@ class OnlineLearner(BaseEstimator):
         """Number of trials since the last reset."""
         self._check_fitted()
         return int(self._t[0])
+
+    n_samples_seen_ = _aliases.n_samples_seen_
 
     @property
     @reads_state

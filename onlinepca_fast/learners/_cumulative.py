@@ -56,6 +56,7 @@ from .._validation import (
     Vector,
     none_or,
 )
+from . import _aliases
 from ._base import SAMPLERS, reads_state
 from ._pca import _PCALearner, _reject_step, _step_limit, meg_step_box, row_norms
 from ._rates import MasterMixin, Rate
@@ -210,6 +211,9 @@ class _Cumulative(_PCALearner):
             out[:top.size] = top / total
         return out
 
+    singular_values_ = property(reads_state(_aliases.singular_values_.fget))
+    noise_variance_ = property(reads_state(_aliases.noise_variance_.fget))
+
 
 class CenteredOnlinePCA(_Cumulative):
     """Centered randomized online PCA (WK Algorithm 6).
@@ -318,6 +322,13 @@ class CenteredOnlinePCA(_Cumulative):
         ``eta="auto"``: ``Delta^M`` of the master and its weights of the
         limit and of Follow the Leader on the sketch (0 with a numeric eta).
         ``components_`` are those of the learner it weighs most.
+    singular_values_ : ndarray of shape (n_components,)
+        ``sqrt(explained_variance_ * d)``: the norms of the rows' centered
+        coordinates on ``components_`` (as ``IncrementalPCA``).
+    noise_variance_ : float
+        Mean variance of the ``n - k`` other directions (as ``PCA``).
+    n_components_, n_samples_seen_ : int
+        ``n_components`` and ``n_trials_``, under IncrementalPCA's names.
 
     Notes
     -----
@@ -427,6 +438,8 @@ class FollowTheLeader(_Cumulative):
         ``-eigenvalues_`` (eta = 1: exact while the spread of the
         covariance's eigenvalues stays below 2**20), over ``t - 1``
         (centered) or ``t``.
+    singular_values_, noise_variance_, n_components_, n_samples_seen_
+        As for :class:`CenteredOnlinePCA`.
 
     References
     ----------

@@ -124,7 +124,7 @@ class CappedHedge(_Experts):
         The capped weight vector.
     expected_losses_, realized_losses_ : ndarray of shape (n_trials,)
         ``(n-k) w.l`` and the summed loss of the drawn corner.
-    n_features_in_, n_trials_ : int
+    n_features_in_, n_trials_, n_samples_seen_ : int
 
     References
     ----------

@@ -42,6 +42,7 @@ from .._guard import guard_of
 from ._base import SAMPLERS, OnlineLearner, reads_state
 from ._batch import run_batch
 from ._kernel_checks import _check_kernel_values, _check_psd, _check_rows
+from . import _aliases, _scoring
 from ._rates import Master, MasterMixin, RatesMixin, rate_options
 from ._sparse import is_sparse, map_sparse, row_chunks
 
@@ -131,7 +132,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         The instances seen.
     expected_losses_, realized_losses_ : ndarray of shape (n_trials,)
         Expected and realized approximation errors in feature space.
-    n_features_in_, n_trials_ : int
+    n_features_in_, n_trials_, n_samples_seen_, n_components_ : int
     eta_ : float
         The rate of the next trial: ``eta``, or with ``eta="auto"``
         ``r / mixability_gap_`` (``inf`` while every gap is 0).
@@ -499,9 +500,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
             ctx["saved"] = self._rng.bit_generator.state
             u = self._rng.random(stop - done)
             ctx["drawn"] = stop - done
-            try:
-                # Ctrl-C inside: KeyboardInterrupt, the interrupted trial
-                # undone (fewer done if the handler does not raise)
+            try:  # Ctrl-C inside: KeyboardInterrupt, the interrupted trial undone
                 engine.run(G[done:stop], u, losses[0, done:stop], losses[1, done:stop])
             except _kernels.TrialError as exc:
                 if exc.status != _kernels.STATUS_EFAILED:
@@ -595,15 +594,12 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         eta, top = float(self._rate[1]), float(np.abs(lam).max(initial=0.0))
         return 2.0 ** 1000 / top if top > 0 and eta * top > 2.0 ** 1000 else eta
 
-    eta_ = RatesMixin.eta_
-    mixability_gap_ = RatesMixin.mixability_gap_
-
     def _master_view(self):
         m = self.__dict__.get("_master") if self.eta == "auto" else None
         return None if m is None else Master(m)
 
-    master_gap_ = MasterMixin.master_gap_
-    limit_weight_ = MasterMixin.limit_weight_
+    eta_, mixability_gap_ = RatesMixin.eta_, RatesMixin.mixability_gap_
+    master_gap_, limit_weight_ = MasterMixin.master_gap_, MasterMixin.limit_weight_
 
     def fit_transform(self, X: ArrayLike, y: None = None) -> FloatArray:
         """:meth:`fit` on X, then :meth:`transform` X with the final eigensystem.
@@ -621,6 +617,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
             Coordinates of X on the final feature-space directions.
         """
         return self.fit(X).transform(X)
+
+    score, n_components_ = _scoring.kernel_score, _aliases.n_components_
 
     @reads_state
     def transform(self, X: ArrayLike) -> FloatArray:

@@ -21,6 +21,7 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from .. import _kernels
 from .._typing import ArrayLike, FloatArray, Sampler, SeedLike, Share, State
 from .._validation import REORTHOGONALIZE, STATE, as_real_array
+from . import _aliases, _scoring
 from ._base import CAPPED_MIXING, SAMPLERS, SHARES, reads_state
 from ._rates import MasterMixin, Mixing, Rate, SketchMaster
 from ._sparse import is_sparse, map_sparse, project_rows
@@ -168,6 +169,11 @@ class _PCALearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, TrialLoopLe
     def explained_variance_ratio_(self) -> FloatArray:
         """Absent here, as ``explained_variance_``."""
         return self.explained_variance_
+
+    singular_values_ = _aliases.absent("singular_values_")
+    noise_variance_ = _aliases.absent("noise_variance_")
+    n_components_ = _aliases.n_components_
+    score = _scoring.score
 
     @property
     @reads_state

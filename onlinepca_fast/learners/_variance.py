@@ -213,7 +213,7 @@ class SimplexVarianceMinimizer(_Covariances, TrialLoopLearner):
         The current ``y``.
     expected_losses_, realized_losses_ : ndarray
         Both ``y^T C y`` (no randomisation).
-    n_features_in_, n_trials_ : int
+    n_features_in_, n_trials_, n_samples_seen_ : int
 
     References
     ----------
