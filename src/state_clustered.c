@@ -38,10 +38,11 @@
  *    cluster's value (capped when the cluster is capped, or within a few
  *    ulps of it) merge into it: they are the top ones, so m just shrinks.
  *    With no cluster left (c = 0), entries at the cap form a new one.
- * 5. keep_finite as the dense learner: entries more than 2^1020 below the
- *    top are raised to that floor; the rank-one update's tolerance is taken
- *    relative to the entries within 2^20 of the top (state_dense.c, r1_scale),
- *    so that no entry needs a closer floor (which tied leading directions).
+ * 5. keep_finite as the dense learner: entries more than 2^60 below the
+ *    top (Follow the Leader: 2^1020, logweights.h) are raised to that
+ *    floor; the rank-one update's tolerance is taken relative to the
+ *    entries within 2^20 of the top (state_dense.c, r1_scale), so that no
+ *    entry needs a closer floor (which tied leading directions).
  *
  * A trial either completes or leaves the learner's weights and span as they
  * were (B and R may have been compressed: the same Q).  No allocation.
@@ -282,11 +283,16 @@ static int update(const opf_learner *s, opf_ws *w, ptrdiff_t m,
 }
 
 /* Explicit entries that ended within a few ulps of the cluster's value
- * merge into it (they are the top ones): the new m. */
+ * merge into it (they are the top ones): the new m.  The ulps are those of
+ * max(1, |mu_c|) for log-weights (unit scale), of |mu_c| for Follow the
+ * Leader (leader: A = -C^t in the data's units, mu_c = 0: only an entry
+ * that rounded onto the cluster merges, at every scale of the data; with
+ * the floor 1 every direction of rows below ~1e-8 merged, issue 35 item 2). */
 static ptrdiff_t merge_into_cluster(const double *mu, ptrdiff_t m,
-                                    double mu_c)
+                                    double mu_c, int leader)
 {
-    const double tolm = 4.0 * DBL_EPSILON * fmax(1.0, fabs(mu_c));
+    const double tolm = 4.0 * DBL_EPSILON
+                        * (leader ? fabs(mu_c) : fmax(1.0, fabs(mu_c)));
     while (m > 0 && mu[m - 1] >= mu_c - tolm)
         m--;
     return m;
@@ -404,7 +410,8 @@ static int clustered_update(const opf_learner *s, opf_ws *w, double rho,
         != OPF_OK)
         return st;
     if (cumulative && m < s->n)
-        m = merge_into_cluster(s->lam, m, s->clus[0]);
+        m = merge_into_cluster(s->lam, m, s->clus[0],
+                               s->sampler == OPF_SAMPLER_LEADER);
     w->m = m;
     w->nb = nb;
     return OPF_OK;
@@ -472,7 +479,7 @@ static int clustered_finish_meg(const opf_learner *s, opf_ws *w,
 
     /* merge the entries that reached the cluster */
     if (cc > 0) {
-        m = merge_into_cluster(s->lam, m, mu_c);
+        m = merge_into_cluster(s->lam, m, mu_c, 0);
     } else if (s->lam[m - 1] == capv) {
         while (m > 0 && s->lam[m - 1] == capv)
             m--;
@@ -509,7 +516,8 @@ static void clustered_finish_cumulative(const opf_learner *s, opf_ws *w)
     const ptrdiff_t m = w->m;
     double top = m < s->n ? s->clus[0] : s->lam[m - 1];
     top = opf_lift_level(s->lam, m, &s->clus[0], top);
-    opf_floor_ascending(s->lam, m, top, OPF_EIGEN_FLOOR);
+    opf_floor_ascending(s->lam, m, top,
+                        opf_cumulative_floor(s->sampler == OPF_SAMPLER_LEADER));
     s->clus[1] = exp(s->clus[0]);
     s->dims[0] = m;
     s->dims[1] = w->nb;

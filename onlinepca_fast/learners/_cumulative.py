@@ -32,7 +32,7 @@ from .._validation import (
 from ..kernels import cap_log
 from ._base import SAMPLERS, TrialLoopLearner, rate_options, reads_state
 from ._clustered import MAX_DENSE, ClusteredState, refuse_dense
-from ._explained import ExplainedVariance
+from ._explained import LEADER_SPAN, ExplainedVariance
 from ._pca import _Projections, _reject_step, _step_limit, meg_step_box, row_norms
 
 __all__ = ["CenteredOnlinePCA", "FollowTheLeader"]
@@ -159,10 +159,10 @@ class CenteredOnlinePCA(_Cumulative):
         Eigensystem of ``log W^0 - eta C^t = -log(n) I - eta C^t``
         (ascending; not capped; in the clustered state the m explicit
         eigenpairs, the rest being ``cluster_value_``).  Exactly so unless an eigenvalue falls
-        more than 2**20 below the largest (its weight is then 0 in float64
-        either way): it is kept at that distance, so that one huge step
-        cannot make later updates negligible (see the module doc); and if
-        the largest leaves the float64 range all are shifted by a constant.
+        more than 2**60 below the largest (its weight is then 0 in float64
+        either way): it is kept at that distance (``src/logweights.h``);
+        and if the largest leaves the float64 range all are shifted by a
+        constant.
     components_, density_, expected_losses_, realized_losses_, n_trials_
         As for :class:`OnlinePCA` (W is ``cap(exp(eigenvalues_))``).
     explained_variance_ : ndarray of shape (n_components,)
@@ -173,7 +173,7 @@ class CenteredOnlinePCA(_Cumulative):
         (``center_lr_inv = c > 0``: the rows and c phantom rows at
         ``mean_init``) or ``t`` (uncentered: about ``mean_``).  Exact to
         rounding while ``eta`` times the spread of the eigenvalues of
-        ``C^t`` stays below 2**20 (the floor described above; a
+        ``C^t`` stays below 2**60 (the floor described above; a
         ``RuntimeWarning`` says when the state shows it reached) and
         ``eta``, ``center_lr_inv`` and ``centered`` are unchanged since the
         last reset (else ``ValueError``).
@@ -281,15 +281,16 @@ class FollowTheLeader(_Cumulative):
     ----------
     eigenvalues_, eigenvectors_ : ndarray
         Eigensystem of ``-C^t`` (ascending, so the leading directions of
-        ``C^t`` come first), shifted and floored as for
-        :class:`CenteredOnlinePCA` should it leave the float64 range.
+        ``C^t`` come first), exact at every scale: no floor ties the
+        leading variances (Follow the Leader has no exponential weights;
+        the rows it accepts keep ``C^t`` below 2**1020, its finiteness
+        floor, on any stream of fewer than 2**40 of them).
     components_, mean_, expected_losses_, realized_losses_, n_trials_
         As for :class:`OnlinePCA`.
     explained_variance_, explained_variance_ratio_ : ndarray of shape (n_components,)
         As for :class:`CenteredOnlinePCA`: the eigenvalues of ``C^t`` are
-        ``-eigenvalues_`` (eta = 1: exact while the spread of the
-        covariance's eigenvalues stays below 2**20), over ``t - 1``
-        (centered) or ``t``.
+        ``-eigenvalues_`` (eta = 1, exact), over ``t - 1`` (centered) or
+        ``t``.
 
     References
     ----------
@@ -306,6 +307,7 @@ class FollowTheLeader(_Cumulative):
     """
 
     _randomized = False
+    _floor_span = LEADER_SPAN  # no exponential weights: finiteness only
     _constraints = {
         "n_components": N_COMPONENTS,
         "centered": Boolean(),

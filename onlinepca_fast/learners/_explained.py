@@ -37,12 +37,16 @@ import numpy as np
 
 from .._typing import FloatArray
 
-__all__ = ["ExplainedVariance", "EIGEN_SPAN"]
+__all__ = ["ExplainedVariance", "EIGEN_SPAN", "LEADER_SPAN"]
 
 #: The span the compiled loop keeps the eigenvalues of A within
 #: (``OPF_EIGEN_FLOOR`` of ``src/logweights.h``): only a spread beyond it
 #: (eta times ~1e18 times the smallest variance) floors a variance.
 EIGEN_SPAN = 2.0 ** 60
+
+#: Follow the Leader's span (``OPF_LOG_SPAN``): finiteness only, beyond any
+#: covariance of the rows it accepts (``opf_cumulative_floor``).
+LEADER_SPAN = 2.0 ** 1020
 
 
 def _rates_of(config):
@@ -59,6 +63,8 @@ class ExplainedVariance:
         _t: Any
         n_components: int
         n_features_in_: int
+
+    _floor_span = EIGEN_SPAN  # the floor of A below its largest entry
 
     # the rates of the stream since the last reset: (eta, c, centered); a
     # change (set_params mid-stream) leaves A a mix of rates
@@ -96,10 +102,11 @@ class ExplainedVariance:
             lam = self._lam  # type: ignore[attr-defined]
             top, low, extra = float(lam[-1]), float(lam[0]), 0
             cluster = a0
-        if top - low >= EIGEN_SPAN * (1 - 1e-9):
+        if top - low >= self._floor_span * (1 - 1e-9):
             warnings.warn(
                 f"{type(self).__name__}: eta times the spread of the covariance's "
-                "eigenvalues has reached 2**60, where the state keeps its eigenvalues "
+                f"eigenvalues has reached 2**{round(math.log2(self._floor_span))}, where "
+                "the state keeps its eigenvalues "
                 "(see eigenvalues_): the largest variances are floored, "
                 "explained_variance_ underestimates them", RuntimeWarning, stacklevel=3)
         if eta == "auto":
