@@ -142,3 +142,37 @@ def test_axis_rows_spread_over_560_decades(state):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no floor reached: no warning
         assert_allclose(ftl.explained_variance_, sums[top] / T, rtol=1e-12)
+
+
+@pytest.mark.parametrize("state", ["dense", "clustered"])
+def test_alg6_keeps_its_documented_floor(state):
+    """WK Alg. 6 keeps A = -log(n) I - eta C^t exactly while its spread
+    stays below 2**60 (weights exp(-2**60) are 0 in float64 either way),
+    and beyond that raises entries to 2**60 below the largest, as its
+    docstring says; W = cap(exp(A)) is exact either way.  Axis rows: C^t
+    is diagonal (uncentered), the exact A known without eigh."""
+    rng = np.random.default_rng(5)
+    n, k, T, eta = 6, 2, 120, 1.0
+    for exponents in ([7, 5, 3, 1, 0, -1], [12, 6, 3, 1, 0, -1]):  # spread ~2**50, ~2**86
+        axes = rng.integers(0, n, T)
+        X = np.zeros((T, n))
+        X[np.arange(T), axes] = 10.0 ** np.array(exponents)[axes] * rng.uniform(0.5, 2.0, T)
+        pca = opf.CenteredOnlinePCA(k, eta=eta, centered=False, state=state,
+                                    random_state=0).fit(X)
+        exact = -np.log(n) - eta * np.sort(np.sum(X ** 2, axis=0))[::-1]  # ascending
+        top = exact[-1]
+        floored = np.maximum(exact, top - 2.0 ** 60)
+        lam = np.sort(pca.full_eigensystem()[0])
+        assert_allclose(lam, floored, rtol=1e-13)
+        if exact[0] >= top - 2.0 ** 60:
+            assert_allclose(lam, exact, rtol=1e-13)
+        W = np.exp(reference_cap_log(exact, n - k))
+        order = np.argsort(np.sum(X ** 2, axis=0))[::-1]
+        D = np.zeros((n, n))
+        D[order, order] = W
+        assert_allclose(pca.density_, D, atol=1e-14)
+
+
+def reference_cap_log(lam, d):
+    from onlinepca_fast.reference import cap_log
+    return cap_log(lam, d)
