@@ -29,9 +29,10 @@
  *    diag(mu, mu_c) - eta [z; beta][z; beta]^T plus mu_c on the rest of the
  *    complement: one rank-one update of size m + 1 (rank_one_update.c, with
  *    Q = I), whose eigenvectors U give R <- [R, e] U (e: r/beta in B's
- *    coordinates, r_B/|r_B| appended to B).  If eta beta^2 is below the
- *    rank-one update's deflation tolerance, x has no part in the complement
- *    worth keeping and the update is of size m.
+ *    coordinates, r_B/|r_B| appended to B).  If eta |x| beta (the update's
+ *    coupling to the complement) is below the rank-one update's deflation
+ *    tolerance, x has no part in the complement worth keeping and the
+ *    update is of size m.
  * 4. Fixed share (before capping), capping with multiplicities
  *    (opf_cap_groups), uniform share (after): the same steps as the dense
  *    state (state_dense.c), on m + 1 groups.  Explicit entries that end at the
@@ -224,12 +225,20 @@ static int update(const opf_learner *s, opf_ws *w, ptrdiff_t m,
     dmax = fmin(dmax, dscale);
     const double tol = OPF_R1_DEFLATION_FACTOR * DBL_EPSILON
                        * fmax(dmax, rho * xx);
+    /* x's part beta in the complement is dropped only if the update's
+     * coupling to it, rho |x| beta (r |u_j| of the rank-one update's
+     * deflation, rank_one_update.h: the off-diagonal entries the arrow
+     * would have), is below the tolerance.  Testing its energy rho beta^2
+     * instead dropped couplings up to sqrt(tol rho |x|^2): a row of norm
+     * 1e-9 beside a center of 1e-3 tilted WK Alg. 6's leading direction by
+     * 4e-9 where the dense state kept it (issue 35, item 6). */
+    const double coupling = rho * sqrt(xx);
     int add = 0, append = 0;
     double beta = 0.0;
-    if (c > 0 && rho * rr > tol) {
+    if (c > 0 && coupling * sqrt(rr) > tol) {
         add = append = 1;
         beta = sqrt(ss + rr);
-    } else if (c > 0 && rho * ss > tol) {
+    } else if (c > 0 && coupling * sqrt(ss) > tol) {
         add = 1;
         beta = sqrt(ss);
     }
