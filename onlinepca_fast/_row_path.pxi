@@ -50,7 +50,7 @@ cdef class RowPath:
     Built by the learner after a validated batch (its hyper-parameters,
     engine and state then known good) with the *region* of rows that pass
     every check of its family: entries in ``[lo, hi]``, ``max |x_i| <=
-    amax``, ``|x|^2 <= norm2``.  :meth:`learn` runs the trial of partial_fit
+    amax``, ``|x|^2 <= norm2`` and ``x = 0`` or ``|x|^2 >= norm2_min``.  :meth:`learn` runs the trial of partial_fit
     on such a row -- same uniform from the learner's generator (PCG64 or
     PCG64DXSM, which a failed trial rewinds), same loss record, same
     re-orthogonalisation -- under the learner's guard and the engine's lock.
@@ -61,14 +61,15 @@ cdef class RowPath:
     # generator's locks, looked up once
     cdef object g_enter, g_exit, e_acquire, e_release, b_acquire, b_release
     cdef _np_bitgen *bitgen
-    cdef double lo, hi, amax, norm2
+    cdef double lo, hi, amax, norm2, norm2_min
     cdef Py_ssize_t n, every
     cdef bint record
     cdef double[::1] row
     cdef double[:, ::1] losses
 
     def __init__(self, learner, engine, guard, rng, Py_ssize_t every,
-                 bint record, double lo, double hi, double amax, double norm2):
+                 bint record, double lo, double hi, double amax, double norm2,
+                 double norm2_min=0.0):
         self.engine = engine
         if self.engine.s.matrix_input:
             raise ValueError("RowPath: the engine takes matrices")
@@ -82,6 +83,7 @@ cdef class RowPath:
         self.every = every
         self.record = record
         self.lo, self.hi, self.amax, self.norm2 = lo, hi, amax, norm2
+        self.norm2_min = norm2_min
         self.bitgen = NULL
         if rng is not None:
             self.bits = rng.bit_generator
@@ -154,7 +156,8 @@ cdef class RowPath:
             if v > hi:
                 hi = v
         return (isfinite(n2) and lo >= self.lo and hi <= self.hi
-                and -lo <= self.amax and hi <= self.amax and n2 <= self.norm2)
+                and -lo <= self.amax and hi <= self.amax and n2 <= self.norm2
+                and (n2 >= self.norm2_min or (lo == 0.0 and hi == 0.0)))
 
     cdef int _record_at(self, Py_ssize_t col) except -1:
         """The learner's loss buffer, with room for column col (grown by the

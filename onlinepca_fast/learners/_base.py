@@ -599,7 +599,14 @@ class TrialLoopLearner(RatesMixin, OnlineLearner):
             return None
         lo, hi, amax, norm2 = self._short_path_region(config)
         return _kernels.RowPath(self, engine, guard_of(self), self._rng, every,
-                                p["record_losses"], lo, hi, amax, norm2)
+                                p["record_losses"], lo, hi, amax, norm2,
+                                self._short_path_norm2_min(config))
+
+    def _short_path_norm2_min(self, config):
+        """Hook: the short path takes a row x != 0 only if |x|^2 is at least
+        this (the scale-free learners' NORM_MIN, ``_scale``); other rows
+        take the validating path, which decides."""
+        return 0.0
 
     def _short_path_region(self, config):
         """Hook: (lo, hi, amax, norm2) such that every row with entries in

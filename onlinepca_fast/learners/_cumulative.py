@@ -34,6 +34,7 @@ from ._base import SAMPLERS, TrialLoopLearner, rate_options, reads_state
 from ._clustered import MAX_DENSE, ClusteredState, refuse_dense
 from ._explained import LEADER_SPAN, ExplainedVariance
 from ._pca import _Projections, _reject_step, _step_limit, meg_step_box, row_norms
+from ._scale import check_norm_range, norm_box, short_path_norm2_min
 
 __all__ = ["CenteredOnlinePCA", "FollowTheLeader"]
 
@@ -45,10 +46,23 @@ class _Cumulative(ExplainedVariance, ClusteredState, _Projections, TrialLoopLear
 
     _cumulative = True
 
+    @staticmethod
+    def _scale_free(config):
+        """eta="auto" and Follow the Leader: exact on the rows of ``_scale``."""
+        return config.auto_rate or config.sampler == _kernels.SAMPLER_LEADER
+
+    def _short_path_norm2_min(self, config):
+        return short_path_norm2_min(self._scale_free(config))
+
     def _share(self, p):
         return None  # no mixing: see CenteredOnlinePCA's Notes
 
     def _check_steps(self, X, amax, name, matrix, config, mean):
+        self._check_step_bound(X, amax, name, config, mean)
+        if self._scale_free(config):  # the range where it is exact
+            check_norm_range(X, amax, name, type(self).__name__)
+
+    def _check_step_bound(self, X, amax, name, config, mean):
         """The steps ``eta f |y|^2`` (``y = x - m``, ``f <= 1``) and losses
         ``|y|^2`` must be at most :data:`MAX_STEP`.  For the learned center,
         ``m`` stays in the convex hull of the current center and the batch's
@@ -88,6 +102,8 @@ class _Cumulative(ExplainedVariance, ClusteredState, _Projections, TrialLoopLear
         box = box / 2 if config.centered else box - am * (1 + 1e-12)
         if am > box:
             box = -1.0  # no row is taken: the validating path decides
+        elif self._scale_free(config):
+            box = min(box, norm_box(config.n))
         return -math.inf, math.inf, box, math.inf
 
     def _reorthogonalize_every(self, p):
@@ -117,7 +133,9 @@ class CenteredOnlinePCA(_Cumulative):
         C^t)))`` with the AdaHedge rate ``eta_t = D / Delta_{t-1}``
         (follow the regularised leader: any ``eta_t`` is allowed; ``Delta``
         uses the two-point bound on the mixability gap, see
-        ``mixability_gap_``).  Scale-free; for ``centered=False`` the regret
+        ``mixability_gap_``).  Scale-free (rows of norm 0 or ``2**-480 ..
+        2**480``; others are refused, see ``learners._scale``); for
+        ``centered=False`` the regret
         against every rank-k subspace is ``R_T <= 2 Delta_T`` (the bound of
         :class:`OnlinePCA`'s eta); with ``centered=True`` the same rate is
         used without a derived bound (docs: adaptive_rates).  A number: WK
@@ -256,7 +274,9 @@ class FollowTheLeader(_Cumulative):
     running mean when ``centered``), ties broken by the order of the
     maintained eigensystem.  It is the limit ``eta -> inf`` of WK
     Algorithm 6 and uses the same rank-one machinery.  Expected and
-    realized losses are equal.
+    realized losses are equal.  Scale-free (``c X`` gives ``c^2`` the
+    losses): exact on rows of norm 0 or ``2**-480 .. 2**480``; others are
+    refused (see ``learners._scale``).
 
     Parameters
     ----------

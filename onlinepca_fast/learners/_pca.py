@@ -27,6 +27,7 @@ from .._validation import (
 )
 from ._clustered import MAX_DENSE, ClusteredState, refuse_dense
 from ._rates import MasterMixin
+from ._scale import check_norm_range, norm_box, short_path_norm2_min
 from ._sparse import is_sparse, map_sparse, project_rows
 from ._base import (
     rate_options, mixing_options,
@@ -264,7 +265,9 @@ class OnlinePCA(ClusteredState, _Projections, MasterMixin, TrialLoopLearner):
         Rank k of the projection, ``1 <= k < n_features``.
     eta : "auto" or float, default="auto"
         Learning rate.  ``"auto"``: no tuning, no horizon, scale-free (``c
-        X`` gives the same W and losses times ``c^2``).  Each trial plays
+        X`` gives the same W and losses times ``c^2``; exactly so on rows of
+        norm 0 or ``2**-480 .. 2**480``, and others are refused, see
+        ``learners._scale``).  Each trial plays
         one of two learners, drawn with the weights of a master AdaHedge
         (``D = log 2``) on their expected losses:
 
@@ -445,9 +448,17 @@ class OnlinePCA(ClusteredState, _Projections, MasterMixin, TrialLoopLearner):
 
     def _check_steps(self, X, amax, name, matrix, config, mean):
         check_meg_steps(X, amax, name, config.eta)
+        if config.auto_rate:  # scale-free: the range where it is exact
+            check_norm_range(X, amax, name, type(self).__name__)
+
+    def _short_path_norm2_min(self, config):
+        return short_path_norm2_min(config.auto_rate)
 
     def _short_path_region(self, config):
-        return -math.inf, math.inf, meg_step_box(config.eta, config.n), math.inf
+        box = meg_step_box(config.eta, config.n)
+        if config.auto_rate:
+            box = min(box, norm_box(config.n))
+        return -math.inf, math.inf, box, math.inf
 
     def _reorthogonalize_every(self, p):
         return p["reorthogonalize_every"] or 0
