@@ -17,8 +17,9 @@ exact to ~``2**-490``).  Above, the sums reach ``2**1000``, where the limit
 learner keeps its values, within ``2**40`` rows (main at ``c = 1e150``: off
 by 0.62); on any stream of fewer than ``2**40`` rows in the range they stay
 below it, and ``C^t`` below Follow the Leader's finiteness floor 2**1020.
-Within the range ``c X`` (``c`` a power of two) gives the losses of ``X``
-times ``c**2`` bit for bit, any ``c`` to rounding; a row outside is refused,
+Within the range ``c X`` gives the losses of ``X`` times ``c**2`` to
+rounding (bit for bit on the tests' streams when ``c`` is a power of two,
+which scales every float64 operation exactly); a row outside is refused,
 with its batch, before any trial (``ValueError`` naming ``X``, the row and
 the range; nothing changed).  A numeric eta is not scale-free and keeps its
 own bound, ``max(1, eta) |x|^2 <= 2**1020``.
