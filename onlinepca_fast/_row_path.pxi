@@ -37,7 +37,8 @@ cdef class RowPath:
     Built by the learner after a validated ``learn_one`` (its
     hyper-parameters, engine and state then known good) with the *region* of
     rows that pass every check of its family: entries in ``[lo, hi]``, ``max
-    |x_i| <= amax``, ``|x|^2 <= norm2``.  :meth:`learn` runs the trial of
+    |x_i| <= amax``, ``|x|^2 <= norm2`` and ``x = 0`` or ``|x|^2 >=
+    norm2_min``.  :meth:`learn` runs the trial of
     partial_fit on such a row -- same uniform from the learner's generator
     (PCG64 or PCG64DXSM, which a failed trial rewinds), same loss record
     (``records``, the learner's :class:`~onlinepca_fast.learners._base.LossRecords`,
@@ -54,14 +55,14 @@ cdef class RowPath:
     # generator's locks, looked up once
     cdef object g_enter, g_exit, e_acquire, e_release, b_acquire, b_release
     cdef _np_bitgen *bitgen
-    cdef double lo, hi, amax, norm2
+    cdef double lo, hi, amax, norm2, norm2_min
     cdef Py_ssize_t n, every
     cdef double[::1] row
     cdef double[:, ::1] losses
 
     def __init__(self, Engine engine not None, guard, rng, Py_ssize_t every,
                  reorthogonalize, records, double lo, double hi, double amax,
-                 double norm2):
+                 double norm2, double norm2_min=0.0):
         self.engine = engine
         if self.engine.s.matrix_input:
             raise ValueError("RowPath: the engine takes matrices")
@@ -76,6 +77,7 @@ cdef class RowPath:
         self.reorth = reorthogonalize
         self.records = records
         self.lo, self.hi, self.amax, self.norm2 = lo, hi, amax, norm2
+        self.norm2_min = norm2_min
         self.bitgen = NULL
         if rng is not None:
             self.bits = rng.bit_generator
@@ -119,7 +121,8 @@ cdef class RowPath:
             if v > hi:
                 hi = v
         return (isfinite(n2) and lo >= self.lo and hi <= self.hi
-                and -lo <= self.amax and hi <= self.amax and n2 <= self.norm2)
+                and -lo <= self.amax and hi <= self.amax and n2 <= self.norm2
+                and (n2 >= self.norm2_min or (lo == 0.0 and hi == 0.0)))
 
     cdef int _record_at(self, Py_ssize_t col) except -1:
         """The records' buffer, with room for column col (grown by the

@@ -37,6 +37,7 @@
  *
  * Cost: O(n) expected.  Workspace: 3n doubles.  No allocation.
  */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -437,6 +438,49 @@ static ptrdiff_t cap_all(const double *x, ptrdiff_t n, ptrdiff_t d, ptrdiff_t nf
     return d;
 }
 
+/*
+ * Ties with the threshold, settled one way (opf_cap_ex with a hint).  The
+ * search is exact up to the rounding of its sums, so a group of equal
+ * weights whose uncapped value would be the cap to within that rounding
+ * may come out capped on one search path and uncapped (then clamped at
+ * the cap) on another; both are the projection to rounding, but the shift
+ * c, and so every other weight, rounds differently.  The experts' weights
+ * meet such ties all the time -- entries capped at the last trial that
+ * lose nothing stay exactly at the cap -- and their search path depends on
+ * the bracket the caller keeps from the last trial (state_dense.c), which a
+ * copy of the learner does not carry (issue 35, item 7).  So with a hint
+ * the largest uncapped group is capped whenever its uncapped value is
+ * within OPF_CAP_TIE_ULPS (n + 1) ulps of the cap -- sum / emax <= (d -
+ * ncap)(1 + tol), the search's own test at emax with a margin above its
+ * rounding -- on every path, which then ends with the same capped set and
+ * the same sums: the answer is a function of the input alone.  The weights
+ * move by at most that tolerance (relative).  Returns 1 if the group
+ * joined the capped set (st: its new ncap and tref; the caller sums
+ * again), 0 if the set stands.
+ */
+#define OPF_CAP_TIE_ULPS 4.0
+
+static int settle_tie(const double *ew, ptrdiff_t n, ptrdiff_t d,
+                      double emax, double sum, search_state *st)
+{
+    const double tol = OPF_CAP_TIE_ULPS * (double)(n + 1) * DBL_EPSILON;
+    double next = 0.0;
+    ptrdiff_t i, cnt = 0;
+    if (!(sum / emax <= (double)(d - st->ncap) * (1.0 + tol)))
+        return 0;
+    for (i = 0; i < n; i++) {
+        const double e = ew[i];
+        cnt += e == emax;
+        next = e < emax && e > next ? e : next;
+    }
+    /* fewer than d capped, and some positive weight left uncapped */
+    if (st->ncap + cnt >= d || !(next > 0.0))
+        return 0;
+    st->ncap += cnt;
+    st->tref = next;
+    return 1;
+}
+
 OPF_MULTIVERSION
 ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
                      double *out, double *out_lin, double *work,
@@ -513,7 +557,7 @@ ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
             fresh_search(&st, buf, j, buf + n);
         }
         search(&st, d, 0);
-        {
+        for (;;) {
             /* Uncapped: e_i <= tref.  The largest uncapped weight and its
              * mu, and the sum of the uncapped weights in a fixed order (so
              * that the output does not depend on the pivots). */
@@ -528,6 +572,9 @@ ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
                 OPF_MAX_INTO(emax, eu);
                 sum += eu;
             }
+            if (hint && emax > exp(-SAFE_RANGE)
+                && settle_tie(ew, n, d, emax, sum, &st))
+                continue; /* a tie joined the capped set: sum again */
             if (emax > exp(-SAFE_RANGE)) {
                 /* The log-weights use the mu of the largest uncapped entry
                  * (not top + log(emax), which would cost an ulp of top);
@@ -570,6 +617,7 @@ ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
                     hint->shift = c;
                 return ncap;
             }
+            break;
         }
         /* The uncapped weights lie below exp(-SAFE_RANGE) of the largest:
          * search on mu itself (no hint). */

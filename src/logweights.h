@@ -27,6 +27,21 @@
 #define OPF_EIGEN_FLOOR 0x1p60
 #define OPF_EIGEN_SPAN 0x1p20
 
+/* The floor of the cumulative learners' A = log W0 - eta C^t below its
+ * largest entry.  WK Alg. 6 weighs the directions by exp(A): an entry
+ * 2^60 below the top has weight 0 in float64 either way.  Follow the
+ * Leader (sampler OPF_SAMPLER_LEADER, A = -C^t) has no exponentials: its
+ * leading directions are the *lowest* entries, which a floor ties, and it
+ * is scale-free, so only the finiteness floor OPF_LOG_SPAN applies
+ * (issue 35, item 2: rows ~1e9 over a few hundred trials spread C past
+ * 2^60 and tied its top variances).  The accepted rows keep C below
+ * 2^1020 on any stream of fewer than 2^40 of them (the learners' input
+ * check), where that floor is never reached. */
+static inline double opf_cumulative_floor(int leader)
+{
+    return leader ? OPF_LOG_SPAN : OPF_EIGEN_FLOOR;
+}
+
 /* The scale of the rank-one update's deflation tolerance for a spectrum
  * whose largest entry is top (opf_rank_one_update_scaled). */
 static inline double opf_r1_scale(double top)

@@ -29,19 +29,21 @@
  *    diag(mu, mu_c) - eta [z; beta][z; beta]^T plus mu_c on the rest of the
  *    complement: one rank-one update of size m + 1 (rank_one_update.c, with
  *    Q = I), whose eigenvectors U give R <- [R, e] U (e: r/beta in B's
- *    coordinates, r_B/|r_B| appended to B).  If eta beta^2 is below the
- *    rank-one update's deflation tolerance, x has no part in the complement
- *    worth keeping and the update is of size m.
+ *    coordinates, r_B/|r_B| appended to B).  If eta |x| beta (the update's
+ *    coupling to the complement) is below the rank-one update's deflation
+ *    tolerance, x has no part in the complement worth keeping and the
+ *    update is of size m.
  * 4. Fixed share (before capping), capping with multiplicities
  *    (opf_cap_groups), uniform share (after): the same steps as the dense
  *    state (state_dense.c), on m + 1 groups.  Explicit entries that end at the
  *    cluster's value (capped when the cluster is capped, or within a few
  *    ulps of it) merge into it: they are the top ones, so m just shrinks.
  *    With no cluster left (c = 0), entries at the cap form a new one.
- * 5. keep_finite as the dense learner: entries more than 2^1020 below the
- *    top are raised to that floor; the rank-one update's tolerance is taken
- *    relative to the entries within 2^20 of the top (state_dense.c, r1_scale),
- *    so that no entry needs a closer floor (which tied leading directions).
+ * 5. keep_finite as the dense learner: entries more than 2^60 below the
+ *    top (Follow the Leader: 2^1020, logweights.h) are raised to that
+ *    floor; the rank-one update's tolerance is taken relative to the
+ *    entries within 2^20 of the top (state_dense.c, r1_scale), so that no
+ *    entry needs a closer floor (which tied leading directions).
  *
  * A trial either completes or leaves the learner's weights and span as they
  * were (B and R may have been compressed: the same Q).  No allocation.
@@ -223,12 +225,20 @@ static int update(const opf_learner *s, opf_ws *w, ptrdiff_t m,
     dmax = fmin(dmax, dscale);
     const double tol = OPF_R1_DEFLATION_FACTOR * DBL_EPSILON
                        * fmax(dmax, rho * xx);
+    /* x's part beta in the complement is dropped only if the update's
+     * coupling to it, rho |x| beta (r |u_j| of the rank-one update's
+     * deflation, rank_one_update.h: the off-diagonal entries the arrow
+     * would have), is below the tolerance.  Testing its energy rho beta^2
+     * instead dropped couplings up to sqrt(tol rho |x|^2): a row of norm
+     * 1e-9 beside a center of 1e-3 tilted WK Alg. 6's leading direction by
+     * 4e-9 where the dense state kept it (issue 35, item 6). */
+    const double coupling = rho * sqrt(xx);
     int add = 0, append = 0;
     double beta = 0.0;
-    if (c > 0 && rho * rr > tol) {
+    if (c > 0 && coupling * sqrt(rr) > tol) {
         add = append = 1;
         beta = sqrt(ss + rr);
-    } else if (c > 0 && rho * ss > tol) {
+    } else if (c > 0 && coupling * sqrt(ss) > tol) {
         add = 1;
         beta = sqrt(ss);
     }
@@ -282,11 +292,16 @@ static int update(const opf_learner *s, opf_ws *w, ptrdiff_t m,
 }
 
 /* Explicit entries that ended within a few ulps of the cluster's value
- * merge into it (they are the top ones): the new m. */
+ * merge into it (they are the top ones): the new m.  The ulps are those of
+ * max(1, |mu_c|) for log-weights (unit scale), of |mu_c| for Follow the
+ * Leader (leader: A = -C^t in the data's units, mu_c = 0: only an entry
+ * that rounded onto the cluster merges, at every scale of the data; with
+ * the floor 1 every direction of rows below ~1e-8 merged, issue 35 item 2). */
 static ptrdiff_t merge_into_cluster(const double *mu, ptrdiff_t m,
-                                    double mu_c)
+                                    double mu_c, int leader)
 {
-    const double tolm = 4.0 * DBL_EPSILON * fmax(1.0, fabs(mu_c));
+    const double tolm = 4.0 * DBL_EPSILON
+                        * (leader ? fabs(mu_c) : fmax(1.0, fabs(mu_c)));
     while (m > 0 && mu[m - 1] >= mu_c - tolm)
         m--;
     return m;
@@ -404,7 +419,8 @@ static int clustered_update(const opf_learner *s, opf_ws *w, double rho,
         != OPF_OK)
         return st;
     if (cumulative && m < s->n)
-        m = merge_into_cluster(s->lam, m, s->clus[0]);
+        m = merge_into_cluster(s->lam, m, s->clus[0],
+                               s->sampler == OPF_SAMPLER_LEADER);
     w->m = m;
     w->nb = nb;
     return OPF_OK;
@@ -472,7 +488,7 @@ static int clustered_finish_meg(const opf_learner *s, opf_ws *w,
 
     /* merge the entries that reached the cluster */
     if (cc > 0) {
-        m = merge_into_cluster(s->lam, m, mu_c);
+        m = merge_into_cluster(s->lam, m, mu_c, 0);
     } else if (s->lam[m - 1] == capv) {
         while (m > 0 && s->lam[m - 1] == capv)
             m--;
@@ -509,7 +525,8 @@ static void clustered_finish_cumulative(const opf_learner *s, opf_ws *w)
     const ptrdiff_t m = w->m;
     double top = m < s->n ? s->clus[0] : s->lam[m - 1];
     top = opf_lift_level(s->lam, m, &s->clus[0], top);
-    opf_floor_ascending(s->lam, m, top, OPF_EIGEN_FLOOR);
+    opf_floor_ascending(s->lam, m, top,
+                        opf_cumulative_floor(s->sampler == OPF_SAMPLER_LEADER));
     s->clus[1] = exp(s->clus[0]);
     s->dims[0] = m;
     s->dims[1] = w->nb;

@@ -11,11 +11,13 @@
  * exactly, so a direction suppressed for thousands of trials keeps its
  * (tiny) weight instead of underflowing to 0, and capping is cap_log.
  * The one exception keeps lam finite on any stream (opf_keep_finite
- * below): entries more than OPF_LOG_SPAN = 2^1020 below the largest are
- * raised to that distance, and the eigenvalues of A (CUMULATIVE, never
- * normalised) are shifted by a constant, which leaves W unchanged, once the
- * largest falls below -2^1020.  The Python layer bounds each trial's step
- * (eta |x|^2 <= 2^1020) so that nothing in between can overflow.
+ * below): entries more than OPF_LOG_SPAN = 2^1020 (the eigen-learners:
+ * OPF_EIGEN_FLOOR = 2^60, Follow the Leader: 2^1020, logweights.h) below
+ * the largest are raised to that distance, and the eigenvalues of A
+ * (CUMULATIVE, never normalised) are shifted by a constant, which leaves
+ * W unchanged, once the largest falls below -2^1020.  The Python layer
+ * bounds each trial's step (eta |x|^2 <= 2^1020) so that nothing in
+ * between can overflow.
  */
 #include <math.h>
 #include <string.h>
@@ -535,8 +537,16 @@ static void dense_scale(const opf_learner *s, opf_ws *w, double gamma)
 
 static void dense_finish_cumulative(const opf_learner *s, opf_ws *w)
 {
+    const ptrdiff_t n = s->n;
     (void)w;
-    opf_keep_finite(s->lam, s->n, 1, 1);
+    if (s->sampler != OPF_SAMPLER_LEADER) {
+        opf_keep_finite(s->lam, n, 1, 1);
+        return;
+    }
+    /* Follow the Leader: finiteness only (logweights.h) */
+    opf_floor_ascending(s->lam, n,
+                        opf_lift_level(s->lam, n, NULL, s->lam[n - 1]),
+                        opf_cumulative_floor(1));
 }
 
 static int dense_switch_due(const opf_learner *s)

@@ -147,10 +147,19 @@ def test_exact_beyond_the_old_floor_and_the_remaining_floor_is_reported():
         warnings.simplefilter("error")
         ev = ftl.explained_variance_
     assert_allclose(ev, np.linalg.eigvalsh(X.T @ X / len(X))[-1:], rtol=1e-9)
-    huge = opf.FollowTheLeader(1).fit(rng.standard_normal((50, 3)) * [1e10, 1.0, 1.0])
+    # WK Alg. 6 floors A 2**60 below its largest entry (weights exp(-2**60)
+    # are 0 either way) and says so; Follow the Leader has no exponential
+    # weights and keeps C exact (issue 35 item 2)
+    Y = rng.standard_normal((50, 3)) * [1e10, 1.0, 1.0]
+    huge = opf.CenteredOnlinePCA(1, eta=1.0, centered=False, random_state=0).fit(Y)
     assert 1e20 > EIGEN_SPAN
     with pytest.warns(RuntimeWarning, match="reached 2\\*\\*60"):
         huge.explained_variance_
+    leader = opf.FollowTheLeader(1).fit(Y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ev = leader.explained_variance_
+    assert_allclose(ev, np.linalg.eigvalsh(Y.T @ Y / len(Y))[-1:], rtol=1e-9)
 
 
 @pytest.mark.parametrize("state", ["dense", "clustered"])

@@ -60,13 +60,18 @@ from . import _aliases
 from ._base import SAMPLERS, reads_state
 from ._pca import _PCALearner, _reject_step, _step_limit, meg_step_box, row_norms
 from ._rates import MasterMixin, Rate
+from ._scale import check_norm_range, norm_box, short_path_norm2_min
 
-__all__ = ["CenteredOnlinePCA", "FollowTheLeader", "EIGEN_SPAN"]
+__all__ = ["CenteredOnlinePCA", "FollowTheLeader", "EIGEN_SPAN", "LEADER_SPAN"]
 
 #: The span the compiled loop keeps the eigenvalues of A within
 #: (``OPF_EIGEN_FLOOR`` of ``src/logweights.h``): only a spread beyond it
 #: (eta times ~1e18 times the smallest variance) floors a variance.
 EIGEN_SPAN = 2.0 ** 60
+
+#: Follow the Leader's span (``OPF_LOG_SPAN``): finiteness only, beyond any
+#: covariance of the rows it accepts (``opf_cumulative_floor``).
+LEADER_SPAN = 2.0 ** 1020
 
 
 def _rates_of(config):
@@ -90,7 +95,23 @@ class _Cumulative(_PCALearner):
     def _share(self, p):
         return None  # no mixing: see CenteredOnlinePCA's Notes
 
+    #: the floor of A below its largest entry (explained_variance_'s warning)
+    _floor_span = EIGEN_SPAN
+
+    @staticmethod
+    def _scale_free(config):
+        """eta="auto" and Follow the Leader: exact on the rows of ``_scale``."""
+        return config.auto_rate or config.sampler == _kernels.SAMPLER_LEADER
+
+    def _short_path_norm2_min(self, config):
+        return short_path_norm2_min(self._scale_free(config))
+
     def _check_steps(self, X, amax, name, matrix, config, mean, rate):
+        self._check_step_bound(X, amax, name, config, mean, rate)
+        if self._scale_free(config):  # the range where it is exact
+            check_norm_range(X, amax, name, type(self).__name__)
+
+    def _check_step_bound(self, X, amax, name, config, mean, rate):
         """The steps ``eta f |y|^2`` (``y = x - m``, ``f <= 1``) and losses
         ``|y|^2`` must be at most :data:`MAX_STEP`.  For the learned center,
         ``m`` stays in the convex hull of the current center and the batch's
@@ -130,6 +151,8 @@ class _Cumulative(_PCALearner):
         box = box / 2 if config.centered else box - am * (1 + 1e-12)
         if am > box:
             box = -1.0  # no row is taken: the validating path decides
+        elif self._scale_free(config):
+            box = min(box, norm_box(config.n))
         return -math.inf, math.inf, box, math.inf
 
     def _reorthogonalize_every(self, p):
@@ -165,10 +188,11 @@ class _Cumulative(_PCALearner):
         present = ([float(lam[0]), float(lam[-1])] if lam.size else []) + (
             [cluster] if extra else [])
         top, low = max(present), min(present)
-        if top - low >= EIGEN_SPAN * (1 - 1e-9):
+        if top - low >= self._floor_span * (1 - 1e-9):
             warnings.warn(
                 f"{type(self).__name__}: eta times the spread of the covariance's "
-                "eigenvalues has reached 2**60, where the state keeps its eigenvalues "
+                f"eigenvalues has reached 2**{round(math.log2(self._floor_span))}, where "
+                "the state keeps its eigenvalues "
                 "(see eigenvalues_): the largest variances are floored, "
                 "explained_variance_ underestimates them", RuntimeWarning, stacklevel=4)
         if eta == "auto":
@@ -252,7 +276,9 @@ class CenteredOnlinePCA(_Cumulative):
 
         The loss is at most that of the best of the three plus ``2
         Delta^M`` (``master_gap_``), ``Delta^M <= sqrt(log 3 sum_t |y_t|^4
-        / 4) + (2/3 log 3 + 1) max_t |y_t|^2``.  Scale-free.  Cost per
+        / 4) + (2/3 log 3 + 1) max_t |y_t|^2``.  Scale-free (rows of norm
+        0 or ``2**-480 .. 2**480``; others are refused, see
+        ``learners._scale``).  Cost per
         trial: the fixed-rate trial plus O(n ell + ell^3).  A number: WK
         Alg. 6 with that rate (> 0).
     center_lr_inv : float, default=0.0
@@ -295,10 +321,10 @@ class CenteredOnlinePCA(_Cumulative):
         Eigensystem of ``log W^0 - eta C^t = -log(n) I - eta C^t``
         (ascending; not capped; in the clustered state the m explicit
         eigenpairs, the rest being ``cluster_value_``).  Exactly so unless an eigenvalue falls
-        more than 2**20 below the largest (its weight is then 0 in float64
-        either way): it is kept at that distance, so that one huge step
-        cannot make later updates negligible (see the module doc); and if
-        the largest leaves the float64 range all are shifted by a constant.
+        more than 2**60 below the largest (its weight is then 0 in float64
+        either way): it is kept at that distance (``src/logweights.h``);
+        and if the largest leaves the float64 range all are shifted by a
+        constant.
     components_, density_, expected_losses_, realized_losses_, n_trials_
         As for :class:`OnlinePCA` (W is ``cap(exp(eigenvalues_))``).
     explained_variance_ : ndarray of shape (n_components,)
@@ -309,7 +335,7 @@ class CenteredOnlinePCA(_Cumulative):
         (``center_lr_inv = c > 0``: the rows and c phantom rows at
         ``mean_init``) or ``t`` (uncentered: about ``mean_``).  Exact to
         rounding while ``eta`` times the spread of the eigenvalues of
-        ``C^t`` stays below 2**20 (the floor described above; a
+        ``C^t`` stays below 2**60 (the floor described above; a
         ``RuntimeWarning`` says when the state shows it reached) and
         ``eta``, ``center_lr_inv`` and ``centered`` are unchanged since the
         last reset (else ``ValueError``).
@@ -404,7 +430,9 @@ class FollowTheLeader(_Cumulative):
     running mean when ``centered``), ties broken by the order of the
     maintained eigensystem.  It is the limit ``eta -> inf`` of WK
     Algorithm 6 and uses the same rank-one machinery.  Expected and
-    realized losses are equal.
+    realized losses are equal.  Scale-free (``c X`` gives ``c^2`` the
+    losses): exact on rows of norm 0 or ``2**-480 .. 2**480``; others are
+    refused (see ``learners._scale``).
 
     Parameters
     ----------
@@ -429,15 +457,16 @@ class FollowTheLeader(_Cumulative):
     ----------
     eigenvalues_, eigenvectors_ : ndarray
         Eigensystem of ``-C^t`` (ascending, so the leading directions of
-        ``C^t`` come first), shifted and floored as for
-        :class:`CenteredOnlinePCA` should it leave the float64 range.
+        ``C^t`` come first), exact at every scale: no floor ties the
+        leading variances (Follow the Leader has no exponential weights;
+        the rows it accepts keep ``C^t`` below 2**1020, its finiteness
+        floor, on any stream of fewer than 2**40 of them).
     components_, mean_, expected_losses_, realized_losses_, n_trials_
         As for :class:`OnlinePCA`.
     explained_variance_, explained_variance_ratio_ : ndarray of shape (n_components,)
         As for :class:`CenteredOnlinePCA`: the eigenvalues of ``C^t`` are
-        ``-eigenvalues_`` (eta = 1: exact while the spread of the
-        covariance's eigenvalues stays below 2**20), over ``t - 1``
-        (centered) or ``t``.
+        ``-eigenvalues_`` (eta = 1, exact), over ``t - 1`` (centered) or
+        ``t``.
     singular_values_, noise_variance_, n_components_, n_samples_seen_
         As for :class:`CenteredOnlinePCA`.
 
@@ -456,6 +485,7 @@ class FollowTheLeader(_Cumulative):
     """
 
     _randomized = False
+    _floor_span = LEADER_SPAN  # no exponential weights: finiteness only
     _constraints = {
         "n_components": N_COMPONENTS,
         "centered": Boolean(),

@@ -27,8 +27,19 @@ def _check_rows(X, name):
             "2**1020 (MAX_STEP); rescale the data (nothing was changed)")
 
 
-def _check_kernel_values(G, name, eta):
-    """Reject a batch with a kernel value beyond :data:`KERNEL_BOUND` / t.
+#: eta="auto" (scale-free: c X gives c**2 the losses with the linear
+#: kernel) refuses a row whose kernel value k(x, x) is neither 0 nor at
+#: least this: below, the bordered update's squares come within 2**-60 of
+#: the subnormal range and lose their precision (issue 35, item 5: kernel
+#: values ~1e-160 were off by 2e-2 of the largest loss; exact down to
+#: ~2**-490).  The eigen-learners' rows: ``_scale``.
+KERNEL_MIN = 2.0 ** -480
+
+
+def _check_kernel_values(G, name, eta, scale_free=False):
+    """Reject a batch with a kernel value beyond :data:`KERNEL_BOUND` / t,
+    or (`scale_free`: eta="auto") a value ``k(x, x)`` of a new row in
+    ``(0, KERNEL_MIN)``.
 
     With t instances and every ``|k(x, y)| <= B / t``, the kernel matrix's
     eigenvalues are at most ``B`` (Gershgorin), the bordered update's
@@ -36,6 +47,15 @@ def _check_kernel_values(G, name, eta):
     ``eta B`` in magnitude: all finite when ``B = min(2**500, 2**1020 /
     max(1, eta))``.
     """
+    T, m = G.shape[0], G.shape[1] - G.shape[0]
+    diag = np.abs(G[np.arange(T), m + np.arange(T)])
+    tiny = np.flatnonzero((diag > 0) & (diag < KERNEL_MIN) & scale_free)
+    if tiny.size:
+        i = int(tiny[0])
+        raise ValueError(
+            f"{name} row {i} has the kernel value k(x, x) = {diag[i]:.3g}, outside the range "
+            "OnlineKernelPCA computes exactly in float64: k(x, x) must be 0 or at least "
+            "2**-480 (about 3e-145); rescale the data, gamma or coef0 (nothing was changed)")
     t = G.shape[1]
     bound = min(2.0 ** 500, MAX_STEP / max(1.0, eta)) / t
     big = np.abs(G).max(axis=1)

@@ -248,7 +248,10 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
     value exceeds ``min(2**500, 2**1020 / max(1, eta)) / t`` with ``t`` the
     number of instances so far (the eigenvalues of the kernel matrix then
     stay below ``2**500``, their squares and ``eta lambda`` finite): no
-    finite input yields a NaN state.
+    finite input yields a NaN state.  With ``eta="auto"`` (scale-free: the
+    linear kernel on ``c X`` gives ``c**2`` the losses) a row's ``k(x, x)``
+    must also be 0 or at least ``2**-480``, below which its squares lose
+    their precision.
 
     **Cost.**  The kernel is evaluated once per batch (one call of a
     callable kernel), between the new rows and all instances so far, which
@@ -386,7 +389,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         past = X[:0] if reset else self._X[:int(self._m[0])]
         _check_rows(X, name)
         G = self._gram(X, np.concatenate([past, X]), p)
-        _check_kernel_values(G, name, rate_options(p["eta"])["eta"])
+        _check_kernel_values(G, name, rate_options(p["eta"])["eta"],
+                             scale_free=p["eta"] == "auto")
         if callable(p["kernel"]):  # the built-in kernels are PSD by construction
             m0 = past.shape[0]
             evals, q = ((np.empty(0), np.empty((0, 0))) if reset else

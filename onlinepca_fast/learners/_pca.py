@@ -24,6 +24,7 @@ from .._validation import REORTHOGONALIZE, STATE, as_real_array
 from . import _aliases, _scoring
 from ._base import CAPPED_MIXING, SAMPLERS, SHARES, reads_state
 from ._rates import MasterMixin, Mixing, Rate, SketchMaster
+from ._scale import check_norm_range, norm_box, short_path_norm2_min
 from ._sparse import is_sparse, map_sparse, project_rows
 from ._state import MAX_DENSE, auto_bounds, refuse_dense
 from ._trial_loop import TrialLoopLearner
@@ -382,7 +383,9 @@ class OnlinePCA(_PCALearner):
         Rank k of the projection, ``1 <= k < n_features``.
     eta : "auto" or float, default="auto"
         Learning rate.  ``"auto"``: no tuning, no horizon, scale-free (``c
-        X`` gives the same W and losses times ``c^2``).  Each trial plays
+        X`` gives the same W and losses times ``c^2``; exactly so on rows of
+        norm 0 or ``2**-480 .. 2**480``, and others are refused, see
+        ``learners._scale``).  Each trial plays
         one of three learners, drawn with the weights of a master AdaHedge
         (``D = log 3``) on their expected losses:
 
@@ -575,9 +578,17 @@ class OnlinePCA(_PCALearner):
 
     def _check_steps(self, X, amax, name, matrix, config, mean, rate):
         check_meg_steps(X, amax, name, rate)
+        if rate.auto:  # scale-free: the range where it is exact
+            check_norm_range(X, amax, name, type(self).__name__)
+
+    def _short_path_norm2_min(self, config):
+        return short_path_norm2_min(config.auto_rate)
 
     def _short_path_region(self, config, rate):
-        return -math.inf, math.inf, meg_step_box(rate.bound, config.n), math.inf
+        box = meg_step_box(rate.bound, config.n)
+        if rate.auto:
+            box = min(box, norm_box(config.n))
+        return -math.inf, math.inf, box, math.inf
 
     def _reorthogonalize_every(self, p):
         return p["reorthogonalize_every"] or 0

@@ -287,7 +287,14 @@ class TrialLoopLearner(OnlineLearner):
         self._row_path = _kernels.RowPath(
             engine, guard_of(self), self._rng if self._randomized else None, every,
             state.reorthogonalize if every else None,
-            self._records if p["record_losses"] else None, lo, hi, amax, norm2)
+            self._records if p["record_losses"] else None, lo, hi, amax, norm2,
+            self._short_path_norm2_min(config))
+
+    def _short_path_norm2_min(self, config):
+        """Hook: the short path takes a row x != 0 only if |x|^2 is at least
+        this (the scale-free learners' NORM_MIN, ``_scale``); other rows
+        take the validating path, which decides."""
+        return 0.0
 
     def _short_path_region(self, config, rate):
         """Hook: (lo, hi, amax, norm2) such that every row with entries in
