@@ -23,7 +23,7 @@ spell of the machine hits numerator and denominator alike:
 
 - ``rank_one_update`` with a dense z (nothing deflates) at each n (default
   1000 2000 4000): the update with the structured product, with the dense
-  product forced (``dense_eigenvector_product``), one n x n x n dgemm, the
+  product (``product="dense"``), one n x n x n dgemm, the
   ratio of the minima to the dgemm's (targets <= 0.6 / 0.3 / 0.15 at
   1000 / 2000 / 4000), and the residual ``|A Q - Q L| / |A|`` and
   orthogonality ``|Q^T Q - I|`` of the structured result (<= 1e-12);
@@ -75,7 +75,6 @@ from onlinepca_fast.bench import rank_one_problem  # noqa: E402
 from onlinepca_fast.kernels import (  # noqa: E402
     STRUCTURED_PRODUCT_MIN,
     RankOneUpdater,
-    dense_eigenvector_product,
     rank_one_update,
 )
 
@@ -144,6 +143,7 @@ def update_times(n, rho=-0.7, repeat=5, gemm=False):
     interleaved."""
     evals, evecs, x = rank_one_problem(n, "dense", seed=n)
     upd = RankOneUpdater(n)
+    dense_upd = RankOneUpdater(n, product="dense")
     d, q = evals.copy(), evecs.copy()
 
     def restore():
@@ -151,14 +151,13 @@ def update_times(n, rho=-0.7, repeat=5, gemm=False):
         q[:] = evecs
 
     def dense():
-        with dense_eigenvector_product():
-            upd.update(d, q, rho, x)
-        assert upd.last_info["n_structured"] == 0
+        dense_upd.update(d, q, rho, x)
+        assert dense_upd.last_info["n_structured"] == 0
 
     restore()
     upd.update(d, q, rho, x)
     m = upd.last_info["m"]
-    crossover = _kernels._structured_product_tuning()[0]  # (tuned by --crossover)
+    crossover = _kernels.current_context().min_order  # (tuned by --crossover)
     assert upd.last_info["n_structured"] == (m >= crossover)
     a_q = evecs @ ((evecs.T @ q) * evals[:, None]) + rho * np.outer(x, x @ q)
     norm = max(abs(d[0]), abs(d[-1]))
@@ -238,7 +237,7 @@ def learner_ratio(make, X_warm, X_timed, repeat=3):
         a, b = copy.deepcopy(warm), copy.deepcopy(warm)
         a.partial_fit(X_timed[:1])
         fast.append(per_trial(a, X_timed[1:]))
-        with dense_eigenvector_product():
+        with _kernels.tuning(product="dense"):  # b's engine is built here
             b.partial_fit(X_timed[:1])
             slow.append(per_trial(b, X_timed[1:]))
         np.testing.assert_allclose(a.expected_losses_, b.expected_losses_, rtol=0, atol=1e-9)
@@ -248,15 +247,12 @@ def learner_ratio(make, X_warm, X_timed, repeat=3):
 def crossover():
     print(f"crossover (STRUCTURED_PRODUCT_MIN = {STRUCTURED_PRODUCT_MIN}); "
           "the crossover lowered to 100 for this table; min (median) ms")
-    previous = _kernels._structured_product_tuning(100, -1, 0)
-    try:
+    with _kernels.tuning(min_order=100):
         print(f"{'n':>5} {'dense ms':>15} {'structured ms':>15} {'ratio':>6}")
         for n in (200, 256, 320, 384, 448, 512, 640):
             t_s, t_d, *_ = update_times(n, repeat=9)
             print(f"{n:5d} {t_d[0] * 1e3:7.2f} ({t_d[1] * 1e3:5.2f}) "
                   f"{t_s[0] * 1e3:7.2f} ({t_s[1] * 1e3:5.2f}) {t_s[0] / t_d[0]:6.2f}", flush=True)
-    finally:
-        _kernels._structured_product_tuning(*previous)
 
 
 def main(argv=None):

@@ -21,6 +21,7 @@ cdef class Engine:
     the GIL and returns the new, larger (b, r, lam, omega).
     """
     cdef opf_learner s
+    cdef Context _ctx  # s.fns: the BLAS table and settings (_context.pxi)
     cdef object _keep  # the arrays s points into
     cdef object _lock
     cdef object _grow
@@ -95,7 +96,8 @@ cdef class Engine:
         self.s.m_stop = 0 if clustered else -1
         self.s.t = &t[0]
         self.s.mean = &mean[0] if mean is not None else NULL
-        self.s.fns = &_LAPACK
+        self._ctx = _current.get()  # the settings of the engine's kernels
+        self.s.fns = &self._ctx.fns
         self._grow = grow
         if limit is not None:
             self._bind_limit(limit.base, n, n - d, auto_rate, kind, matrix_input)
@@ -175,6 +177,12 @@ cdef class Engine:
     def state(self):
         """:data:`STATE_DENSE` or :data:`STATE_CLUSTERED`."""
         return self.s.state
+
+    @property
+    def context(self):
+        """The settings the engine's kernels run with (a ``Context``: the
+        current one when the engine was built)."""
+        return self._ctx
 
     @property
     def m_stop(self):

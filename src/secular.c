@@ -281,13 +281,14 @@ static void apply_deflation(double *t, const opf_sec_ws *ws, int nh, int nrot)
 }
 
 /* out (nr x K, row-major, ldo) = G (nr x ks, row-major) S: the
- * hierarchical product (hodlr.c) from OPF_HODLR_MIN on unless the dense
- * product is forced, one GEMM otherwise or when it declines (counted). */
+ * hierarchical product (hodlr.c) where the caller's settings say so
+ * (opf_structured_product), one GEMM otherwise or when it declines
+ * (counted). */
 static void sec_product(int nr, int ks, int K, const double *S, int lds,
                         const double *G, double *out, int ldo, opf_sec_ws *ws,
                         const opf_lapack *fns)
 {
-    if (ws->hier >= 0 ? ws->hier : opf_structured_product(ks)) {
+    if (ws->hier >= 0 ? ws->hier : opf_structured_product(ks, &fns->tune)) {
         if (opf_hodlr_product(nr, ks, K, S, lds, G, ks, out, ldo, ws->hw,
                               fns)) {
             ws->n_structured++;

@@ -23,8 +23,8 @@
 /* ---- the secular equation --------------------------------------------- */
 
 /* Interior roots by fixed_weight_root from the structured product's
- * crossover on (opf_hodlr_min, hodlr.h), by dlaed4 below it, where every
- * result stays dlaed4's bit for bit. */
+ * crossover on (fns->tune.min_order, common.h), by dlaed4 below it, where
+ * every result stays dlaed4's bit for bit. */
 
 /* f(tau) = 1/rho + sum w_k^2 / (dd_k - tau), dd = poles minus the origin. */
 static double secular(int m, const double *dd, const double *w, double rhoinv,
@@ -318,7 +318,7 @@ int opf_sec_solve(int m, const double *dlam, const double *w, double rho,
         double *delta = s + (ptrdiff_t)l * m;
         int ok = 0;
         if (!(flags & OPF_FORCE_BISECTION) && !vecmode
-            && m >= opf_hodlr_min() && l < m - 1)
+            && m >= fns->tune.min_order && l < m - 1)
             ok = fixed_weight_root(m, l, dlam, w, rho, delta, &lam[l]);
         if (!ok && !(flags & OPF_FORCE_BISECTION)) {
             int mi = m, li = l + 1, inf = 0;
