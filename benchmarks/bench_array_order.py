@@ -8,28 +8,13 @@ one run (thread CPU time, the minimum of each), so that a slow spell of a
 shared machine hits both alike.
 """
 
-import time
-
 import numpy as np
 
 from onlinepca_fast.bench import rank_one_problem
 from onlinepca_fast.kernels import bordered_update, rank_one_update
 
 from . import workloads as W
-
-
-def _interleaved_minima(jobs, rounds):
-    """The minimum thread CPU time of each job over `rounds` rounds of one
-    call each, after one untimed call each."""
-    for job in jobs:
-        job()
-    times = [[] for _ in jobs]
-    for _ in range(rounds):
-        for job, t in zip(jobs, times):
-            t0 = time.thread_time()
-            job()
-            t.append(time.thread_time() - t0)
-    return [min(t) for t in times]
+from .bench_dense_update import interleaved_minima
 
 
 class ArrayOrder:
@@ -52,7 +37,7 @@ class ArrayOrder:
                          lambda: bordered_update(evals, c, x, 0.3)]
 
     def track_fortran_over_c(self, n, kernel):
-        t_f, t_c = _interleaved_minima(self.jobs, rounds=5)
+        t_f, t_c = interleaved_minima(self.jobs, rounds=5)
         return t_f / t_c
 
     track_fortran_over_c.unit = "ratio"

@@ -1,6 +1,13 @@
 # Declarations of the C kernels in ../src.  Nothing but `cdef extern` blocks:
 # the only place C meets Python is _kernels.pyx.
 
+cdef extern from "pool.h" nogil:
+    ctypedef struct opf_pool:
+        pass
+    opf_pool *opf_pool_create(int n_threads)
+    void opf_pool_destroy(opf_pool *pool)
+    int opf_pool_size(const opf_pool *pool)
+
 cdef extern from "common.h" nogil:
     int OPF_OK, OPF_EINVAL, OPF_ENOTCAPPED, OPF_ENOSPACE, OPF_EEVALS
     int OPF_ERHO, OPF_EX, OPF_EEVECS, OPF_EOVERFLOW, OPF_EFAILED, OPF_EEIG
@@ -54,6 +61,7 @@ cdef extern from "common.h" nogil:
         opf_dormtr_t dormtr
         opf_tuning tune
         long long *n_structured
+        opf_pool *pool
     void opf_transpose(Py_ssize_t m, Py_ssize_t n, const double *a, Py_ssize_t lda,
                        double *b, Py_ssize_t ldb)
 

@@ -128,6 +128,7 @@ _LAPACK.dstemr = dstemr
 _LAPACK.dormtr = dormtr
 _LAPACK.tune = opf_tuning_default()
 _LAPACK.n_structured = NULL
+_LAPACK.pool = NULL  # an updater's own threads are set per call
 
 
 include "_context.pxi"
@@ -386,10 +387,18 @@ cdef class RankOneUpdater:
         its leaf size on).  The eigenvectors agree to a few ulps either
         way; the setting belongs to this updater alone (also as the
         attribute :attr:`product`).
+    n_threads : int, default=1
+        Threads of this updater's own (made once, here): the hierarchical
+        product's rows and the secular equation's roots are split over
+        them, with the same results bit for bit as on one thread.  Give
+        the BLAS one thread meanwhile (it is called from each of them).
 
     Attributes
     ----------
     n : int
+    n_threads : int
+        The threads an update uses, this one included (fewer than asked
+        if the system could not make them, or without POSIX threads).
     n_updates : int
         Successful calls.
     n_dlaed4_failures : int
@@ -422,14 +431,26 @@ cdef class RankOneUpdater:
     cdef opf_r1_info _last
     cdef object _lock
     cdef Context _ctx
+    cdef opf_pool *_pool
+    cdef readonly int n_threads
 
     def __cinit__(self, *args, **kwargs):
         self._lock = threading.Lock()
+        self._pool = NULL
 
-    def __init__(self, Py_ssize_t n, *, product="auto"):
+    def __dealloc__(self):
+        opf_pool_destroy(self._pool)
+
+    def __init__(self, Py_ssize_t n, *, product="auto", n_threads=1):
         if n < 1:
             raise ValueError(f"n must be >= 1, got {n}")
+        if (not isinstance(n_threads, int) or isinstance(n_threads, bool)
+                or not 1 <= n_threads <= 256):
+            raise ValueError(f"n_threads must be an int in [1, 256], got {n_threads!r}")
         self._ctx = _context_for(product)
+        if self._pool == NULL and n_threads > 1:
+            self._pool = opf_pool_create(n_threads)
+        self.n_threads = opf_pool_size(self._pool)
         cdef double[::1] work = np.empty(opf_r1_work_len(n))
         cdef int[::1] iwork = np.empty(opf_r1_iwork_len(n), dtype=np.intc)
         self.n = n
@@ -483,6 +504,7 @@ cdef class RankOneUpdater:
         cdef Context ctx = self._ctx
         cdef opf_lapack fns = ctx.fns
         cdef double[:, ::1] q = _c_matrix(evecs, "evecs")
+        fns.pool = self._pool
         if evals.shape[0] != n:
             raise ValueError(f"evals must have shape ({n},), got "
                              f"({evals.shape[0]},)")
@@ -529,12 +551,13 @@ cdef class RankOneUpdater:
         return (_rebuild_updater,
                 (self.n, self.n_updates, self.n_dlaed4_failures,
                  self.n_bisection_roots, self.n_eig_fallbacks,
-                 self.n_product_fallbacks, self.product))
+                 self.n_product_fallbacks, self.product, self.n_threads))
 
 
 def _rebuild_updater(n, n_updates, n_dlaed4_failures, n_bisection_roots,
-                     n_eig_fallbacks, n_product_fallbacks=0, product="auto"):
-    cdef RankOneUpdater u = RankOneUpdater(n, product=product)
+                     n_eig_fallbacks, n_product_fallbacks=0, product="auto",
+                     n_threads=1):
+    cdef RankOneUpdater u = RankOneUpdater(n, product=product, n_threads=n_threads)
     u.n_updates = n_updates
     u.n_dlaed4_failures = n_dlaed4_failures
     u.n_bisection_roots = n_bisection_roots

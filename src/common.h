@@ -5,9 +5,9 @@
  * common.h -- what every kernel shares: the status codes (one enum, one
  * message table, opf_strerror), the BLAS/LAPACK function table the binding
  * layer fills from scipy.linalg.cython_blas / cython_lapack (no BLAS is
- * linked by this package) with the settings that travel with a call
- * (opf_tuning), the sampler enum, and the row-major BLAS calls the kernels
- * make on eigenvector matrices.
+ * linked by this package) with the settings and the threads that travel
+ * with a call (opf_tuning, opf_pool), the sampler enum, and the row-major
+ * BLAS calls the kernels make on eigenvector matrices.
  *
  * Layout convention of every eigenvector matrix q: row-major (C order) with
  * leading dimension ldq, and its COLUMNS are the eigenvectors (component i
@@ -16,6 +16,8 @@
  */
 
 #include <stddef.h>
+
+#include "pool.h"
 
 /* Status codes: 0 success, negative failure.  A kernel that fails leaves
  * its outputs (and, for the in-place updates, its inputs) unchanged unless
@@ -159,6 +161,10 @@ typedef struct {
     /* NULL, or a counter of the hierarchical products done with this table
      * (incremented atomically: tests check that a path was taken) */
     long long *n_structured;
+    /* NULL, or the worker threads of the call's owner (pool.h): the
+     * hierarchical product and the secular solve split their work over
+     * them, with the same results as on one thread */
+    opf_pool *pool;
 } opf_lapack;
 
 /* 1 if every routine of the table is set. */

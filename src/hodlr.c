@@ -20,7 +20,11 @@
  * written.  Then the factors are applied to chunks of rows of G, each
  * chunk of OUT staying in the last-level cache while every block is added
  * into it; each row of OUT depends on its own row of G only, so the chunks
- * do not change the numbers.
+ * do not change the numbers, and OUT may be G itself (each leaf's GEMM
+ * reads its columns of G before they are written).  A pool's threads
+ * (pool.h) share the blocks (compressed in slots, then moved together in
+ * a fixed order) and the chunks (the same for any number of threads, each
+ * thread with its own T and W): the threads change no bit.
  *
  * The application is one GEMM per leaf and one per block.  The leaf's: its
  * block of S and its rows of the X factors of every block above it,
@@ -75,6 +79,9 @@
 #define OPF_ACA_CHECK (16.0 * DBL_EPSILON)
 /* A residual row whose largest entry is below this is represented. */
 #define OPF_ACA_PIVOT (OPF_ACA_CHECK * 1e-3)
+/* ACA's scratch of one thread: used flags and a row (K each, K >= 0), and
+ * two inner-product vectors (RMAX each). */
+#define SCRATCH(K) (2 * (size_t)((K) > 0 ? (K) : 0) + 2 * RMAX)
 
 /* Rows of G (and OUT) per chunk of the apply phase: the chunk of OUT
  * (CHUNK x K) stays in the last-level cache while every block is applied
@@ -143,17 +150,16 @@ static size_t fcap_of(ptrdiff_t K)
 
 size_t opf_hodlr_work_len(ptrdiff_t nr, ptrdiff_t K)
 {
-    const size_t k = K > 0 ? (size_t)K : 0;
     (void)nr;
     /* block descriptors, factors (each level's blocks cover every row
      * and column once: at most 2 K RMAX per level, + RMAX^2 per block for
      * rounding of the halves) followed by the stacked X's, T and W (see
-     * fcap_of), leaf records, used flags, a row and two inner-product
-     * vectors */
+     * fcap_of), leaf records, and each thread's scratch for the
+     * compression (SCRATCH) */
     const size_t nb = max_blocks(K);
     return nb * (sizeof(blk) / sizeof(double) + 1)
            + nb * (sizeof(leafrec) / sizeof(double) + 1) + fcap_of(K)
-           + 2 * k + 2 * RMAX + 16;
+           + OPF_HODLR_THREADS * SCRATCH(K) + 16;
 }
 
 typedef struct {
@@ -378,44 +384,82 @@ static int aca(const hctx *h, int ra, int p, int ca, int q, int start)
     }
 }
 
-/* Phase 1: compress every off-diagonal block (ACA), recording it in
- * blocks[*nb] with its factors at f + *used.  Returns 0 if one declined
- * or the capacity is exhausted. */
-static int compress_all(hctx *h, int ra, int rb, int ca, int cb, blk *blocks,
-                        size_t *nb, size_t nbmax, double *f, size_t *fused,
-                        size_t fcap)
+/* The off-diagonal blocks, in the order in which the hierarchy splits (a
+ * node's two blocks, then its first child's, then its second's), each
+ * with room for RMAX terms at f + off (its slot): *slots doubles in all.
+ * Returns 0 if there are more than nbmax. */
+static int list_blocks(int leaf, int ra, int rb, int ca, int cb, blk *blocks,
+                       size_t *nb, size_t nbmax, size_t *slots)
 {
     const int p = rb - ra, q = cb - ca;
-    if (p <= h->leaf || q <= h->leaf)
+    if (p <= leaf || q <= leaf)
         return 1;
     const int rm = ra + p / 2, cm = ca + p / 2;
-    const int spec[2][5] = {{ra, rm - ra, cm, cb - cm, rm - ra - 1},
-                            {rm, rb - rm, ca, cm - ca, 0}};
+    const int spec[2][4] = {{ra, rm - ra, cm, cb - cm},
+                            {rm, rb - rm, ca, cm - ca}};
     for (int b = 0; b < 2; b++) {
-        const int bra = spec[b][0], bp = spec[b][1], bca = spec[b][2],
-                  bq = spec[b][3];
-        /* the factors go straight to their place: room for RMAX terms */
-        if (*nb >= nbmax || *fused + (size_t)(bp + bq) * RMAX > fcap)
+        if (*nb >= nbmax)
             return 0;
-        h->x = f + *fused;
-        h->y = h->x + (size_t)bp * RMAX;
-        const int r = aca(h, bra, bp, bca, bq, spec[b][4]);
-        if (r < 0)
-            return 0;
-        /* compact: Y (bq x r) right after X (bp x r) */
-        memmove(h->x + (size_t)bp * r, h->y, (size_t)bq * r * sizeof(double));
         blk *d = blocks + (*nb)++;
-        d->ra = bra;
-        d->p = bp;
-        d->ca = bca;
-        d->q = bq;
-        d->r = r;
-        d->off = *fused;
-        *fused += (size_t)(bp + bq) * r;
+        d->ra = spec[b][0];
+        d->p = spec[b][1];
+        d->ca = spec[b][2];
+        d->q = spec[b][3];
+        d->r = 0;
+        d->off = *slots;
+        *slots += (size_t)(d->p + d->q) * RMAX;
     }
-    return compress_all(h, ra, rm, ca, cm, blocks, nb, nbmax, f, fused, fcap)
-           && compress_all(h, rm, rb, cm, cb, blocks, nb, nbmax, f, fused,
-                           fcap);
+    return list_blocks(leaf, ra, rm, ca, cm, blocks, nb, nbmax, slots)
+           && list_blocks(leaf, rm, rb, cm, cb, blocks, nb, nbmax, slots);
+}
+
+/* Phase 1, one task per block (opf_pool_run): ACA of block i in its slot,
+ * with thread t's scratch; its rank in d->r, -1 if it declined.  The
+ * first block of a node starts from its last row (next to the diagonal),
+ * the second from its first. */
+typedef struct {
+    hctx base; /* S and the table; each thread's scratch replaces its own */
+    blk *blocks;
+    double *f, *scratch; /* scratch: SCRATCH(K) doubles per thread */
+    int K;
+} compress_job;
+
+static void compress_task(void *arg, int i, int t)
+{
+    const compress_job *job = arg;
+    blk *d = job->blocks + i;
+    hctx h = job->base;
+    h.used = job->scratch + (size_t)t * SCRATCH(job->K);
+    h.row = h.used + job->K;
+    h.cx = h.row + job->K;
+    h.x = job->f + d->off;
+    h.y = h.x + (size_t)d->p * RMAX;
+    const int first = d->ca > d->ra; /* upper-right: the node's first */
+    const int r = aca(&h, d->ra, d->p, d->ca, d->q, first ? d->p - 1 : 0);
+    if (r >= 0) /* Y (q x r) right after X (p x r) */
+        memmove(h.x + (size_t)d->p * r, h.y, (size_t)d->q * r * sizeof(double));
+    d->r = r;
+}
+
+/* Compress every block (on the table's pool) and move the factors
+ * together in the blocks' order.  Returns the doubles they take, or
+ * (size_t)-1 if a block declined. */
+static size_t compress_all(const hctx *h, blk *blocks, size_t nb, double *f,
+                           double *scratch, int K, int threads)
+{
+    compress_job job = {*h, blocks, f, scratch, K};
+    opf_pool_run(h->fns->pool, (int)nb, threads, compress_task, &job);
+    size_t fused = 0;
+    for (size_t b = 0; b < nb; b++) {
+        blk *d = blocks + b;
+        if (d->r < 0)
+            return (size_t)-1;
+        const size_t len = (size_t)(d->p + d->q) * d->r;
+        memmove(f + fused, f + d->off, len * sizeof(double));
+        d->off = fused;
+        fused += len;
+    }
+    return fused;
 }
 
 /* The leaves, in the order in which compress_all splits: rows ra..ra+p
@@ -489,6 +533,80 @@ int opf_hodlr_product(int nr, int ks, int K, const double *s, int lds,
                              1, NULL);
 }
 
+/* Phase 2, one task per chunk of CHUNK rows (or fewer, as the workspace
+ * allows: a function of the ranks alone, so the chunks and each row's
+ * arithmetic do not depend on the threads): the leaves' GEMMs into W and
+ * the T's, then the blocks' GEMMs into OUT, with thread t's T and W. */
+typedef struct {
+    const blk *blocks;
+    const leafrec *lf;
+    size_t nb, rsum, region; /* region: T and W of one thread, doubles */
+    int nl, nch, nr, ldg, ldo;
+    const double *f, *g;
+    double *out, *tw;
+    const opf_lapack *fns;
+} apply_job;
+
+static void apply_task(void *arg, int c, int t)
+{
+    const apply_job *job = arg;
+    const blk *blocks = job->blocks;
+    const size_t nb = job->nb;
+    const int i0 = c * job->nch;
+    int nc = job->nr - i0 < job->nch ? job->nr - i0 : job->nch;
+    const double *gc = job->g + (size_t)i0 * job->ldg;
+    double *oc = job->out + (size_t)i0 * job->ldo;
+    double *tt = job->tw + (size_t)t * job->region;
+    double *w = tt + job->rsum * (size_t)job->nch;
+    char nt = 'N', tr = 'T';
+    double one = 1.0, zero = 0.0;
+    int ldgg = job->ldg, ldoo = job->ldo;
+    for (int i = 0; i < job->nl; i++) {
+        const leafrec *e = job->lf + i;
+        int p = e->p, q = e->q, R = e->R, qr = q + R;
+        /* W (q + R x nc) = [S_leaf X_stack]^T G[:, ra..]^T: its first q
+         * rows are OUT[:, ca..]^T (the leaves' columns partition K), the
+         * rest are added into the T's.  OUT may be G: the leaf's columns
+         * of G are read by this GEMM alone, before they are written. */
+        job->fns->dgemm(&tr, &nt, &qr, &nc, &p, &one,
+                        (double *)job->f + e->xoff, &p, (double *)gc + e->ra,
+                        &ldgg, &zero, w, &qr);
+        for (int j = 0; j < nc; j++)
+            memcpy(oc + (size_t)j * job->ldo + e->ca, w + (size_t)j * qr,
+                   (size_t)q * sizeof(double));
+        int o = q;
+        for (size_t b = 0; b < nb; b++) {
+            const blk *d = blocks + b;
+            if (!above(d, e))
+                continue;
+            const int r = d->r;
+            double *tb = tt + d->toff * (size_t)nc;
+            const double *wb = w + o;
+            if (e->ra == d->ra) { /* the block's first leaf */
+                for (int j = 0; j < nc; j++)
+                    memcpy(tb + (size_t)j * r, wb + (size_t)j * qr,
+                           (size_t)r * sizeof(double));
+            } else {
+                for (int j = 0; j < nc; j++)
+                    for (int k = 0; k < r; k++)
+                        tb[(size_t)j * r + k] += wb[(size_t)j * qr + k];
+            }
+            o += r;
+        }
+    }
+    for (size_t b = 0; b < nb; b++) {
+        const blk *d = blocks + b;
+        if (d->r == 0)
+            continue;
+        int r = d->r, q = d->q;
+        const double *y = job->f + d->off + (size_t)d->p * r;
+        /* OUT[:, ca..]^T (q x nc) += Y (q x r) T (r x nc) */
+        job->fns->dgemm(&nt, &nt, &q, &nc, &r, &one, (double *)y, &q,
+                        tt + d->toff * (size_t)nc, &r, &one, oc + d->ca,
+                        &ldoo);
+    }
+}
+
 int opf_hodlr_profile(int nr, int ks, int K, const double *s, int lds,
                       const double *g, int ldg, double *out, int ldo,
                       double *work, const opf_lapack *fns, int apply,
@@ -497,9 +615,11 @@ int opf_hodlr_profile(int nr, int ks, int K, const double *s, int lds,
     const int leaf = fns->tune.leaf;
     if (K - ks < 0 || K - ks > 1 || ks < 2 * leaf || nr < 1
         || fns->tune.decline || leaf < OPF_HODLR_LEAF_MIN
-        || leaf > OPF_HODLR_LEAF)
+        || leaf > OPF_HODLR_LEAF || (g == out && (K != ks || ldg != ldo)))
         return 0;
     const size_t nbmax = max_blocks(K), fcap = fcap_of(K);
+    const int threads = opf_pool_size(fns->pool) < OPF_HODLR_THREADS
+                            ? opf_pool_size(fns->pool) : OPF_HODLR_THREADS;
     blk *blocks = (blk *)work;
     leafrec *lf = (leafrec *)(work + nbmax * (sizeof(blk) / sizeof(double) + 1));
     double *f = (double *)lf + nbmax * (sizeof(leafrec) / sizeof(double) + 1);
@@ -507,13 +627,13 @@ int opf_hodlr_profile(int nr, int ks, int K, const double *s, int lds,
     h.s = s;
     h.lds = lds;
     h.leaf = leaf;
-    h.used = f + fcap;
-    h.row = h.used + K;
-    h.cx = h.row + K;
     h.fns = fns;
-    size_t nb = 0, fused = 0;
-    if (!compress_all(&h, 0, ks, 0, K, blocks, &nb, nbmax, f, &fused,
-                      fac_cap(K)))
+    size_t nb = 0, slots = 0;
+    if (!list_blocks(leaf, 0, ks, 0, K, blocks, &nb, nbmax, &slots)
+        || slots > fac_cap(K))
+        return 0;
+    const size_t fused = compress_all(&h, blocks, nb, f, f + fcap, K, threads);
+    if (fused == (size_t)-1)
         return 0;
     if (st != NULL) {
         st->n_blocks = (int)nb;
@@ -554,64 +674,20 @@ int opf_hodlr_profile(int nr, int ks, int K, const double *s, int lds,
         rmax = e->q + e->R > rmax ? e->q + e->R : rmax;
     }
     /* rows per chunk: CHUNK, or as many as T and W leave room for (at
-     * least one: see fcap_of) -- a function of the ranks alone */
+     * least one: see fcap_of) -- a function of the ranks alone; then as
+     * many threads as there is room for their T and W */
     const size_t need = rsum + (size_t)rmax;
     const size_t fit = need > 0 ? (fcap - pos) / need : CHUNK;
     const int nch = fit < CHUNK ? (int)fit : CHUNK;
     if (nch < 1) /* ranks beyond the blocks' orders: not seen, but safe */
         return 0;
-    double *tt = f + pos, *w = tt + rsum * (size_t)nch;
-
-    char nt = 'N', tr = 'T';
-    double one = 1.0, zero = 0.0;
-    int ldgg = ldg, ldoo = ldo;
-    for (int i0 = 0; i0 < nr; i0 += nch) {
-        int nc = nr - i0 < nch ? nr - i0 : nch;
-        const double *gc = g + (size_t)i0 * ldg;
-        double *oc = out + (size_t)i0 * ldo;
-        for (int i = 0; i < nl; i++) {
-            const leafrec *e = lf + i;
-            int p = e->p, q = e->q, R = e->R, qr = q + R;
-            /* W (q + R x nc) = [S_leaf X_stack]^T G[:, ra..]^T: its first
-             * q rows are OUT[:, ca..]^T (the leaves' columns partition K),
-             * the rest are added into the T's */
-            fns->dgemm(&tr, &nt, &qr, &nc, &p, &one, f + e->xoff, &p,
-                       (double *)gc + e->ra, &ldgg, &zero, w, &qr);
-            for (int j = 0; j < nc; j++)
-                memcpy(oc + (size_t)j * ldo + e->ca, w + (size_t)j * qr,
-                       (size_t)q * sizeof(double));
-            int o = q;
-            for (size_t b = 0; b < nb; b++) {
-                const blk *d = blocks + b;
-                if (!above(d, e))
-                    continue;
-                const int r = d->r;
-                double *tb = tt + d->toff * (size_t)nc;
-                const double *wb = w + o;
-                if (e->ra == d->ra) { /* the block's first leaf */
-                    for (int j = 0; j < nc; j++)
-                        memcpy(tb + (size_t)j * r, wb + (size_t)j * qr,
-                               (size_t)r * sizeof(double));
-                } else {
-                    for (int j = 0; j < nc; j++)
-                        for (int k = 0; k < r; k++)
-                            tb[(size_t)j * r + k] += wb[(size_t)j * qr + k];
-                }
-                o += r;
-            }
-        }
-        for (size_t b = 0; b < nb; b++) {
-            const blk *d = blocks + b;
-            if (d->r == 0)
-                continue;
-            int r = d->r, q = d->q;
-            const double *y = f + d->off + (size_t)d->p * r;
-            /* OUT[:, ca..]^T (q x nc) += Y (q x r) T (r x nc) */
-            fns->dgemm(&nt, &nt, &q, &nc, &r, &one, (double *)y, &q,
-                       tt + d->toff * (size_t)nc, &r, &one, oc + d->ca,
-                       &ldoo);
-        }
-    }
+    const size_t region = need * (size_t)nch;
+    const size_t room = region > 0 ? (fcap - pos) / region : (size_t)threads;
+    apply_job job = {blocks, lf, nb, rsum, region, nl, nch, nr, ldg, ldo,
+                     f, g, out, f + pos, fns};
+    opf_pool_run(fns->pool, (nr + nch - 1) / nch,
+                 room < (size_t)threads ? (int)room : threads, apply_task,
+                 &job);
     if (fns->n_structured != NULL) {
 #if defined(__GNUC__)
         __atomic_add_fetch(fns->n_structured, 1, __ATOMIC_RELAXED);

@@ -38,17 +38,24 @@
  * than a run-time calibration. */
 #define OPF_HODLR_MIN 320
 
+/* The most threads of a pool (fns->pool) a product uses: the workspace
+ * holds the compression's scratch of each. */
+#define OPF_HODLR_THREADS 8
+
 /* Doubles of workspace for a product with nr rows of G and K columns. */
 size_t opf_hodlr_work_len(ptrdiff_t nr, ptrdiff_t K);
 
 /*
  * out[i * ldo + c] = sum_l g[i * ldg + l] * s[c * lds + l] for i < nr,
  * c < K, l < ks (G row-major nr x ks, S column-major ks x K with
- * K - ks in {0, 1}, out row-major), by the hierarchical product.  Returns
- * 1 if it was done, 0 if the caller must do the dense product (out is
- * then garbage in its first K columns): a block's approximation did not
- * reach the tolerance within OPF_HODLR_RMAX terms or failed its check on
- * sampled rows.  work: opf_hodlr_work_len(nr, K) doubles.
+ * K - ks in {0, 1}, out row-major), by the hierarchical product.  out may
+ * be g itself when K == ks and ldo == ldg (in place).  Returns 1 if it was
+ * done, 0 if the caller must do the dense product (out, and g, are then
+ * untouched): a block's approximation did not reach the tolerance within
+ * OPF_HODLR_RMAX terms or failed its check on sampled rows.  With a pool
+ * in fns the work is split over its threads (at most OPF_HODLR_THREADS);
+ * the numbers do not depend on them.  work: opf_hodlr_work_len(nr, K)
+ * doubles.
  */
 int opf_hodlr_product(int nr, int ks, int K, const double *s, int lds,
                       const double *g, int ldg, double *out, int ldo,

@@ -213,8 +213,9 @@ def file_scope_variables(text):
             # after a macro call's or a prototype's last ')'
             decl = re.sub(r"=[^,]*", "", stmt).rsplit(")", 1)[-1]
             words = re.findall(r"[A-Za-z_]\w*", decl)
+            tag_only = len(words) == 2 and words[0] in ("struct", "union", "enum")
             if len(words) >= 2 and words[0] not in ("typedef", "extern") \
-                    and "const" not in words:
+                    and "const" not in words and not tag_only:
                 for part in decl.split(","):
                     ids = re.findall(r"[A-Za-z_]\w*", re.sub(r"\[[^\]]*\]", "", part))
                     if ids and ids[-1] not in ("enum", "struct", "union"):
@@ -241,7 +242,7 @@ def test_no_process_wide_mutable_variable_in_src():
     assert ("vexp.c", "detected_level") in found  # the parser sees the cache
     sample = ("static volatile int a = -1, b = -1;\nstatic const double c = 1.0;\n"
               "MACRO(x, y)\nstatic struct { int u; } d;\nint f(int z);\n"
-              "static int g(void) { static int e; return e; }\n")
+              "struct tag { int v; };\nstatic int g(void) { static int e; return e; }\n")
     assert file_scope_variables(sample) == ["a", "b", "d"]
 
 

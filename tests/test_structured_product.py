@@ -358,3 +358,108 @@ def test_the_leaf_tuning_is_bounded_by_the_workspace():
         with _kernels.tuning(leaf=15):
             pass
     assert _kernels.current_context() is before
+
+
+# --- an updater's own threads (issue 37: the split product and solve) -----------
+
+def _updates_with_threads(n_threads, cases, flags=0):
+    """The results of `cases` (evals, evecs, rho, x) by an updater with
+    `n_threads` threads, and its counters."""
+    upd = RankOneUpdater(cases[0][0].shape[0], n_threads=n_threads)
+    out = []
+    for evals, evecs, rho, x in cases:
+        d, q = evals.copy(), evecs.copy()
+        upd.update(d, q, rho, x, _flags=flags)
+        out.append((d, q, upd.last_info))
+    return out
+
+
+@pytest.mark.parametrize("flags", [0, _kernels.R1_FORCE_BISECTION, _kernels.R1_TEST_BAD_DLAED4,
+                                   _kernels.R1_FORCE_EIG],
+                         ids=["default", "bisection", "bad-dlaed4", "eig"])
+def test_threads_change_no_bit(flags):
+    """The same updates with 1, 2 and 3 threads of the updater's own: the
+    hierarchical product (rows split by fixed chunks, blocks compressed in
+    slots), the secular solve (roots, Loewner weights and vectors split)
+    and every fallback give the single thread's numbers bit for bit, and
+    the same counters.  Orders above and below the split's minimum, both
+    signs of rho, with and without deflation (a cluster: reflectors, the
+    gathered path)."""
+    rng = np.random.default_rng(37)
+    cases = []
+    for n, kind in [(700, "random"), (700, "clusters"), (1100, "learner")]:
+        evals, evecs = spectrum(kind, n, rng), random_orthogonal(n, rng)
+        for rho in (0.6, -0.6):
+            cases.append((evals, evecs, rho, rng.standard_normal(n)))
+    by_size = {}
+    for case in cases:
+        by_size.setdefault(case[0].shape[0], []).append(case)
+    for group in by_size.values():
+        one = _updates_with_threads(1, group, flags)
+        assert any(info["n_structured"] for _, _, info in one) or flags == _kernels.R1_FORCE_EIG
+        for k in (2, 3):
+            for (d1, q1, i1), (dk, qk, ik) in zip(one, _updates_with_threads(k, group, flags)):
+                np.testing.assert_array_equal(dk, d1)
+                np.testing.assert_array_equal(qk, q1)
+                assert ik == i1
+
+
+def test_a_declined_threaded_product_falls_back_alike():
+    """A product declined by the testing switch falls back to the GEMM with
+    any number of threads: counted alike, the same numbers."""
+    n = 640
+    rng = np.random.default_rng(641)
+    evals, evecs = spectrum("random", n, rng), random_orthogonal(n, rng)
+    x = rng.standard_normal(n)
+    results = []
+    for k in (1, 2):
+        with _kernels.tuning(decline=True):
+            upd = RankOneUpdater(n, n_threads=k)
+        d, q = evals.copy(), evecs.copy()
+        upd.update(d, q, -0.4, x)
+        assert upd.n_product_fallbacks == 1 and upd.n_structured_products == 0
+        results.append((d, q))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+    check_eigensystem(evals, evecs, -0.4, x, *results[0])
+
+
+def test_n_threads_is_validated_kept_and_pickled():
+    import pickle
+    upd = RankOneUpdater(10, n_threads=2)
+    assert upd.n_threads in (1, 2)  # 1 without POSIX threads
+    assert pickle.loads(pickle.dumps(upd)).n_threads == upd.n_threads
+    assert RankOneUpdater(10).n_threads == 1
+    for bad in (0, -1, 2.0, True, "2", 257):
+        with pytest.raises(ValueError, match="n_threads must be an int in"):
+            RankOneUpdater(10, n_threads=bad)
+
+
+def test_threaded_updaters_in_threads_of_their_own():
+    """Two updaters with two threads each, called at once from two Python
+    threads (the GIL released): each gives the numbers of a single-thread
+    update."""
+    import threading
+    n = 500
+    rng = np.random.default_rng(5)
+    evals, evecs = spectrum("random", n, rng), random_orthogonal(n, rng)
+    xs = [rng.standard_normal(n) for _ in range(2)]
+    want = [rank_one_update(evals, evecs, 0.3, x) for x in xs]
+    got = [None, None]
+
+    def run(i):
+        upd = RankOneUpdater(n, n_threads=2)
+        d, q = evals.copy(), evecs.copy()
+        for _ in range(3):
+            d[:], q[:] = evals, evecs
+            upd.update(d, q, 0.3, xs[i])
+        got[i] = (d, q)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    for (d, q), (dw, qw) in zip(got, want):
+        np.testing.assert_array_equal(d, dw)
+        np.testing.assert_array_equal(q, qw)
