@@ -10,7 +10,6 @@ shared machine hits both alike.
 
 import numpy as np
 
-from onlinepca_fast.bench import rank_one_problem
 from onlinepca_fast.kernels import bordered_update, rank_one_update
 
 from . import workloads as W
@@ -27,7 +26,7 @@ class ArrayOrder:
 
     def setup(self, n, kernel):
         W.one_blas_thread()
-        evals, evecs, x = rank_one_problem(n, "dense", seed=n)
+        evals, evecs, x = W.rank_one_problem(n, "dense", seed=n)
         c, f = np.ascontiguousarray(evecs), np.asfortranarray(evecs)
         if kernel == "rank_one_update":
             self.jobs = [lambda: rank_one_update(evals, f, 0.7, x),

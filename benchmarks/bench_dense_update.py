@@ -19,7 +19,6 @@ import time
 
 import numpy as np
 
-from onlinepca_fast.bench import rank_one_problem
 from onlinepca_fast.kernels import RankOneUpdater
 
 from . import workloads as W
@@ -52,7 +51,7 @@ class DenseUpdate:
 
     def setup(self, n):
         W.one_blas_thread()
-        self.evals, self.evecs, self.x = rank_one_problem(n, "dense", seed=n)
+        self.evals, self.evecs, self.x = W.rank_one_problem(n, "dense", seed=n)
         self.d, self.q = self.evals.copy(), self.evecs.copy()
         self.one = RankOneUpdater(n)
         self.two = RankOneUpdater(n, n_threads=2)
