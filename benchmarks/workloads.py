@@ -217,34 +217,29 @@ def blas_threads(k):
 
 @contextlib.contextmanager
 def product_settings(product="auto", min_order=None, cpu_level=None):
-    """The compiled core's process-wide switches, set inside the block.
+    """The compiled core's settings for the objects made and the calls run
+    inside the block, in this thread (``_kernels.tuning``; an object made
+    before keeps its own).
 
-    `product`: ``"dense"`` forces one GEMM for every eigenvector product
-    (``kernels.dense_eigenvector_product``), ``"auto"`` leaves the default
-    (hierarchical from ``STRUCTURED_PRODUCT_MIN`` on); `min_order`: the
-    hierarchical product's crossover order; `cpu_level`: the highest
-    instruction set of the exp kernels (2 AVX-512, 1 AVX2, 0 baseline).
-    Process-wide: no other update may run meanwhile.
+    `product`: ``"dense"`` (one GEMM for every eigenvector product),
+    ``"structured"`` or ``"auto"`` (the default: hierarchical from
+    ``STRUCTURED_PRODUCT_MIN`` on); `min_order`: the hierarchical product's
+    crossover order; `cpu_level`: the highest instruction set of the exp
+    kernels (2 AVX-512, 1 AVX2, 0 baseline).  Yields the context.
     """
     from onlinepca_fast import _kernels
-    from onlinepca_fast.kernels import dense_eigenvector_product
 
-    with contextlib.ExitStack() as stack:
-        if product == "dense":
-            stack.enter_context(dense_eigenvector_product())
-        elif product != "auto":
-            raise ValueError(f"product must be 'auto' or 'dense', got {product!r}")
-        if min_order is not None:
-            previous = _kernels._structured_product_tuning(min_order, -1, -1)
-            stack.callback(_kernels._structured_product_tuning, *previous)
-        if cpu_level is not None:
-            previous_level = _kernels.force_cpu_level(cpu_level)
-            stack.callback(_kernels.force_cpu_level, previous_level)
-        yield
+    changes = {} if product == "auto" else {"product": product}
+    if min_order is not None:
+        changes["min_order"] = min_order
+    if cpu_level is not None:
+        changes["cpu_level"] = cpu_level
+    with _kernels.tuning(**changes) as ctx:
+        yield ctx
 
 
 def dense(fn):
-    """`fn` run with the dense eigenvector product forced."""
+    """`fn` run with the dense eigenvector product for what it makes."""
     def run():
         with product_settings("dense"):
             return fn()
@@ -255,7 +250,7 @@ def structured_min_order():
     """The order from which the eigenvector product is hierarchical now."""
     from onlinepca_fast import _kernels
 
-    return _kernels._structured_product_tuning()[0]
+    return _kernels.current_context().min_order
 
 
 def hierarchical_product(S, G, out, apply=True):
@@ -740,12 +735,13 @@ def kernel_auto_rate_table():
 
 class RankOneCase:
     """A rank-one update of order n (:func:`onlinepca_fast.app.bench.rank_one_problem`
-    of `kind`), in place with a RankOneUpdater, restored before each run."""
+    of `kind`), in place with a RankOneUpdater per product ("auto": the
+    default, "dense": one GEMM), restored before each run."""
 
     def __init__(self, n, kind="dense", rho=0.7, seed=None):
         self.n, self.rho = n, rho
         self.evals, self.evecs, self.x = rank_one_problem(n, kind, seed=n if seed is None else seed)
-        self.updater = RankOneUpdater(n)
+        self.updaters = {p: RankOneUpdater(n, product=p) for p in ("auto", "dense")}
         self.d, self.q = self.evals.copy(), self.evecs.copy()
 
     def restore(self):
@@ -754,10 +750,12 @@ class RankOneCase:
 
     def update_job(self, product="auto"):
         """The in-place update (what a learner pays per trial) with `product`."""
-        def run():
-            self.updater.update(self.d, self.q, self.rho, self.x)
+        updater = self.updaters[product]
 
-        return Job(run if product == "auto" else dense(run), self.restore)
+        def run():
+            updater.update(self.d, self.q, self.rho, self.x)
+
+        return Job(run, self.restore)
 
     def public_job(self):
         """:func:`onlinepca_fast.kernels.rank_one_update`: validation, copies,
@@ -772,9 +770,9 @@ class RankOneCase:
     def updated(self, product="auto"):
         """(evals, evecs, m, structured products done) after one update."""
         self.restore()
-        with product_settings(product):
-            self.updater.update(self.d, self.q, self.rho, self.x)
-        info = self.updater.last_info
+        updater = self.updaters[product]
+        updater.update(self.d, self.q, self.rho, self.x)
+        info = updater.last_info
         return self.d.copy(), self.q.copy(), info["m"], info["n_structured"]
 
     def residual(self, product="auto"):

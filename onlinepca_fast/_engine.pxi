@@ -22,6 +22,7 @@ cdef class Engine:
     eta="auto".
     """
     cdef opf_learner s
+    cdef Context _ctx  # s.fns: the BLAS table and settings (_context.pxi)
     cdef object _keep  # the arrays s points into, and the workspace
     cdef object _lock
     cdef object _keep_limit  # the master's state and workspace (eta="auto")
@@ -60,7 +61,8 @@ cdef class Engine:
         self.s.center_lr_inv = config.center_lr_inv
         self.s.t = &t_v[0]
         self.s.mean = &mean_v[0]
-        self.s.fns = &_LAPACK
+        self._ctx = _current.get()  # the settings of the engine's kernels
+        self.s.fns = &self._ctx.fns
         if config.auto_rate:
             rate_v = rate
             if rate_v.shape[0] != 3:
@@ -185,6 +187,12 @@ cdef class Engine:
     def state(self):
         """:data:`STATE_DENSE` or :data:`STATE_CLUSTERED`."""
         return self.s.state
+
+    @property
+    def context(self):
+        """The settings the engine's kernels run with (a ``Context``: the
+        current one when the engine was built)."""
+        return self._ctx
 
     @property
     def m_stop(self):

@@ -23,6 +23,7 @@ cdef class KernelPCAEngine:
     """
     cdef opf_kpca s
     cdef opf_kpca_stats st
+    cdef Context _ctx  # s.fns: the BLAS table and settings (_context.pxi)
     cdef object _keep
     cdef object _lock
 
@@ -63,7 +64,8 @@ cdef class KernelPCAEngine:
         self.s.work = &work_v[0]
         self.s.iwork = &iwork_v[0]
         self.s.buiwork = &buiwork_v[0]
-        self.s.fns = &_LAPACK
+        self._ctx = _current.get()
+        self.s.fns = &self._ctx.fns
 
     @property
     def capacity(self):

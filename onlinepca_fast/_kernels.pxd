@@ -1,6 +1,13 @@
 # Declarations of the C kernels in ../src.  Nothing but `cdef extern` blocks:
 # the only place C meets Python is _kernels.pyx.
 
+cdef extern from "pool.h" nogil:
+    ctypedef struct opf_pool:
+        pass
+    opf_pool *opf_pool_create(int n_threads)
+    void opf_pool_destroy(opf_pool *pool)
+    int opf_pool_size(const opf_pool *pool)
+
 cdef extern from "common.h" nogil:
     int OPF_OK, OPF_EINVAL, OPF_ENOTCAPPED, OPF_ENOSPACE, OPF_EEVALS
     int OPF_ERHO, OPF_EX, OPF_EEVECS, OPF_EOVERFLOW, OPF_EFAILED, OPF_EEIG
@@ -36,6 +43,14 @@ cdef extern from "common.h" nogil:
     ctypedef void (*opf_dormtr_t)(char *, char *, char *, int *, int *,
                                   double *, int *, double *, double *, int *,
                                   double *, int *, int *) noexcept nogil
+    int OPF_PRODUCT_AUTO, OPF_PRODUCT_DENSE, OPF_PRODUCT_STRUCTURED
+    ctypedef struct opf_tuning:
+        int product
+        int min_order
+        int leaf
+        int decline
+        int cpu_level
+    opf_tuning opf_tuning_default()
     ctypedef struct opf_lapack:
         opf_dgemm_t dgemm
         opf_dgemv_t dgemv
@@ -44,6 +59,11 @@ cdef extern from "common.h" nogil:
         opf_dsytrd_t dsytrd
         opf_dstemr_t dstemr
         opf_dormtr_t dormtr
+        opf_tuning tune
+        long long *n_structured
+        opf_pool *pool
+    void opf_transpose(Py_ssize_t m, Py_ssize_t n, const double *a, Py_ssize_t lda,
+                       double *b, Py_ssize_t ldb)
 
 cdef extern from "interrupt.h" nogil:
     int opf_interrupt_arm()
@@ -70,15 +90,15 @@ cdef extern from "cap.h" nogil:
     Py_ssize_t opf_cap_ex(const double *x, Py_ssize_t n, Py_ssize_t d,
                           int log_domain, double *out, double *out_lin,
                           double *work, Py_ssize_t *n_raised,
-                          opf_cap_hint *hint)
+                          opf_cap_hint *hint, int level)
     Py_ssize_t opf_cap_groups(const double *v, const double *mult, Py_ssize_t g,
                               Py_ssize_t d, double *out)
 
 cdef extern from "vexp.h" nogil:
     void opf_exp_shifted(const double *x, Py_ssize_t n, double shift,
-                         double *out)
+                         double *out, int level)
     int opf_cpu_level()
-    int opf_force_cpu_level(int level)
+    int opf_cpu_use(int level)
 
 cdef extern from "decompose.h" nogil:
     Py_ssize_t opf_decompose(const double *w, Py_ssize_t n, Py_ssize_t d,
@@ -99,9 +119,6 @@ cdef extern from "hodlr.h" nogil:
     int OPF_HODLR_MIN
     int OPF_HODLR_LEAF
     int OPF_HODLR_LEAF_MIN
-    void opf_hodlr_tune(int min_order, int leaf, int decline)
-    void opf_hodlr_tuning(int *min_order, int *leaf, int *decline)
-    long long opf_hodlr_count()
     ctypedef struct opf_hodlr_stats:
         int n_blocks
         int levels
@@ -114,8 +131,6 @@ cdef extern from "hodlr.h" nogil:
                           const double *g, int ldg, double *out, int ldo,
                           double *work, const opf_lapack *fns, int apply,
                           opf_hodlr_stats *st)
-    void opf_set_dense_product(int on)
-    int opf_dense_product()
 
 cdef extern from "rank_one_update.h" nogil:
     double OPF_R1_DEFLATION_FACTOR

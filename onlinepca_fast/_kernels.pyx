@@ -188,6 +188,26 @@ cdef int _need(Py_ssize_t have, Py_ssize_t need, str name) except -1:
     return 0
 
 
+# --- the BLAS/LAPACK table and the settings that travel with it ---------------
+
+# BLAS/LAPACK for every C routine, from scipy (no BLAS of our own), with
+# the default settings; a caller's own are in its Context (_context.pxi).
+cdef opf_lapack _LAPACK
+_LAPACK.dgemm = dgemm
+_LAPACK.dgemv = dgemv
+_LAPACK.dlaed4 = dlaed4
+_LAPACK.dsyevr = dsyevr
+_LAPACK.dsytrd = dsytrd  # dsyevr's phases (src/phased_eig.h)
+_LAPACK.dstemr = dstemr
+_LAPACK.dormtr = dormtr
+_LAPACK.tune = opf_tuning_default()
+_LAPACK.n_structured = NULL
+_LAPACK.pool = NULL  # an updater's own threads are set per call
+
+
+include "_context.pxi"
+
+
 # --- capping, exp, range -------------------------------------------------------
 
 def cap(const double[::1] x, Py_ssize_t d, bint log_domain,
@@ -198,9 +218,10 @@ def cap(const double[::1] x, Py_ssize_t d, bint log_domain,
         raise ValueError(f"d must satisfy 1 <= d <= {n}, got {d}")
     _need(out.shape[0], n, "out")
     _need(work.shape[0], 3 * n, "work")
+    cdef int level = (<Context>_current.get()).fns.tune.cpu_level
     with nogil:
-        r = opf_cap(&x[0], n, d, log_domain, &out[0], NULL, &work[0],
-                    &n_raised)
+        r = opf_cap_ex(&x[0], n, d, log_domain, &out[0], NULL, &work[0],
+                       &n_raised, NULL, level)
     _check(r, "cap")
     return r, n_raised
 
@@ -217,6 +238,7 @@ def cap_hinted(const double[::1] x, Py_ssize_t d, double lo, double hi,
     """
     cdef Py_ssize_t r, n_raised = 0, n = x.shape[0]
     cdef opf_cap_hint hint
+    cdef int level = (<Context>_current.get()).fns.tune.cpu_level
     if not 1 <= d <= n:
         raise ValueError(f"d must satisfy 1 <= d <= {n}, got {d}")
     _need(out.shape[0], n, "out")
@@ -236,7 +258,7 @@ def cap_hinted(const double[::1] x, Py_ssize_t d, double lo, double hi,
         hint.step = &step[0]
     with nogil:
         r = opf_cap_ex(&x[0], n, d, 1, &out[0], &out_lin[0], &work[0],
-                       &n_raised, &hint)
+                       &n_raised, &hint, level)
     _check(r, "cap")
     return r, hint.shift, bool(hint.bracketed), hint.ymin
 
@@ -273,25 +295,15 @@ def value_range(x):
     return lo, hi
 
 
-def cpu_level():
-    """The instruction set the exp kernels use: 2 AVX-512 + FMA, 1 AVX2 +
-    FMA, 0 the baseline (src/vexp.h)."""
-    return opf_cpu_level()
-
-
-def force_cpu_level(int level):
-    """For tests: use at most `level` from now on (-1: the detected one);
-    returns the level in use before."""
-    return opf_force_cpu_level(level)
-
-
 def exp_shifted(const double[::1] x, double shift, double[::1] out):
-    """out = exp(x - shift) for x <= shift, by src/vexp.c (for tests)."""
+    """out = exp(x - shift) for x <= shift, by src/vexp.c, in the version
+    the current context's ``cpu_level`` picks (for tests)."""
+    cdef int level = (<Context>_current.get()).fns.tune.cpu_level
     _need(out.shape[0], x.shape[0], "out")
     if x.shape[0] == 0:
         return
     with nogil:
-        opf_exp_shifted(&x[0], x.shape[0], shift, &out[0])
+        opf_exp_shifted(&x[0], x.shape[0], shift, &out[0], level)
 
 
 # --- decomposition and sampling ------------------------------------------------
@@ -375,15 +387,24 @@ def sample_systematic_sum(const double[::1] w, Py_ssize_t d, double u,
 #: max(max|evals|, |rho| |x|^2) (LAPACK dlaed2/dlaed8 use 8).
 R1_DEFLATION_FACTOR = OPF_R1_DEFLATION_FACTOR
 
-# BLAS/LAPACK for every C routine, from scipy (no BLAS of our own).
-cdef opf_lapack _LAPACK
-_LAPACK.dgemm = dgemm
-_LAPACK.dgemv = dgemv
-_LAPACK.dlaed4 = dlaed4
-_LAPACK.dsyevr = dsyevr
-_LAPACK.dsytrd = dsytrd  # dsyevr's phases (src/phased_eig.h)
-_LAPACK.dstemr = dstemr
-_LAPACK.dormtr = dormtr
+
+def transpose_into(const double[:, :] a not None, double[:, :] out not None):
+    """out[j, i] = a[i, j] for the m x n matrix a (out n x m; the rows of
+    both contiguous, their starts strided), by cache blocks with the GIL
+    released: how the eigen-updates take a Fortran-ordered matrix (``a``
+    its transpose, viewed in C order) to C order, several times faster than
+    NumPy's copy."""
+    cdef Py_ssize_t m = a.shape[0], n = a.shape[1]
+    if out.shape[0] != n or out.shape[1] != m:
+        raise ValueError(f"out must be {n} x {m}, got {out.shape[0]} x {out.shape[1]}")
+    if m == 0 or n == 0:
+        return
+    if (a.strides[1] != sizeof(double) or out.strides[1] != sizeof(double)
+            or a.strides[0] % sizeof(double) or out.strides[0] % sizeof(double)):
+        raise ValueError("transpose_into: the rows of a and out must be contiguous")
+    with nogil:
+        opf_transpose(m, n, &a[0, 0], a.strides[0] // sizeof(double), &out[0, 0],
+                      out.strides[0] // sizeof(double))
 
 
 include "_test_hooks.pxi"
@@ -397,6 +418,21 @@ cdef inline void _enter(object lock, str what) except *:
         raise RuntimeError(f"{what} is already running in another thread on this object; "
                            "it is not thread-safe: use one object per thread or "
                            "serialize the calls (nothing was changed)")
+
+
+cdef double[:, ::1] _c_matrix(object a, str name) except *:
+    """`a` as a writable C-contiguous float64 matrix view, or an error that
+    names it (Cython's own does not)."""
+    cdef double[:, ::1] view
+    if a is None:
+        raise TypeError(f"{name} must be an array, got None")
+    try:
+        view = a
+    except (ValueError, TypeError, BufferError) as err:
+        raise type(err)(f"{name} must be a writable C-contiguous float64 matrix "
+                        f"({err}); np.ascontiguousarray({name}) converts one once, "
+                        f"for example the Fortran-ordered result of scipy.linalg.eigh") from None
+    return view
 
 
 cdef class RankOneUpdater:
@@ -413,9 +449,30 @@ cdef class RankOneUpdater:
     (see ``src/rank_one_update.c``); deflation tolerance
     ``R1_DEFLATION_FACTOR * eps * max(max|evals|, |rho| |x|^2)``.
 
+    Parameters
+    ----------
+    n : int
+        Order of the eigensystems updated.
+    product : {"auto", "dense", "structured"}, default="auto"
+        How the new eigenvectors are formed from the old ones: "auto" by
+        the hierarchical product from ``STRUCTURED_PRODUCT_MIN``
+        non-deflated eigenvalues on and one GEMM below; "dense" always one
+        GEMM; "structured" hierarchical wherever it applies (from twice
+        its leaf size on).  The eigenvectors agree to a few ulps either
+        way; the setting belongs to this updater alone (also as the
+        attribute :attr:`product`).
+    n_threads : int, default=1
+        Threads of this updater's own (made once, here): the hierarchical
+        product's rows and the secular equation's roots are split over
+        them, with the same results bit for bit as on one thread.  Give
+        the BLAS one thread meanwhile (it is called from each of them).
+
     Attributes
     ----------
     n : int
+    n_threads : int
+        The threads an update uses, this one included (fewer than asked
+        if the system could not make them, or without POSIX threads).
     n_updates : int
         Successful calls.
     n_dlaed4_failures : int
@@ -447,13 +504,27 @@ cdef class RankOneUpdater:
     cdef int *_iwork
     cdef opf_r1_info _last
     cdef object _lock
+    cdef Context _ctx
+    cdef opf_pool *_pool
+    cdef readonly int n_threads
 
     def __cinit__(self, *args, **kwargs):
         self._lock = threading.Lock()
+        self._pool = NULL
 
-    def __init__(self, Py_ssize_t n):
+    def __dealloc__(self):
+        opf_pool_destroy(self._pool)
+
+    def __init__(self, Py_ssize_t n, *, product="auto", n_threads=1):
         if n < 1:
             raise ValueError(f"n must be >= 1, got {n}")
+        if (not isinstance(n_threads, int) or isinstance(n_threads, bool)
+                or not 1 <= n_threads <= 256):
+            raise ValueError(f"n_threads must be an int in [1, 256], got {n_threads!r}")
+        self._ctx = _context_for(product)
+        if self._pool == NULL and n_threads > 1:
+            self._pool = opf_pool_create(n_threads)
+        self.n_threads = opf_pool_size(self._pool)
         cdef double[::1] work = np.empty(opf_r1_work_len(n))
         cdef int[::1] iwork = np.empty(opf_r1_iwork_len(n), dtype=np.intc)
         self.n = n
@@ -462,7 +533,21 @@ cdef class RankOneUpdater:
         self._work = &work[0]
         self._iwork = &iwork[0]
 
-    def update(self, double[::1] evals not None, double[:, ::1] evecs not None,
+    @property
+    def product(self):
+        """"auto", "dense" or "structured": how this updater forms the new
+        eigenvectors (see the class's parameters); settable."""
+        return self._ctx.product
+
+    @product.setter
+    def product(self, value):
+        cdef Context ctx = _current.get()
+        if value == "auto":
+            self._ctx = self._ctx.replace(product=ctx.product)
+        else:
+            self._ctx = self._ctx.replace(product=value)
+
+    def update(self, double[::1] evals not None, evecs not None,
                double rho, const double[::1] x not None, *, int _flags=0):
         """Overwrite evals (n,) and evecs (n, n) with the updated eigensystem.
 
@@ -488,20 +573,25 @@ cdef class RankOneUpdater:
         """
         cdef Py_ssize_t n = self.n
         cdef int status
-        cdef opf_lapack fns = _LAPACK
+        # a reference for the call's duration: the counter the table points
+        # to lives in the context, which the product's setter may replace
+        cdef Context ctx = self._ctx
+        cdef opf_lapack fns = ctx.fns
+        cdef double[:, ::1] q = _c_matrix(evecs, "evecs")
+        fns.pool = self._pool
         if evals.shape[0] != n:
             raise ValueError(f"evals must have shape ({n},), got "
                              f"({evals.shape[0]},)")
-        if evecs.shape[0] != n or evecs.shape[1] != n:
+        if q.shape[0] != n or q.shape[1] != n:
             raise ValueError(f"evecs must have shape ({n}, {n}), got "
-                             f"({evecs.shape[0]}, {evecs.shape[1]})")
+                             f"({q.shape[0]}, {q.shape[1]})")
         if x.shape[0] != n:
             raise ValueError(f"x must have shape ({n},), got ({x.shape[0]},)")
         _flags = _test_fns(&fns, _flags)
         _enter(self._lock, "RankOneUpdater.update")
         try:
             with nogil:
-                status = opf_rank_one_update(n, &evals[0], &evecs[0, 0], n, rho,
+                status = opf_rank_one_update(n, &evals[0], &q[0, 0], n, rho,
                                              &x[0], self._work, self._iwork, &fns,
                                              _flags, &self._last)
         finally:
@@ -535,12 +625,13 @@ cdef class RankOneUpdater:
         return (_rebuild_updater,
                 (self.n, self.n_updates, self.n_dlaed4_failures,
                  self.n_bisection_roots, self.n_eig_fallbacks,
-                 self.n_product_fallbacks))
+                 self.n_product_fallbacks, self.product, self.n_threads))
 
 
 def _rebuild_updater(n, n_updates, n_dlaed4_failures, n_bisection_roots,
-                     n_eig_fallbacks, n_product_fallbacks=0):
-    cdef RankOneUpdater u = RankOneUpdater(n)
+                     n_eig_fallbacks, n_product_fallbacks=0, product="auto",
+                     n_threads=1):
+    cdef RankOneUpdater u = RankOneUpdater(n, product=product, n_threads=n_threads)
     u.n_updates = n_updates
     u.n_dlaed4_failures = n_dlaed4_failures
     u.n_bisection_roots = n_bisection_roots
@@ -554,7 +645,7 @@ include "_product.pxi"
 
 def bordered_update(double[::1] evals not None, double[:, ::1] evecs not None,
                     Py_ssize_t m, const double[::1] y not None, double kappa,
-                    *, int _flags=0):
+                    *, product="auto", int _flags=0):
     """Grow, in place, the eigensystem of order m to that of the bordered matrix.
 
     ``evals[:m]`` (ascending) and the leading m x m block of ``evecs``
@@ -566,13 +657,15 @@ def bordered_update(double[::1] evals not None, double[:, ::1] evecs not None,
     order of that secular equation (``order``: non-deflated eigenvalues + 1,
     0 if all deflated), the deflating reflectors and rotations, dlaed4
     failures, bisection roots, dsyevr blocks and ``n_fallbacks`` (the last
-    two added).  ``_flags`` (testing only): the ``R1_FORCE_*`` and
-    ``R1_TEST_*`` switches.  On error the arrays are unchanged.
+    two added).  ``product``: as :class:`RankOneUpdater`'s.  ``_flags``
+    (testing only): the ``R1_FORCE_*`` and ``R1_TEST_*`` switches.  On
+    error the arrays are unchanged.
     """
     cdef Py_ssize_t ldq = evecs.shape[1]
     cdef const double *yp = NULL
     cdef opf_bu_info info
-    cdef opf_lapack fns = _LAPACK
+    cdef Context ctx = _context_for(product)
+    cdef opf_lapack fns = ctx.fns
     cdef int st
     if m < 0 or evals.shape[0] < m + 1 or evecs.shape[0] < m + 1 or ldq < m + 1:
         raise ValueError(f"evals and evecs must have room for order {m + 1}, got "

@@ -1,39 +1,10 @@
-# The hierarchical eigenvector product's switches (included by _kernels.pyx):
-# src/hodlr.h
+# The hierarchical eigenvector product (included by _kernels.pyx):
+# src/hodlr.h.  Its settings travel in a Context (_context.pxi).
 
 #: Orders from which the eigenvector product is hierarchical (src/hodlr.h).
 STRUCTURED_PRODUCT_MIN = OPF_HODLR_MIN
-
-
-def set_dense_product(bint on):
-    """Process-wide: force (True) or stop forcing (False) the dense GEMM for
-    the eigenvector product of every rank-one and bordered update."""
-    opf_set_dense_product(on)
-
-
-def dense_product():
-    """Whether the dense eigenvector product is forced (set_dense_product)."""
-    return bool(opf_dense_product())
-
-
-def _structured_product_count():
-    """Tests only: structured eigenvector products done so far in this
-    process (every update, learners included)."""
-    return opf_hodlr_count()
-
-
-def _structured_product_tuning(int min_order=-1, int leaf=-1, int decline=-1):
-    """Tests only: set the hierarchical product's crossover order, leaf
-    size and a switch that makes it always decline (-1 keeps a value);
-    returns the previous (min_order, leaf, decline).  Process-wide: call
-    it with no update running."""
-    cdef int m0, l0, d0
-    opf_hodlr_tuning(&m0, &l0, &d0)
-    if leaf != -1 and not OPF_HODLR_LEAF_MIN <= leaf <= OPF_HODLR_LEAF:
-        raise ValueError(f"leaf must be in [{OPF_HODLR_LEAF_MIN}, {OPF_HODLR_LEAF}], "
-                         f"got {leaf}")
-    opf_hodlr_tune(min_order, leaf, decline)
-    return m0, l0, d0
+#: The range of the leaf size a context may set (src/hodlr.h).
+STRUCTURED_LEAF_RANGE = (OPF_HODLR_LEAF_MIN, OPF_HODLR_LEAF)
 
 
 _product_scratch = threading.local()
@@ -42,7 +13,8 @@ _product_scratch = threading.local()
 def _hierarchical_product(s, g, bint apply=True, out=None):
     """Benchmarks and tests: ``G @ S`` by the hierarchical product alone
     (src/hodlr.c), S the secular eigenvector matrix of an update (ks x K,
-    K - ks in {0, 1}, at least twice the leaf size), G (nr x ks).
+    K - ks in {0, 1}, at least twice the leaf size), G (nr x ks), with the
+    current context's leaf size.
 
     Returns ``(out, stats)``: out is None when ``apply`` is False (only the
     compression is done, so that it can be timed apart) and stats holds the
@@ -72,7 +44,8 @@ def _hierarchical_product(s, g, bint apply=True, out=None):
         buf = _product_scratch.work = np.empty(wlen)
     cdef double[::1] work = buf
     cdef opf_hodlr_stats st
-    cdef opf_lapack fns = _LAPACK
+    cdef Context ctx = _current.get()
+    cdef opf_lapack fns = ctx.fns
     cdef int done
     with nogil:
         done = opf_hodlr_profile(nr, ks, K, &sv[0, 0], ks, &gv[0, 0], ks,

@@ -15,9 +15,8 @@ the GIL released.
   allocation-free in-place form.
 - :func:`bordered_update` -- eigensystem of ``[[A, y], [y^T, kappa]]`` from
   that of ``A``, as one arrowhead eigenproblem (online kernel PCA).
-- :func:`dense_eigenvector_product` -- force the plain GEMM for the
-  eigenvector product of both updates (otherwise hierarchical from
-  :data:`STRUCTURED_PRODUCT_MIN` non-deflated eigenvalues on).
+  Their ``product`` parameter chooses how they form the new eigenvectors
+  (:func:`dense_eigenvector_product` is deprecated).
 
 References
 ----------
@@ -31,7 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-import threading
+import warnings
 from collections.abc import Iterator
 from typing import Any, Literal
 
@@ -60,41 +59,36 @@ __all__ = ["cap", "cap_log", "decompose", "sample_corner", "rank_one_update",
 #: O(n m^2) GEMM (``src/hodlr.c``).
 STRUCTURED_PRODUCT_MIN: int = _kernels.STRUCTURED_PRODUCT_MIN
 
-_DENSE_LOCK = threading.Lock()
-_dense_depth = 0
+_PRODUCTS = ("auto", "dense", "structured")  # the eigen-updates' ``product``
+
+
+def _check_product(product: str) -> None:
+    if not isinstance(product, str) or product not in _PRODUCTS:
+        raise ValueError(f"product must be one of {list(_PRODUCTS)}, got {product!r}")
 
 
 @contextlib.contextmanager
 def dense_eigenvector_product() -> Iterator[None]:
-    """Force the plain GEMM for every eigenvector product inside the block.
+    """Use one GEMM for the eigenvector products of the updates made in the block.
 
-    The secular eigenvector matrix ``S`` of a rank-one (or bordered) update
-    is Cauchy-like: its off-diagonal blocks have numerical rank ~log m, so
-    from :data:`STRUCTURED_PRODUCT_MIN` non-deflated eigenvalues on the
-    product ``Q S`` is applied as a hierarchical (HODLR) matrix whose blocks
-    are compressed by adaptive cross approximation and checked on sampled
-    rows and columns (a block that misses its tolerance makes the update use
-    the GEMM instead; ``RankOneUpdater.n_product_fallbacks`` counts them).
-    The results agree with the GEMM's to a few ulps.  This switch is for
-    comparisons and tests: it is process-wide (every thread's updates,
-    learners included) and nests.
+    .. deprecated:: 0.2.0
+        Pass ``product="dense"`` to :func:`rank_one_update`,
+        :func:`bordered_update` or :class:`RankOneUpdater` instead; this
+        function will be removed in 0.3.0.
 
-    Examples
-    --------
-    >>> from onlinepca_fast.kernels import dense_eigenvector_product
-    >>> with dense_eigenvector_product():
-    ...     pass  # updates here use one GEMM for the eigenvectors
+    In the calling thread, inside the block, calls of
+    :func:`rank_one_update` and :func:`bordered_update`, the updaters
+    created there and the learners' compiled engines built there (on a
+    learner's first rows in the block) take ``product="dense"`` where they
+    would take the default ``"auto"``, and objects keep it after the block.
+    It no longer switches other threads, nor objects made before the block.
     """
-    global _dense_depth
-    with _DENSE_LOCK:
-        _dense_depth += 1
-        _kernels.set_dense_product(True)
-    try:
+    warnings.warn("dense_eigenvector_product() is deprecated since 0.2.0 and will be "
+                  "removed in 0.3.0: pass product='dense' to rank_one_update, "
+                  "bordered_update or RankOneUpdater", DeprecationWarning, stacklevel=3)
+    with _kernels.tuning(product="dense"):
         yield
-    finally:
-        with _DENSE_LOCK:
-            _dense_depth -= 1
-            _kernels.set_dense_product(_dense_depth > 0)
+
 
 #: Relative tolerance with which :func:`decompose` and :func:`sample_corner`
 #: accept a vector as capped: ``max(w) <= (1 + CAP_RTOL) * sum(w) / d``.
@@ -377,16 +371,28 @@ _BU_FORCE_FLAGS = {**_FORCE_FLAGS, "bad_dlaed4": _kernels.R1_TEST_BAD_DLAED4}
 
 
 def _own_or_copy(arr: FloatArray, overwrite: bool) -> FloatArray:
-    """`arr` itself when it may be overwritten in place, else a copy."""
+    """`arr` itself when it may be overwritten in place, else a C-ordered copy."""
     if (overwrite and isinstance(arr, np.ndarray) and arr.dtype == np.float64
             and arr.flags.c_contiguous and arr.flags.writeable):
         return arr
+    if _fortran_matrix(arr):
+        out = np.empty(arr.shape)
+        _kernels.transpose_into(arr.T, out)
+        return out
     return np.array(arr, dtype=np.float64, order="C", copy=True)
+
+
+def _fortran_matrix(arr: Any) -> bool:
+    """Whether `arr` is a Fortran- and not C-ordered float64 matrix (as
+    scipy.linalg.eigh returns): copied to C order by a cache-blocked
+    transpose (``_kernels.transpose_into``), several times NumPy's speed."""
+    return (isinstance(arr, np.ndarray) and arr.ndim == 2 and arr.dtype == np.float64
+            and arr.flags.f_contiguous and not arr.flags.c_contiguous)
 
 
 def rank_one_update(
         evals: ArrayLike, evecs: ArrayLike, rho: float, x: ArrayLike, *, overwrite: bool = False,
-        _force: str | None = None, _return_info: bool = False,
+        product: str = "auto", _force: str | None = None, _return_info: bool = False,
 ) -> Any:
     """Eigensystem of ``evecs @ diag(evals) @ evecs.T + rho * outer(x, x)``.
 
@@ -400,7 +406,7 @@ def rank_one_update(
     eigenvectors are orthogonal to working precision (dlaed3); one matrix
     product of the non-deflated columns of ``evecs`` with the ``m x m``
     secular eigenvectors (hierarchical from :data:`STRUCTURED_PRODUCT_MIN`
-    on, see :func:`dense_eigenvector_product`).  ``rho < 0`` is handled by negating the
+    on, see `product`).  ``rho < 0`` is handled by negating the
     eigenvalues, solving, and reversing.
 
     Parameters
@@ -409,7 +415,9 @@ def rank_one_update(
         Eigenvalues in ascending order, finite.
     evecs : array_like of shape (n, n)
         Orthonormal eigenvectors in the *columns* (``evecs[:, j]`` belongs
-        to ``evals[j]``).  Orthonormality is assumed, not checked.
+        to ``evals[j]``).  Orthonormality is assumed, not checked.  C or
+        Fortran order (as :func:`scipy.linalg.eigh` returns it) at the same
+        speed.
     rho : float
         Weight of the update, any sign; ``0`` is an exact no-op.
     x : array_like of shape (n,)
@@ -418,6 +426,12 @@ def rank_one_update(
         Allow the result to be written into `evals` and `evecs` (when they
         are C-contiguous writable float64 arrays; otherwise copies are
         made anyway).  With ``False`` the inputs are never modified.
+    product : {"auto", "dense", "structured"}, default="auto"
+        How the new eigenvectors are formed: "auto" by the hierarchical
+        product from :data:`STRUCTURED_PRODUCT_MIN` non-deflated
+        eigenvalues on and one GEMM below; "dense" always one GEMM;
+        "structured" hierarchical wherever it applies (from twice its leaf
+        size on).  The eigenvectors agree to a few ulps either way.
 
     Returns
     -------
@@ -476,6 +490,7 @@ def rank_one_update(
     if _force not in _FORCE_FLAGS:
         raise ValueError(f"_force must be one of {sorted(map(str, _FORCE_FLAGS))}"
                          f", got {_force!r}")
+    _check_product(product)
     evals_arr = as_finite_array(evals, "evals")
     if evals_arr.ndim != 1 or evals_arr.shape[0] == 0:
         raise ValueError(f"evals must be a non-empty 1-D array, got shape "
@@ -496,7 +511,7 @@ def rank_one_update(
     d_exp = _exponent(np.abs(new_evals).max())
     # rho |x|^2 < 2**rx_exp (|x|^2 <= n max|x_i|^2)
     rx_exp = _exponent(rho) + 2 * x_exp + n.bit_length() if rho else -1075
-    updater = RankOneUpdater(n)
+    updater = RankOneUpdater(n, product=product)
     if max(d_exp, rx_exp) > _BIG_EXP or x_exp > _BIG_EXP // 2:
         x_shift = max(x_exp - _BIG_EXP // 2, 0)
         shift = max(d_exp - _BIG_EXP, rx_exp - _BIG_EXP, 0)
@@ -522,7 +537,8 @@ def rank_one_update(
 
 
 def bordered_update(evals: ArrayLike, evecs: ArrayLike, y: ArrayLike, kappa: float, *,
-                    _force: str | None = None, _return_info: bool = False) -> Any:
+                    product: str = "auto", _force: str | None = None,
+                    _return_info: bool = False) -> Any:
     """Eigensystem of the bordered matrix ``[[A, y], [y^T, kappa]]``.
 
     ``A = evecs @ diag(evals) @ evecs.T`` of order m grows by one row and
@@ -544,11 +560,14 @@ def bordered_update(evals: ArrayLike, evecs: ArrayLike, y: ArrayLike, kappa: flo
     evals : array_like of shape (m,)
         Ascending eigenvalues of A (m may be 0).
     evecs : array_like of shape (m, m)
-        Orthonormal eigenvectors of A in the columns.
+        Orthonormal eigenvectors of A in the columns; C or Fortran order at
+        the same speed.
     y : array_like of shape (m,)
         The new off-diagonal column.
     kappa : float
         The new diagonal entry.
+    product : {"auto", "dense", "structured"}, default="auto"
+        How the new eigenvectors are formed, as in :func:`rank_one_update`.
 
     Returns
     -------
@@ -591,6 +610,7 @@ def bordered_update(evals: ArrayLike, evecs: ArrayLike, y: ArrayLike, kappa: flo
     if _force not in _BU_FORCE_FLAGS:
         raise ValueError(f"_force must be one of {sorted(map(str, _BU_FORCE_FLAGS))}"
                          f", got {_force!r}")
+    _check_product(product)
     evals_arr = as_finite_array(evals, "evals")
     if evals_arr.ndim != 1:
         raise ValueError(f"evals must be 1-D, got shape {evals_arr.shape}")
@@ -602,7 +622,10 @@ def bordered_update(evals: ArrayLike, evecs: ArrayLike, y: ArrayLike, kappa: flo
     new_evals = np.empty(m + 1)
     new_evals[:m] = evals_arr
     new_evecs = np.empty((m + 1, m + 1))
-    new_evecs[:m, :m] = evecs_arr
+    if _fortran_matrix(evecs_arr):
+        _kernels.transpose_into(evecs_arr.T, new_evecs[:m, :m])
+    else:
+        new_evecs[:m, :m] = evecs_arr
     # as in rank_one_update: near the float64 maximum, scale by a power of two
     big = max(_exponent(np.abs(evals_arr).max()) if m else -1075, _exponent(abs(kappa)))
     shift = max(big - _BIG_EXP, (_exponent(np.abs(y_arr).max()) if m else -1075)
@@ -610,14 +633,14 @@ def bordered_update(evals: ArrayLike, evecs: ArrayLike, y: ArrayLike, kappa: flo
     if shift:
         new_evals[:m] = np.ldexp(evals_arr, -shift)
         info = _kernels.bordered_update(new_evals, new_evecs, m, np.ldexp(y_arr, -shift),
-                                        math.ldexp(kappa, -shift),
+                                        math.ldexp(kappa, -shift), product=product,
                                         _flags=_BU_FORCE_FLAGS[_force])
         with np.errstate(over="ignore"):
             new_evals[:] = np.ldexp(new_evals, shift)
         _check_finite_result(new_evals, "evals, y and kappa")
     else:
         info = _kernels.bordered_update(new_evals, new_evecs, m, y_arr, kappa,
-                                        _flags=_BU_FORCE_FLAGS[_force])
+                                        product=product, _flags=_BU_FORCE_FLAGS[_force])
     if _return_info:
         return new_evals, new_evecs, info
     return new_evals, new_evecs

@@ -119,7 +119,7 @@ double opf_rate_alpha(ptrdiff_t t)
 OPF_MULTIVERSION
 double opf_rate_vector_step(const double *rate, ptrdiff_t n, double d,
                             double *lam, const double *l, const double *w,
-                            double *e, double *top, double *low)
+                            double *e, double *top, double *low, int level)
 {
     const double eta = rate[1];
     double lmin = INFINITY, lmax = -INFINITY, lse = 0.0, next, step, gamma,
@@ -147,7 +147,7 @@ double opf_rate_vector_step(const double *rate, ptrdiff_t n, double d,
             const ptrdiff_t len = n - i < OPF_RATE_EXP_BLOCK
                                       ? n - i : OPF_RATE_EXP_BLOCK;
             ptrdiff_t j;
-            opf_exp_shifted(lam + i, len, m, buf);
+            opf_exp_shifted(lam + i, len, m, buf, level);
             OPF_SIMD_WITH(reduction(+:sum))
             for (j = 0; j < len; j++)
                 sum += buf[j];

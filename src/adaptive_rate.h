@@ -89,11 +89,11 @@ double opf_rate_exact(const double *rate, double n, double d, double h,
  * mixed); while the rate is infinite, lam <- lam - eta_{t+1} l (lam is
  * still a constant).  e: sum_i w_i l_i; top, low: the range of the new
  * lam.  Returns the gap (d times, the learner's scale); commit it after
- * the trial.
+ * the trial.  level: the exps' instruction-set version (opf_exp_shifted).
  */
 double opf_rate_vector_step(const double *rate, ptrdiff_t n, double d,
                             double *lam, const double *l, const double *w,
-                            double *e, double *top, double *low);
+                            double *e, double *top, double *low, int level);
 
 /* log sum_i exp(lam_i) of n ascending log-weights (the top is the last). */
 double opf_rate_log_partition(const double *lam, ptrdiff_t n);

@@ -342,10 +342,10 @@ static void first_pass_avx512(const double *x, const double *g, double eta,
 
 static void first_pass(const double *x, const double *g, double eta,
                        ptrdiff_t n, double shift, double *y, double *ew,
-                       double *win, first_pass_out *out)
+                       double *win, first_pass_out *out, int level)
 {
 #ifdef OPF_FMA_DISPATCH
-    switch (opf_cpu_level()) {
+    switch (opf_cpu_use(level)) {
     case 2:
         first_pass_avx512(x, g, eta, n, shift, y, ew, win, out);
         return;
@@ -353,6 +353,8 @@ static void first_pass(const double *x, const double *g, double eta,
         first_pass_avx2(x, g, eta, n, shift, y, ew, win, out);
         return;
     }
+#else
+    (void)level;
 #endif
     first_pass_generic(x, g, eta, n, shift, y, ew, win, out);
 }
@@ -484,7 +486,7 @@ static int settle_tie(const double *ew, ptrdiff_t n, ptrdiff_t d,
 OPF_MULTIVERSION
 ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
                      double *out, double *out_lin, double *work,
-                     ptrdiff_t *n_raised, opf_cap_hint *hint)
+                     ptrdiff_t *n_raised, opf_cap_hint *hint, int level)
 {
     ptrdiff_t i, j, nf = 0;
     const double cap_lin = 1.0 / (double)d;
@@ -541,7 +543,8 @@ ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
             fp.hi = exp(hint->hi - top);
         }
         /* exp(-inf) = 0; with a step, x is y = x - eta g from here on */
-        first_pass(x, g, g ? hint->eta : 0.0, n, top, out, ew, buf, &fp);
+        first_pass(x, g, g ? hint->eta : 0.0, n, top, out, ew, buf, &fp,
+                   level);
         if (g) {
             x = out;
             hint->ymin = fp.ymin;
@@ -685,7 +688,8 @@ ptrdiff_t opf_cap(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
                   double *out, double *out_lin, double *work,
                   ptrdiff_t *n_raised)
 {
-    return opf_cap_ex(x, n, d, log_domain, out, out_lin, work, n_raised, NULL);
+    return opf_cap_ex(x, n, d, log_domain, out, out_lin, work, n_raised, NULL,
+                      -1);
 }
 
 /* Capping with multiplicities: the clustered state's groups (cap.h). */

@@ -59,10 +59,12 @@ typedef struct {
     int bracketed;
 } opf_cap_hint;
 
-/* opf_cap with an optional hint (NULL: opf_cap). */
+/* opf_cap with an optional hint (NULL: none), its exps run in the
+ * instruction-set version opf_cpu_use(level) picks (vexp.h; -1: the CPU's
+ * best, which opf_cap uses). */
 ptrdiff_t opf_cap_ex(const double *x, ptrdiff_t n, ptrdiff_t d, int log_domain,
                      double *out, double *out_lin, double *work,
-                     ptrdiff_t *n_raised, opf_cap_hint *hint);
+                     ptrdiff_t *n_raised, opf_cap_hint *hint, int level);
 
 /*
  * Normalised capped log-weights of a vector given as groups: values v[0..g)

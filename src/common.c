@@ -1,12 +1,24 @@
 /*
- * common.c -- the status messages and the one sampler dispatch shared by
- * the trial loops (see common.h).  O(1) and, for opf_draw_corner, the cost
- * of the sampler: O(n) systematic, O(n) to O(n^2) decomposition.
+ * common.c -- the status messages, the default settings of a call, the one
+ * sampler dispatch shared by the trial loops and two small helpers (see
+ * common.h).  O(1) and, for opf_draw_corner, the cost of the sampler: O(n)
+ * systematic, O(n) to O(n^2) decomposition.
  */
 #include "common.h"
 
 #include "decompose.h"
+#include "hodlr.h"
 #include "systematic.h"
+
+opf_tuning opf_tuning_default(void)
+{
+    const opf_tuning t = {.product = OPF_PRODUCT_AUTO,
+                          .min_order = OPF_HODLR_MIN,
+                          .leaf = OPF_HODLR_LEAF,
+                          .decline = 0,
+                          .cpu_level = -1};
+    return t;
+}
 
 const char *opf_strerror(int status)
 {
@@ -67,6 +79,26 @@ int opf_draw_corner(int sampler, const double *w, ptrdiff_t n, ptrdiff_t d,
         return r < 0 ? (int)r : OPF_OK;
     default:
         return OPF_EINVAL;
+    }
+}
+
+/* Blocks of 64 x 64 doubles: a block of a and one of b (64 KB together)
+ * stay in the L2 cache while it is transposed. */
+#define OPF_TRANSPOSE_BLOCK 64
+
+void opf_transpose(ptrdiff_t m, ptrdiff_t n, const double *a, ptrdiff_t lda,
+                   double *b, ptrdiff_t ldb)
+{
+    for (ptrdiff_t i0 = 0; i0 < m; i0 += OPF_TRANSPOSE_BLOCK) {
+        const ptrdiff_t i1 = m - i0 < OPF_TRANSPOSE_BLOCK
+                                 ? m : i0 + OPF_TRANSPOSE_BLOCK;
+        for (ptrdiff_t j0 = 0; j0 < n; j0 += OPF_TRANSPOSE_BLOCK) {
+            const ptrdiff_t j1 = n - j0 < OPF_TRANSPOSE_BLOCK
+                                     ? n : j0 + OPF_TRANSPOSE_BLOCK;
+            for (ptrdiff_t i = i0; i < i1; i++)
+                for (ptrdiff_t j = j0; j < j1; j++)
+                    b[j * ldb + i] = a[i * lda + j];
+        }
     }
 }
 

@@ -5,8 +5,9 @@
  * common.h -- what every kernel shares: the status codes (one enum, one
  * message table, opf_strerror), the BLAS/LAPACK function table the binding
  * layer fills from scipy.linalg.cython_blas / cython_lapack (no BLAS is
- * linked by this package), the sampler enum, and the row-major BLAS calls
- * the kernels make on eigenvector matrices.
+ * linked by this package) with the settings and the threads that travel
+ * with a call (opf_tuning, opf_pool), the sampler enum, and the row-major
+ * BLAS calls the kernels make on eigenvector matrices.
  *
  * Layout convention of every eigenvector matrix q: row-major (C order) with
  * leading dimension ldq, and its COLUMNS are the eigenvectors (component i
@@ -15,6 +16,8 @@
  */
 
 #include <stddef.h>
+
+#include "pool.h"
 
 /* Status codes: 0 success, negative failure.  A kernel that fails leaves
  * its outputs (and, for the in-place updates, its inputs) unchanged unless
@@ -110,6 +113,42 @@ typedef void (*opf_dormtr_t)(char *side, char *uplo, char *trans, int *m,
                              double *c, int *ldc, double *work, int *lwork,
                              int *info);
 
+/* How an eigen-update forms its new eigenvectors (opf_tuning.product):
+ * AUTO the hierarchical product from the crossover order on (hodlr.h), one
+ * GEMM below it; DENSE always one GEMM; STRUCTURED the hierarchical product
+ * wherever it applies (two leaves at least). */
+enum {
+    OPF_PRODUCT_AUTO = 0,
+    OPF_PRODUCT_DENSE = 1,
+    OPF_PRODUCT_STRUCTURED = 2
+};
+
+/*
+ * The settings a kernel takes from its caller rather than from a global:
+ * they travel in the opf_lapack table below, so that every kernel that is
+ * handed the table sees them, and two callers (threads, learners) with
+ * different settings never see each other's.  opf_tuning_default() gives
+ * the defaults; the testing values force paths that the defaults reach
+ * only at large orders, or on other CPUs.
+ */
+typedef struct {
+    int product;   /* OPF_PRODUCT_*; default AUTO */
+    int min_order; /* the hierarchical product's crossover, and the order
+                      from which secular_roots.c iterates the interior roots
+                      itself; default OPF_HODLR_MIN (hodlr.h) */
+    int leaf;      /* the hierarchy's largest leaf, OPF_HODLR_LEAF_MIN to
+                      OPF_HODLR_LEAF (the workspace holds either); default
+                      OPF_HODLR_LEAF */
+    int decline;   /* testing: nonzero makes every hierarchical product
+                      decline (the GEMM fallback); default 0 */
+    int cpu_level; /* the highest instruction-set version the exp kernels
+                      may run (vexp.h: 0 baseline, 1 AVX2, 2 AVX-512), -1
+                      (default) the detected one; a level the CPU lacks
+                      runs the detected one */
+} opf_tuning;
+
+opf_tuning opf_tuning_default(void);
+
 typedef struct {
     opf_dgemm_t dgemm;
     opf_dgemv_t dgemv;
@@ -118,6 +157,14 @@ typedef struct {
     opf_dsytrd_t dsytrd;
     opf_dstemr_t dstemr;
     opf_dormtr_t dormtr;
+    opf_tuning tune;
+    /* NULL, or a counter of the hierarchical products done with this table
+     * (incremented atomically: tests check that a path was taken) */
+    long long *n_structured;
+    /* NULL, or the worker threads of the call's owner (pool.h): the
+     * hierarchical product and the secular solve split their work over
+     * them, with the same results as on one thread */
+    opf_pool *pool;
 } opf_lapack;
 
 /* 1 if every routine of the table is set. */
@@ -177,6 +224,13 @@ static inline ptrdiff_t opf_explicit_count(const double *lam, ptrdiff_t n)
         c++;
     return n - c;
 }
+
+/* b[j * ldb + i] = a[i * lda + j] for i < m, j < n: the transpose of the
+ * row-major m x n matrix a into the row-major n x m matrix b, in cache
+ * blocks (a strided pass over one of them would miss the cache on every
+ * element).  Exact: a copy. */
+void opf_transpose(ptrdiff_t m, ptrdiff_t n, const double *a, ptrdiff_t lda,
+                   double *b, ptrdiff_t ldb);
 
 /* The k-th largest of v[0..n) (1 <= k <= n), reordering v: Hoare
  * selection with a median-of-three pivot, O(n) expected. */

@@ -6,33 +6,49 @@
  * rows at rm and columns at cm = rm (same offset): the upper-right block
  * (poles below rm, roots from cm) and the lower-left block are Cauchy
  * matrices of separated point sets, numerically of low rank r ~ log m.
- * Recursively, with leaves of at most OPF_HODLR_LEAF rows:
+ * Recursively, with leaves of at most tune.leaf rows:
  *
  *     OUT[:, right] += (G[:, top] X) Y^T,   S[top, right] ~ X Y^T
  *     OUT[:, left]  += (G[:, bottom] X') Y'^T
  *
  * so a level costs ~4 n m r flops and the whole product ~4 n m r
- * log2(m / leaf) + 2 n m leaf, against 2 n m^2 for one GEMM.  All blocks
- * are compressed first (their factors, O(m r log m) doubles, are kept),
- * then applied to chunks of CHUNK rows of G.  The G X side is one GEMM
- * per leaf: the leaf's block of S and its rows of the X factors of every
- * block above it, stacked (q + ~levels r columns), times the leaf's rows
- * of G -- the first q rows of the result are the leaf's columns of OUT,
- * the rest are added into each block's T = G[:, rows] X (the leaves
- * partition a block's rows).  Then one GEMM per block, OUT[:, cols] +=
- * T Y^T.  Compression is by adaptive cross
- * approximation (Bebendorf 2000) with rook pivoting: the residual's row
- * i*, its largest entry j*, the residual's column j*; while that column
- * has a larger entry, move to its row (and that row's largest entry), so
- * that the pivot is the largest of its row and column, |x| <= 1 and the
- * terms cannot grow and cancel; a rank-one term; the next row is the
- * largest entry of the last column among the rows not pivoted yet.  It
+ * log2(m / leaf) + 2 n m leaf, against 2 n m^2 for one GEMM.
+ *
+ * Two phases.  First every off-diagonal block is compressed (its factors,
+ * O(m r log m) doubles, are kept in the workspace), so that a block that
+ * cannot be compressed declines the whole product before anything is
+ * written.  Then the factors are applied to chunks of rows of G, each
+ * chunk of OUT staying in the last-level cache while every block is added
+ * into it; each row of OUT depends on its own row of G only, so the chunks
+ * do not change the numbers, and OUT may be G itself (each leaf's GEMM
+ * reads its columns of G before they are written).  A pool's threads
+ * (pool.h) share the blocks (compressed in slots, then moved together in
+ * a fixed order) and the chunks (the same for any number of threads, each
+ * thread with its own T and W): the threads change no bit.
+ *
+ * The application is one GEMM per leaf and one per block.  The leaf's: its
+ * block of S and its rows of the X factors of every block above it,
+ * stacked (q + ~levels r columns), times the leaf's rows of G -- the first
+ * q rows of the result are the leaf's columns of OUT, the rest are added
+ * into each block's T = G[:, rows] X (the leaves partition a block's
+ * rows).  The block's: OUT[:, cols] += T Y^T.  Stacking is why: a GEMM only
+ * r wide per block and level would pack each row of G for the BLAS once
+ * per level, and such narrow shapes run at a fraction of the BLAS's rate;
+ * with the leaf's block of S in the same GEMM G is read once and OUT needs
+ * no zeroing.
+ *
+ * Compression is by adaptive cross approximation (Bebendorf 2000) with
+ * rook pivoting, which reads O((p + q) r) entries of a p x q block and
+ * costs O((p + q) r^2), where an SVD would cost O(p q min(p, q)): the
+ * residual's row i*, its largest entry j*, the residual's column j*; while
+ * that column has a larger entry, move to its row (and that row's largest
+ * entry), so that the pivot is the largest of its row and column, |x| <= 1
+ * and the terms cannot grow and cancel; a rank-one term; the next row is
+ * the largest entry of the last column among the rows not pivoted yet.  It
  * stops when two consecutive terms are below OPF_ACA_TOL times the
  * Frobenius norm of the approximation (updated exactly from the terms'
- * inner products).  Cost O((p + q) r^2) per p x q block, reading
- * O((p + q) r) entries of S.  The residual rows and columns and the inner
- * products are GEMVs (as scalar loops they were 2.5-3x slower: the
- * compression at n = 2000 went from 17-25 ms to 6.6-8 ms).  The row and the
+ * inner products).  The residual rows and columns and the inner products
+ * are GEMVs (several times faster than scalar loops).  The row and the
  * column residuals then round differently, so a rook move can land on a
  * pivot that vanishes at the level of rounding: such a row counts as
  * represented, as one whose largest residual is below OPF_ACA_PIVOT.
@@ -45,42 +61,12 @@
  * OPF_ACA_RESTARTS times), after which the whole product is declined and
  * the caller does the GEMM.  An approximation error e in S perturbs the
  * new eigenvectors by |G| |e|: the tolerances keep that at a few eps, as
- * the GEMM's own rounding (measured: within 5e-16 of the GEMM's
- * eigenvectors; after 10^4 updates the same orthogonality, ~2e-14).
+ * the GEMM's own rounding does.
  *
- * Why per leaf (issue 25; OpenBLAS 0.3.31 Haswell kernel on an AMD EPYC,
- * one thread): one GEMM r wide per block packs each row of G once per
- * level, and such shapes run at 15-19 GFlop/s (a (21 x 512 x 2000) GEMM
- * at 17; (190 x 512 x 62) at 33; a 2000^3 dgemm at 37-45).  Stacking only
- * the X's, with the leaves' blocks a GEMM of their own, gained ~5%;
- * with the leaves' blocks in the same GEMM (G read once, no zeroing of
- * OUT) the product alone at n = 4000 takes 368-380 ms instead of 422-440
- * (min of 12, interleaved).  Not kept: the Y side per leaf as well (the
- * T's of the blocks beside a leaf gathered, one GEMM per leaf): within
- * the noise, the gather costing what the wider GEMM gains.
- *
- * Where an update's time goes (issue 25; benchmarks/ratios_structured.py
- * --profile, same machine and kernel, one thread).  n = 2000: 5 levels, 62
- * blocks of mean rank 21 (max 35; the SVD's ranks at the same tolerance
- * are within ~10%), 0.50 GFlop in the leaves and 2.0 in the low-rank
- * blocks -- 0.157 of one dgemm's flops; n = 4000: 0.095.  Applied at
- * 25-33 GFlop/s against the dgemm's 40-45, the rates of its shapes alone
- * (above; Y T, (62 x 512 x 21), at 23); the compression 6-9 ms at
- * n = 2000, 17-24 at 4000; the rest of the update 23-29 ms and 62-66 ms
- * (the secular solve, ~7.5 m^2 divisions: 4.5 evaluations a root, the
- * Loewner weights and vectors -- four-wide, and reversing S for rho < 0
- * fused into them; gathering G; z = Q^T x).  Even if the product ran at
- * the dgemm's rate the update would be 0.24-0.25 of a dgemm at n = 2000
- * and 0.12-0.13 at n = 4000 (measured 0.29-0.32 and 0.16-0.21).  Starting
- * the root iteration from dlaed4's two-pole estimate saved 0.4 evaluations
- * a root, below the noise: not kept.
- * Fewer flops need nested bases (HSS): the bases of whole off-diagonal
- * block rows have ranks ~28 / 34 / 40 / 44 at 62 / 125 / 250 / 500 rows
- * (n = 2000), so at n = 4000 an HSS product would take ~1.9 MFlop a row
- * instead of 3.0 -- the leaf bases and blocks 1.2 (as one GEMM per leaf,
- * ~30 GFlop/s), the transfers 0.64 ((34 x 512 x 56) GEMMs run at ~25),
- * the couplings 0.29 ((28 x 512 x 28) at ~21): ~285 ms against ~370, the
- * update ~0.15 of a dgemm.  Not built yet.
+ * The settings (leaf size, the testing switch that declines every product)
+ * come with the call, in fns->tune; nothing here is process-wide.  What
+ * the product costs, and the variants measured and not kept, are in
+ * docs/performance/structured_product.md.
  */
 #include "hodlr.h"
 
@@ -93,66 +79,13 @@
 #define OPF_ACA_CHECK (16.0 * DBL_EPSILON)
 /* A residual row whose largest entry is below this is represented. */
 #define OPF_ACA_PIVOT (OPF_ACA_CHECK * 1e-3)
-
-/* The tunables (opf_hodlr_tune; the defaults are the header's), in one
- * struct that a product copies once at its start, so that everything it
- * does sees one setting.  The process-wide state is this struct, the
- * dense switch and the counter below, nothing else. */
-typedef struct {
-    int min_order, leaf, decline;
-} hodlr_params;
-static hodlr_params params = {OPF_HODLR_MIN, OPF_HODLR_LEAF, 0};
-
-void opf_hodlr_tune(int min_order, int leaf, int decline)
-{
-    if (min_order >= 0)
-        params.min_order = min_order;
-    if (leaf >= OPF_HODLR_LEAF_MIN && leaf <= OPF_HODLR_LEAF)
-        params.leaf = leaf;
-    if (decline >= 0)
-        params.decline = decline;
-}
-
-static long long hodlr_done; /* structured products, process-wide */
-
-long long opf_hodlr_count(void)
-{
-#if defined(__GNUC__)
-    return __atomic_load_n(&hodlr_done, __ATOMIC_RELAXED);
-#else
-    return hodlr_done;
-#endif
-}
-
-void opf_hodlr_tuning(int *min_order, int *leaf, int *decline)
-{
-    *min_order = params.min_order;
-    *leaf = params.leaf;
-    *decline = params.decline;
-}
-
-#if defined(__GNUC__)
-static int dense_flag;
-void opf_set_dense_product(int on)
-{
-    __atomic_store_n(&dense_flag, on != 0, __ATOMIC_RELAXED);
-}
-int opf_dense_product(void)
-{
-    return __atomic_load_n(&dense_flag, __ATOMIC_RELAXED);
-}
-#else
-static volatile int dense_flag;
-void opf_set_dense_product(int on) { dense_flag = on != 0; }
-int opf_dense_product(void) { return dense_flag; }
-#endif
+/* ACA's scratch of one thread: used flags and a row (K each, K >= 0), and
+ * two inner-product vectors (RMAX each). */
+#define SCRATCH(K) (2 * (size_t)((K) > 0 ? (K) : 0) + 2 * RMAX)
 
 /* Rows of G (and OUT) per chunk of the apply phase: the chunk of OUT
  * (CHUNK x K) stays in the last-level cache while every block is applied
- * to it.  512 rather than 256 (issue 25; OpenBLAS's Haswell kernel on an
- * AMD EPYC, product alone at n = 4000, min of 4): one thread the same
- * within the noise (470-520 ms either way), two BLAS threads 253-294 ms
- * instead of 315-368 (the wider GEMMs split better across threads). */
+ * to it, and the GEMMs are wide enough for a threaded BLAS to split. */
 #define CHUNK 512
 
 typedef struct {
@@ -168,11 +101,16 @@ typedef struct {
     size_t xoff;
 } leafrec;
 
-int opf_hodlr_min(void) { return params.min_order; }
-
-int opf_structured_product(ptrdiff_t ks)
+int opf_structured_product(ptrdiff_t ks, const opf_tuning *t)
 {
-    return ks >= params.min_order && !opf_dense_product();
+    switch (t->product) {
+    case OPF_PRODUCT_DENSE:
+        return 0;
+    case OPF_PRODUCT_STRUCTURED:
+        return ks >= 2 * (ptrdiff_t)t->leaf;
+    default:
+        return ks >= t->min_order;
+    }
 }
 
 /* Sized for the smallest leaf a tuning may set. */
@@ -212,17 +150,16 @@ static size_t fcap_of(ptrdiff_t K)
 
 size_t opf_hodlr_work_len(ptrdiff_t nr, ptrdiff_t K)
 {
-    const size_t k = K > 0 ? (size_t)K : 0;
     (void)nr;
     /* block descriptors, factors (each level's blocks cover every row
      * and column once: at most 2 K RMAX per level, + RMAX^2 per block for
      * rounding of the halves) followed by the stacked X's, T and W (see
-     * fcap_of), leaf records, used flags, a row and two inner-product
-     * vectors */
+     * fcap_of), leaf records, and each thread's scratch for the
+     * compression (SCRATCH) */
     const size_t nb = max_blocks(K);
     return nb * (sizeof(blk) / sizeof(double) + 1)
            + nb * (sizeof(leafrec) / sizeof(double) + 1) + fcap_of(K)
-           + 2 * k + 2 * RMAX + 16;
+           + OPF_HODLR_THREADS * SCRATCH(K) + 16;
 }
 
 typedef struct {
@@ -447,44 +384,82 @@ static int aca(const hctx *h, int ra, int p, int ca, int q, int start)
     }
 }
 
-/* Phase 1: compress every off-diagonal block (ACA), recording it in
- * blocks[*nb] with its factors at f + *used.  Returns 0 if one declined
- * or the capacity is exhausted. */
-static int compress_all(hctx *h, int ra, int rb, int ca, int cb, blk *blocks,
-                        size_t *nb, size_t nbmax, double *f, size_t *fused,
-                        size_t fcap)
+/* The off-diagonal blocks, in the order in which the hierarchy splits (a
+ * node's two blocks, then its first child's, then its second's), each
+ * with room for RMAX terms at f + off (its slot): *slots doubles in all.
+ * Returns 0 if there are more than nbmax. */
+static int list_blocks(int leaf, int ra, int rb, int ca, int cb, blk *blocks,
+                       size_t *nb, size_t nbmax, size_t *slots)
 {
     const int p = rb - ra, q = cb - ca;
-    if (p <= h->leaf || q <= h->leaf)
+    if (p <= leaf || q <= leaf)
         return 1;
     const int rm = ra + p / 2, cm = ca + p / 2;
-    const int spec[2][5] = {{ra, rm - ra, cm, cb - cm, rm - ra - 1},
-                            {rm, rb - rm, ca, cm - ca, 0}};
+    const int spec[2][4] = {{ra, rm - ra, cm, cb - cm},
+                            {rm, rb - rm, ca, cm - ca}};
     for (int b = 0; b < 2; b++) {
-        const int bra = spec[b][0], bp = spec[b][1], bca = spec[b][2],
-                  bq = spec[b][3];
-        /* the factors go straight to their place: room for RMAX terms */
-        if (*nb >= nbmax || *fused + (size_t)(bp + bq) * RMAX > fcap)
+        if (*nb >= nbmax)
             return 0;
-        h->x = f + *fused;
-        h->y = h->x + (size_t)bp * RMAX;
-        const int r = aca(h, bra, bp, bca, bq, spec[b][4]);
-        if (r < 0)
-            return 0;
-        /* compact: Y (bq x r) right after X (bp x r) */
-        memmove(h->x + (size_t)bp * r, h->y, (size_t)bq * r * sizeof(double));
         blk *d = blocks + (*nb)++;
-        d->ra = bra;
-        d->p = bp;
-        d->ca = bca;
-        d->q = bq;
-        d->r = r;
-        d->off = *fused;
-        *fused += (size_t)(bp + bq) * r;
+        d->ra = spec[b][0];
+        d->p = spec[b][1];
+        d->ca = spec[b][2];
+        d->q = spec[b][3];
+        d->r = 0;
+        d->off = *slots;
+        *slots += (size_t)(d->p + d->q) * RMAX;
     }
-    return compress_all(h, ra, rm, ca, cm, blocks, nb, nbmax, f, fused, fcap)
-           && compress_all(h, rm, rb, cm, cb, blocks, nb, nbmax, f, fused,
-                           fcap);
+    return list_blocks(leaf, ra, rm, ca, cm, blocks, nb, nbmax, slots)
+           && list_blocks(leaf, rm, rb, cm, cb, blocks, nb, nbmax, slots);
+}
+
+/* Phase 1, one task per block (opf_pool_run): ACA of block i in its slot,
+ * with thread t's scratch; its rank in d->r, -1 if it declined.  The
+ * first block of a node starts from its last row (next to the diagonal),
+ * the second from its first. */
+typedef struct {
+    hctx base; /* S and the table; each thread's scratch replaces its own */
+    blk *blocks;
+    double *f, *scratch; /* scratch: SCRATCH(K) doubles per thread */
+    int K;
+} compress_job;
+
+static void compress_task(void *arg, int i, int t)
+{
+    const compress_job *job = arg;
+    blk *d = job->blocks + i;
+    hctx h = job->base;
+    h.used = job->scratch + (size_t)t * SCRATCH(job->K);
+    h.row = h.used + job->K;
+    h.cx = h.row + job->K;
+    h.x = job->f + d->off;
+    h.y = h.x + (size_t)d->p * RMAX;
+    const int first = d->ca > d->ra; /* upper-right: the node's first */
+    const int r = aca(&h, d->ra, d->p, d->ca, d->q, first ? d->p - 1 : 0);
+    if (r >= 0) /* Y (q x r) right after X (p x r) */
+        memmove(h.x + (size_t)d->p * r, h.y, (size_t)d->q * r * sizeof(double));
+    d->r = r;
+}
+
+/* Compress every block (on the table's pool) and move the factors
+ * together in the blocks' order.  Returns the doubles they take, or
+ * (size_t)-1 if a block declined. */
+static size_t compress_all(const hctx *h, blk *blocks, size_t nb, double *f,
+                           double *scratch, int K, int threads)
+{
+    compress_job job = {*h, blocks, f, scratch, K};
+    opf_pool_run(h->fns->pool, (int)nb, threads, compress_task, &job);
+    size_t fused = 0;
+    for (size_t b = 0; b < nb; b++) {
+        blk *d = blocks + b;
+        if (d->r < 0)
+            return (size_t)-1;
+        const size_t len = (size_t)(d->p + d->q) * d->r;
+        memmove(f + fused, f + d->off, len * sizeof(double));
+        d->off = fused;
+        fused += len;
+    }
+    return fused;
 }
 
 /* The leaves, in the order in which compress_all splits: rows ra..ra+p
@@ -558,35 +533,112 @@ int opf_hodlr_product(int nr, int ks, int K, const double *s, int lds,
                              1, NULL);
 }
 
+/* Phase 2, one task per chunk of CHUNK rows (or fewer, as the workspace
+ * allows: a function of the ranks alone, so the chunks and each row's
+ * arithmetic do not depend on the threads): the leaves' GEMMs into W and
+ * the T's, then the blocks' GEMMs into OUT, with thread t's T and W. */
+typedef struct {
+    const blk *blocks;
+    const leafrec *lf;
+    size_t nb, rsum, region; /* region: T and W of one thread, doubles */
+    int nl, nch, nr, ldg, ldo;
+    const double *f, *g;
+    double *out, *tw;
+    const opf_lapack *fns;
+} apply_job;
+
+static void apply_task(void *arg, int c, int t)
+{
+    const apply_job *job = arg;
+    const blk *blocks = job->blocks;
+    const size_t nb = job->nb;
+    const int i0 = c * job->nch;
+    int nc = job->nr - i0 < job->nch ? job->nr - i0 : job->nch;
+    const double *gc = job->g + (size_t)i0 * job->ldg;
+    double *oc = job->out + (size_t)i0 * job->ldo;
+    double *tt = job->tw + (size_t)t * job->region;
+    double *w = tt + job->rsum * (size_t)job->nch;
+    char nt = 'N', tr = 'T';
+    double one = 1.0, zero = 0.0;
+    int ldgg = job->ldg, ldoo = job->ldo;
+    for (int i = 0; i < job->nl; i++) {
+        const leafrec *e = job->lf + i;
+        int p = e->p, q = e->q, R = e->R, qr = q + R;
+        /* W (q + R x nc) = [S_leaf X_stack]^T G[:, ra..]^T: its first q
+         * rows are OUT[:, ca..]^T (the leaves' columns partition K), the
+         * rest are added into the T's.  OUT may be G: the leaf's columns
+         * of G are read by this GEMM alone, before they are written. */
+        job->fns->dgemm(&tr, &nt, &qr, &nc, &p, &one,
+                        (double *)job->f + e->xoff, &p, (double *)gc + e->ra,
+                        &ldgg, &zero, w, &qr);
+        for (int j = 0; j < nc; j++)
+            memcpy(oc + (size_t)j * job->ldo + e->ca, w + (size_t)j * qr,
+                   (size_t)q * sizeof(double));
+        int o = q;
+        for (size_t b = 0; b < nb; b++) {
+            const blk *d = blocks + b;
+            if (!above(d, e))
+                continue;
+            const int r = d->r;
+            double *tb = tt + d->toff * (size_t)nc;
+            const double *wb = w + o;
+            if (e->ra == d->ra) { /* the block's first leaf */
+                for (int j = 0; j < nc; j++)
+                    memcpy(tb + (size_t)j * r, wb + (size_t)j * qr,
+                           (size_t)r * sizeof(double));
+            } else {
+                for (int j = 0; j < nc; j++)
+                    for (int k = 0; k < r; k++)
+                        tb[(size_t)j * r + k] += wb[(size_t)j * qr + k];
+            }
+            o += r;
+        }
+    }
+    for (size_t b = 0; b < nb; b++) {
+        const blk *d = blocks + b;
+        if (d->r == 0)
+            continue;
+        int r = d->r, q = d->q;
+        const double *y = job->f + d->off + (size_t)d->p * r;
+        /* OUT[:, ca..]^T (q x nc) += Y (q x r) T (r x nc) */
+        job->fns->dgemm(&nt, &nt, &q, &nc, &r, &one, (double *)y, &q,
+                        tt + d->toff * (size_t)nc, &r, &one, oc + d->ca,
+                        &ldoo);
+    }
+}
+
 int opf_hodlr_profile(int nr, int ks, int K, const double *s, int lds,
                       const double *g, int ldg, double *out, int ldo,
                       double *work, const opf_lapack *fns, int apply,
                       opf_hodlr_stats *st)
 {
-    const hodlr_params prm = params;
-    if (K - ks < 0 || K - ks > 1 || ks < 2 * prm.leaf || nr < 1
-        || prm.decline)
+    const int leaf = fns->tune.leaf;
+    if (K - ks < 0 || K - ks > 1 || ks < 2 * leaf || nr < 1
+        || fns->tune.decline || leaf < OPF_HODLR_LEAF_MIN
+        || leaf > OPF_HODLR_LEAF || (g == out && (K != ks || ldg != ldo)))
         return 0;
     const size_t nbmax = max_blocks(K), fcap = fcap_of(K);
+    const int threads = opf_pool_size(fns->pool) < OPF_HODLR_THREADS
+                            ? opf_pool_size(fns->pool) : OPF_HODLR_THREADS;
     blk *blocks = (blk *)work;
     leafrec *lf = (leafrec *)(work + nbmax * (sizeof(blk) / sizeof(double) + 1));
     double *f = (double *)lf + nbmax * (sizeof(leafrec) / sizeof(double) + 1);
     hctx h;
     h.s = s;
     h.lds = lds;
-    h.leaf = prm.leaf;
-    h.used = f + fcap;
-    h.row = h.used + K;
-    h.cx = h.row + K;
+    h.leaf = leaf;
     h.fns = fns;
-    size_t nb = 0, fused = 0;
-    if (!compress_all(&h, 0, ks, 0, K, blocks, &nb, nbmax, f, &fused,
-                      fac_cap(K)))
+    size_t nb = 0, slots = 0;
+    if (!list_blocks(leaf, 0, ks, 0, K, blocks, &nb, nbmax, &slots)
+        || slots > fac_cap(K))
+        return 0;
+    const size_t fused = compress_all(&h, blocks, nb, f, f + fcap, K, threads);
+    if (fused == (size_t)-1)
         return 0;
     if (st != NULL) {
         st->n_blocks = (int)nb;
         st->levels = 0;
-        for (int p = ks; p > prm.leaf; p = (p + 1) / 2)
+        for (int p = ks; p > leaf; p = (p + 1) / 2)
             st->levels++;
         st->rank_sum = st->rank_max = st->lowrank_flops = 0.0;
         for (size_t b = 0; b < nb; b++) {
@@ -595,7 +647,7 @@ int opf_hodlr_profile(int nr, int ks, int K, const double *s, int lds,
             st->lowrank_flops += 2.0 * nr * blocks[b].r
                                  * (blocks[b].p + blocks[b].q);
         }
-        st->leaf_flops = leaf_flops(prm.leaf, 0, ks, 0, K, nr);
+        st->leaf_flops = leaf_flops(leaf, 0, ks, 0, K, nr);
     }
     if (!apply)
         return 1;
@@ -608,7 +660,7 @@ int opf_hodlr_profile(int nr, int ks, int K, const double *s, int lds,
      * every block's G[:, rows] X (r x nc, column-major), rows toff.. of
      * one array. */
     int nl = 0, rmax = 0;
-    list_leaves(prm.leaf, 0, ks, 0, K, lf, &nl);
+    list_leaves(leaf, 0, ks, 0, K, lf, &nl);
     size_t pos = fused, rsum = 0;
     for (size_t b = 0; b < nb; b++) {
         blocks[b].toff = rsum;
@@ -622,68 +674,26 @@ int opf_hodlr_profile(int nr, int ks, int K, const double *s, int lds,
         rmax = e->q + e->R > rmax ? e->q + e->R : rmax;
     }
     /* rows per chunk: CHUNK, or as many as T and W leave room for (at
-     * least one: see fcap_of) -- a function of the ranks alone */
+     * least one: see fcap_of) -- a function of the ranks alone; then as
+     * many threads as there is room for their T and W */
     const size_t need = rsum + (size_t)rmax;
     const size_t fit = need > 0 ? (fcap - pos) / need : CHUNK;
     const int nch = fit < CHUNK ? (int)fit : CHUNK;
     if (nch < 1) /* ranks beyond the blocks' orders: not seen, but safe */
         return 0;
-    double *tt = f + pos, *w = tt + rsum * (size_t)nch;
-
-    char nt = 'N', tr = 'T';
-    double one = 1.0, zero = 0.0;
-    int ldgg = ldg, ldoo = ldo;
-    for (int i0 = 0; i0 < nr; i0 += nch) {
-        int nc = nr - i0 < nch ? nr - i0 : nch;
-        const double *gc = g + (size_t)i0 * ldg;
-        double *oc = out + (size_t)i0 * ldo;
-        for (int i = 0; i < nl; i++) {
-            const leafrec *e = lf + i;
-            int p = e->p, q = e->q, R = e->R, qr = q + R;
-            /* W (q + R x nc) = [S_leaf X_stack]^T G[:, ra..]^T: its first
-             * q rows are OUT[:, ca..]^T (the leaves' columns partition K),
-             * the rest are added into the T's */
-            fns->dgemm(&tr, &nt, &qr, &nc, &p, &one, f + e->xoff, &p,
-                       (double *)gc + e->ra, &ldgg, &zero, w, &qr);
-            for (int j = 0; j < nc; j++)
-                memcpy(oc + (size_t)j * ldo + e->ca, w + (size_t)j * qr,
-                       (size_t)q * sizeof(double));
-            int o = q;
-            for (size_t b = 0; b < nb; b++) {
-                const blk *d = blocks + b;
-                if (!above(d, e))
-                    continue;
-                const int r = d->r;
-                double *tb = tt + d->toff * (size_t)nc;
-                const double *wb = w + o;
-                if (e->ra == d->ra) { /* the block's first leaf */
-                    for (int j = 0; j < nc; j++)
-                        memcpy(tb + (size_t)j * r, wb + (size_t)j * qr,
-                               (size_t)r * sizeof(double));
-                } else {
-                    for (int j = 0; j < nc; j++)
-                        for (int k = 0; k < r; k++)
-                            tb[(size_t)j * r + k] += wb[(size_t)j * qr + k];
-                }
-                o += r;
-            }
-        }
-        for (size_t b = 0; b < nb; b++) {
-            const blk *d = blocks + b;
-            if (d->r == 0)
-                continue;
-            int r = d->r, q = d->q;
-            const double *y = f + d->off + (size_t)d->p * r;
-            /* OUT[:, ca..]^T (q x nc) += Y (q x r) T (r x nc) */
-            fns->dgemm(&nt, &nt, &q, &nc, &r, &one, (double *)y, &q,
-                       tt + d->toff * (size_t)nc, &r, &one, oc + d->ca,
-                       &ldoo);
-        }
-    }
+    const size_t region = need * (size_t)nch;
+    const size_t room = region > 0 ? (fcap - pos) / region : (size_t)threads;
+    apply_job job = {blocks, lf, nb, rsum, region, nl, nch, nr, ldg, ldo,
+                     f, g, out, f + pos, fns};
+    opf_pool_run(fns->pool, (nr + nch - 1) / nch,
+                 room < (size_t)threads ? (int)room : threads, apply_task,
+                 &job);
+    if (fns->n_structured != NULL) {
 #if defined(__GNUC__)
-    __atomic_add_fetch(&hodlr_done, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(fns->n_structured, 1, __ATOMIC_RELAXED);
 #else
-    hodlr_done++;
+        (*fns->n_structured)++;
 #endif
+    }
     return 1;
 }

@@ -13,9 +13,9 @@
  * read, never a dense SVD.
  *
  * Not a public API; secular.c calls it for the non-deflated block and
- * falls back to one GEMM when it declines (the block is small, a
- * compression misses its tolerance or its check, or the dense product is
- * forced).
+ * falls back to one GEMM when it declines (the block is small, or a
+ * compression misses its tolerance or its check).  Whether it is called at
+ * all is the caller's settings' (opf_structured_product).
  */
 
 #include <stddef.h>
@@ -23,27 +23,24 @@
 #include "common.h"
 
 /* Leaves of the hierarchy (dense blocks) have at most this many rows
- * (a tuning may lower it to OPF_HODLR_LEAF_MIN; the workspace is sized
- * for both). */
+ * (opf_tuning.leaf may lower it to OPF_HODLR_LEAF_MIN; the workspace is
+ * sized for both). */
 #define OPF_HODLR_LEAF 96
 #define OPF_HODLR_LEAF_MIN 16
 /* The largest rank a block may take; beyond it the product falls back. */
 #define OPF_HODLR_RMAX 96
-/* The structured product is used from this block size on.  Tuned on the
- * development machine (one thread, dense z, structured / GEMM time of the
- * whole update): 1.21 at 200, 1.05 at 256, 0.90 at 320, 0.82 at 384, 0.73
- * at 512, 0.59 at 640 (benchmarks/ratios_rank_one.py --crossover).
- * Re-measured on OpenBLAS's best kernel of another machine (Haswell kernel
- * on an AMD EPYC, no OPENBLAS_CORETYPE; interleaved runs, min / median):
- * 1.00 / 1.00 at 320, 0.93 / 0.95 at 448, 0.95 / 0.99 at 512, 0.77 / 0.79
- * at 576, 0.74 / 0.75 at 640, 0.60 / 0.61 at 896 -- break-even at 320, so
- * the crossover stays (a faster GEMM moves it up, but within +-5% up to
- * 512; no run-time calibration needed).  Re-measured for issue 25 (same
- * machine and kernel, min of 9): before the compression went to GEMVs
- * 1.43 at 200, 1.01 at 256, 0.99 at 320, 0.84 at 384, 0.83 at 512, 0.68
- * at 640; after it 1.30, 1.07, 0.92, 0.91, 0.86, 0.70 -- break-even
- * between 256 and 320 either way, so 320 stays. */
+/* The default crossover (opf_tuning.min_order): from this order on the
+ * hierarchical product is used.  Below it one GEMM takes less time, the
+ * compression and the small GEMMs of the hierarchy costing more than the
+ * flops they save.  The break-even was measured between 256 and 320 on two
+ * machines with OpenBLAS, and a faster GEMM moves it by little
+ * (docs/performance/structured_product.md), so it is a constant rather
+ * than a run-time calibration. */
 #define OPF_HODLR_MIN 320
+
+/* The most threads of a pool (fns->pool) a product uses: the workspace
+ * holds the compression's scratch of each. */
+#define OPF_HODLR_THREADS 8
 
 /* Doubles of workspace for a product with nr rows of G and K columns. */
 size_t opf_hodlr_work_len(ptrdiff_t nr, ptrdiff_t K);
@@ -51,11 +48,14 @@ size_t opf_hodlr_work_len(ptrdiff_t nr, ptrdiff_t K);
 /*
  * out[i * ldo + c] = sum_l g[i * ldg + l] * s[c * lds + l] for i < nr,
  * c < K, l < ks (G row-major nr x ks, S column-major ks x K with
- * K - ks in {0, 1}, out row-major), by the hierarchical product.  Returns
- * 1 if it was done, 0 if the caller must do the dense product (out is
- * then garbage in its first K columns): a block's approximation did not
- * reach the tolerance within OPF_HODLR_RMAX terms or failed its check on
- * sampled rows.  work: opf_hodlr_work_len(nr, K) doubles.
+ * K - ks in {0, 1}, out row-major), by the hierarchical product.  out may
+ * be g itself when K == ks and ldo == ldg (in place).  Returns 1 if it was
+ * done, 0 if the caller must do the dense product (out, and g, are then
+ * untouched): a block's approximation did not reach the tolerance within
+ * OPF_HODLR_RMAX terms or failed its check on sampled rows.  With a pool
+ * in fns the work is split over its threads (at most OPF_HODLR_THREADS);
+ * the numbers do not depend on them.  work: opf_hodlr_work_len(nr, K)
+ * doubles.
  */
 int opf_hodlr_product(int nr, int ks, int K, const double *s, int lds,
                       const double *g, int ldg, double *out, int ldo,
@@ -80,31 +80,12 @@ int opf_hodlr_profile(int nr, int ks, int K, const double *s, int lds,
                       double *work, const opf_lapack *fns, int apply,
                       opf_hodlr_stats *st);
 
-/* Whether a product with ks rows of S takes the hierarchical path: ks at
- * least the crossover and the dense product not forced. */
-int opf_structured_product(ptrdiff_t ks);
-/* The crossover order (OPF_HODLR_MIN unless tuned); secular_roots.c also
- * solves the interior roots by its vectorised iteration from it on. */
-int opf_hodlr_min(void);
-
-/*
- * Tests: set the crossover order, the leaf size (OPF_HODLR_LEAF_MIN to
- * OPF_HODLR_LEAF: the workspace holds leaves of at most that size) and
- * a switch that makes every product decline (to exercise the GEMM
- * fallback); a negative argument keeps the current value.  Process-wide,
- * not synchronised: call it with no update running.
- */
-void opf_hodlr_tune(int min_order, int leaf, int decline);
-void opf_hodlr_tuning(int *min_order, int *leaf, int *decline);
-/* Structured products done so far in this process (tests). */
-long long opf_hodlr_count(void);
-
-/*
- * Process-wide switch for tests and benchmarks: nonzero forces the dense
- * GEMM everywhere (opf_hodlr_product is then not called).  Read once per
- * update; default 0.
- */
-void opf_set_dense_product(int on);
-int opf_dense_product(void);
+/* Whether a product with ks rows of S takes the hierarchical path under
+ * the settings t (common.h): never with OPF_PRODUCT_DENSE, from two leaves
+ * on with OPF_PRODUCT_STRUCTURED, from the crossover t->min_order on
+ * otherwise.  The product reads its leaf size and the testing switch
+ * `decline` from the table it is handed (fns->tune) and counts itself in
+ * fns->n_structured. */
+int opf_structured_product(ptrdiff_t ks, const opf_tuning *t);
 
 #endif

@@ -177,7 +177,8 @@ static int losses(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m,
     }
     for (i = 0; i < m; i++)
         w->mu[i] = fabs(lam[i]) > tol ? -eta * lam[i] : 0.0;
-    if (opf_cap(w->mu, m, D, 1, w->nu, w->omega, w->capw, &n_raised) < 0)
+    if (opf_cap_ex(w->mu, m, D, 1, w->nu, w->omega, w->capw, &n_raised, NULL,
+                   s->fns->tune.cpu_level) < 0)
         return OPF_EINVAL;
     st = opf_draw_corner(s->sampler, w->omega, m, D, u, w->corner, w->decw,
                          w->deciw);

@@ -79,7 +79,8 @@ static int trial_experts(const opf_learner *s, opf_ws *w,
     if (s->rate) {
         double e2 = 0.0, delta = 0.0;
         delta = opf_rate_vector_step(s->rate, n, (double)s->d, s->lam, x,
-                                     s->omega, &e2, &top, &low);
+                                     s->omega, &e2, &top, &low,
+                                     s->fns->tune.cpu_level);
         *el = (have_e ? e : e2) * (double)s->d;
         *rl = r;
         if ((st = opf_dense_finish(s, w, t, top, NULL, NULL)) != OPF_OK)
@@ -153,7 +154,8 @@ static int trial_simplex(const opf_learner *s, opf_ws *w,
     if (s->rate) { /* AdaHedge on the linearised loss (C y)_i */
         double e, top, low;
         const double delta = opf_rate_vector_step(s->rate, n, 1.0, s->lam,
-                                                  w->y, y, &e, &top, &low);
+                                                  w->y, y, &e, &top, &low,
+                                                  s->fns->tune.cpu_level);
         opf_rate_commit(s->rate, opf_rate_scale((double)n, 1.0), delta);
     } else {
         for (i = 0; i < n; i++)

@@ -19,23 +19,25 @@
  *      reflector, O(n c) with no dependency chain, where c - 1 chained
  *      rotations would be latency bound.  Both are applied row by row.
  *   3. The m non-deflated roots of 1 + rho sum w_j^2 / (d_j - lambda) by
- *      LAPACK dlaed4, which also returns d_j - lambda accurately (from
- *      m = 512 on the interior roots by the same fixed weight iteration
- *      with vectorised sums, secular_roots.c, dlaed4 if it does not
- *      converge).  A root dlaed4 fails on is found by bisection on its
- *      interlacing interval;
+ *      LAPACK dlaed4, which also returns d_j - lambda accurately (from the
+ *      structured product's crossover on, fns->tune.min_order, the
+ *      interior roots by the same fixed weight iteration with vectorised
+ *      sums, secular_roots.c, dlaed4 if it does not converge).  A root
+ *      dlaed4 fails on is found by bisection on its interlacing interval;
  *      if that fails too the m x m block is solved by dsyevr (MRRR, a
  *      method that does not go through dlaed4).
  *   4. w recomputed by the Loewner formula from those differences (as
  *      dlaed3/dlaed9), so the secular eigenvectors w_j / (d_j - lambda_i)
  *      are orthogonal to working precision.
  *   5. One GEMM of Q's non-deflated columns (gathered into a contiguous
- *      block) by the m x m secular eigenvectors -- from m = 512 on a
- *      hierarchical product, O(n m r log m) (hodlr.c) -- and a merge that
- *      puts deflated and new eigenpairs in ascending order.
+ *      block) by the m x m secular eigenvectors -- from the crossover on
+ *      (fns->tune: opf_structured_product) a hierarchical product,
+ *      O(n m r log m) (hodlr.c) -- and a merge that puts deflated and new
+ *      eigenpairs in ascending order.
  * Cost: O(n^2) (GEMV, deflation, gathers, merge; O(n c) for a cluster of
- * c) + O(m^2) (roots: a few O(m) sweeps each; Loewner) + O(n m^2) (the
- * GEMM).  At n = 1000 with nothing deflated: GEMM ~60%, roots ~35%.
+ * c) + O(m^2) (roots: a few O(m) sweeps each; Loewner) + the product,
+ * O(n m^2) as one GEMM, O(n m r log m) hierarchical: the product is most
+ * of an update that deflates little.
  * Workspace: 2 n^2 + O(n) doubles, 23 n + O(1) ints.
  * Deflation, the secular solve, the merge and the GEMM (steps 2-5) are in
  * secular.c and secular_roots.c, shared with the bordered update
@@ -201,14 +203,13 @@ int opf_rank_one_update_scaled(ptrdiff_t n, double *d, double *q,
     }
     const double rho_s = (r / scale) * wn * wn;
 
-    /* The product's path, decided once (the dense switch may be flipped
-     * by another thread meanwhile: S's layout and the product must agree).
-     * With nothing deflated and rho < 0 the hierarchical product needs S's
-     * rows and columns in the same (interlacing) order: the whole array
-     * reversed, which the Loewner pass does while each column is in cache;
-     * Q's rows are then read as they are (the new vectors, Q J S J in
-     * working order, are Q (J S J)). */
-    ws.hier = opf_structured_product(m);
+    /* The product's path, decided once here (S's layout and the product
+     * must agree).  With nothing deflated and rho < 0 the hierarchical
+     * product needs S's rows and columns in the same (interlacing) order:
+     * the whole array reversed, which the Loewner pass does while each
+     * column is in cache; Q's rows are then read as they are (the new
+     * vectors, Q J S J in working order, are Q (J S J)). */
+    ws.hier = opf_structured_product(m, &fns->tune);
     const int reversed = df.ndf == 0 && sg < 0 && ws.hier;
     double *S = ws.big;
     if (!solve_block(m, ws.dlam, ws.w, rho_s, &ws, S, S + (size_t)m * m, fns,

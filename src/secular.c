@@ -281,13 +281,14 @@ static void apply_deflation(double *t, const opf_sec_ws *ws, int nh, int nrot)
 }
 
 /* out (nr x K, row-major, ldo) = G (nr x ks, row-major) S: the
- * hierarchical product (hodlr.c) from OPF_HODLR_MIN on unless the dense
- * product is forced, one GEMM otherwise or when it declines (counted). */
+ * hierarchical product (hodlr.c) where the caller's settings say so
+ * (opf_structured_product), one GEMM otherwise or when it declines
+ * (counted). */
 static void sec_product(int nr, int ks, int K, const double *S, int lds,
                         const double *G, double *out, int ldo, opf_sec_ws *ws,
                         const opf_lapack *fns)
 {
-    if (ws->hier >= 0 ? ws->hier : opf_structured_product(ks)) {
+    if (ws->hier >= 0 ? ws->hier : opf_structured_product(ks, &fns->tune)) {
         if (opf_hodlr_product(nr, ks, K, S, lds, G, ks, out, ldo, ws->hw,
                               fns)) {
             ws->n_structured++;
@@ -324,6 +325,20 @@ void opf_sec_vectors(int nr, int ks, int K, const double *S, int lds,
     double *G = ws->big + big_used;
 
     if (ndf == 0) {
+        /* Q in working order is G: read in place by the hierarchical
+         * product when the order is Q's own (sg > 0, or S reversed by the
+         * caller), which saves a copy of Q (hodlr.h); copied for the GEMM */
+        if (sg > 0 && K == ks
+            && (ws->hier >= 0 ? ws->hier
+                              : opf_structured_product(ks, &fns->tune))) {
+            if (opf_hodlr_product(nr, ks, K, S, lds, q, ldq, q, ldq, ws->hw,
+                                  fns)) {
+                ws->n_structured++;
+                return;
+            }
+            ws->n_product_fallbacks++;
+            ws->hier = 0; /* declined: the GEMM below */
+        }
         for (int i = 0; i < nr; i++)
             load_row(G + (size_t)i * ks, q + (size_t)i * ldq, NULL, 0, nr,
                      sg);

@@ -61,7 +61,7 @@ typedef struct {
     double *hw;     /* opf_hodlr_work_len(n + 1, n + 1): hodlr.c */
     int hier;       /* the product's path, decided once by the caller:
                        1 hierarchical, 0 GEMM, -1 (the layout's) ask
-                       opf_structured_product when it runs */
+                       opf_structured_product(fns->tune) when it runs */
     ptrdiff_t n_structured;        /* products done by hodlr.c */
     ptrdiff_t n_product_fallbacks; /* products it declined (then GEMM) */
 } opf_sec_ws;

@@ -23,8 +23,8 @@
 /* ---- the secular equation --------------------------------------------- */
 
 /* Interior roots by fixed_weight_root from the structured product's
- * crossover on (opf_hodlr_min, hodlr.h), by dlaed4 below it, where every
- * result stays dlaed4's bit for bit. */
+ * crossover on (fns->tune.min_order, common.h), by dlaed4 below it, where
+ * every result stays dlaed4's bit for bit. */
 
 /* f(tau) = 1/rho + sum w_k^2 / (dd_k - tau), dd = poles minus the origin. */
 static double secular(int m, const double *dd, const double *w, double rhoinv,
@@ -209,18 +209,22 @@ static int fixed_weight_root(int m, int l, const double *dlam,
  * Loewner (dlaed3/dlaed9): the weights what_k for which the computed
  * lambdas are the exact eigenvalues are
  *     what_k^2 = -prod_i (dlam_k - lambda_i) / prod_{i != k} (dlam_k - dlam_i).
- * loewner_factor multiplies root i's factors into what (started at 1), so
- * that each column delta_i = dlam - lambda_i is used while it is in cache.
+ * loewner_factor multiplies root i's factors into what[k0..k1) (started at
+ * 1), so that each column delta_i = dlam - lambda_i is used while it is in
+ * cache; each what_k takes its factors in the order of i, whichever rows
+ * a call covers.
  */
 OPF_MULTIVERSION
-static void loewner_factor(int m, int i, const double *dlam,
+static void loewner_factor(int k0, int k1, int i, const double *dlam,
                            const double *delta, double *what)
 {
     const double li = dlam[i];
-    for (int k = 0; k < i; k++)
+    const int mid = i < k0 ? k0 : (i > k1 ? k1 : i);
+    for (int k = k0; k < mid; k++)
         what[k] *= delta[k] / (dlam[k] - li);
-    what[i] *= delta[i];
-    for (int k = i + 1; k < m; k++)
+    if (i >= k0 && i < k1)
+        what[i] *= delta[i];
+    for (int k = i + 1 > k0 ? i + 1 : k0; k < k1; k++)
         what[k] *= delta[k] / (dlam[k] - li);
 }
 
@@ -263,27 +267,35 @@ static int loewner_column(int m, const double *what, double *v)
     return 1;
 }
 
-/* Overwrite the columns delta_i of s with the unit eigenvectors
- * what_k / (dlam_k - lambda_i), what signed as w; if reverse, then reverse
- * the whole array (s[t] <-> s[m^2 - 1 - t]: rows and columns in the
- * opposite order), each pair of columns i, m - 1 - i while it is in cache
- * rather than in a pass of its own over m^2 doubles (~10 ms at m = 4000).
- * Returns 1 on success. */
-static int loewner_vectors(int m, const double *w, double *s, double *what,
-                           int reverse)
+/* what_k <- the signed square root of the Loewner product (as w_k's
+ * sign).  Returns 1 on success. */
+static int loewner_signs(int m, const double *w, double *what)
 {
     for (int k = 0; k < m; k++) {
         if (!(what[k] <= 0.0))
             return 0;
         what[k] = copysign(sqrt(-what[k]), w[k]);
     }
+    return 1;
+}
+
+/* Columns c0..c1 of s (delta_i on entry) <- the unit eigenvectors
+ * what_k / (dlam_k - lambda_i); if reverse, the pairs of columns (i, m - 1
+ * - i) for i in c0..c1 (i <= m - 1 - i), swapped and reversed (s[t] <->
+ * s[m^2 - 1 - t] over the whole array: rows and columns in the opposite
+ * order) while both are in cache rather than in a pass of its own over m^2
+ * doubles (~10 ms at m = 4000).  Returns 1 on success. */
+static int loewner_vectors(int m, const double *what, double *s, int reverse,
+                           int c0, int c1)
+{
     if (!reverse) {
-        for (int i = 0; i < m; i++)
+        for (int i = c0; i < c1; i++)
             if (!loewner_column(m, what, s + (ptrdiff_t)i * m))
                 return 0;
         return 1;
     }
-    for (int i = 0, j = m - 1; i <= j; i++, j--) {
+    for (int i = c0; i < c1 && i <= m - 1 - i; i++) {
+        const int j = m - 1 - i;
         double *a = s + (ptrdiff_t)i * m, *b = s + (ptrdiff_t)j * m;
         if (!loewner_column(m, what, a))
             return 0;
@@ -302,6 +314,134 @@ static int loewner_vectors(int m, const double *w, double *s, double *what,
     return 1;
 }
 
+/* The columns loewner_vectors takes for all of s: m, or (m + 1) / 2 pairs. */
+static int vector_count(int m, int reverse)
+{
+    return reverse ? (m + 1) / 2 : m;
+}
+
+/* Root l by the fixed weight iteration (interior roots from the crossover
+ * on) or, failing that, by dlaed4 -- neither with OPF_FORCE_BISECTION.
+ * Returns 1 if found (delta, *lam written); *failed: dlaed4 was tried and
+ * failed (or returned a root outside its interval). */
+static int root_fast(int m, int l, const double *dlam, const double *w,
+                     double rho, double *delta, double *lam,
+                     const opf_lapack *fns, int flags, int vecmode,
+                     int *failed)
+{
+    int ok = 0;
+    *failed = 0;
+    if (flags & OPF_FORCE_BISECTION)
+        return 0;
+    if (!vecmode && m >= fns->tune.min_order && l < m - 1)
+        ok = fixed_weight_root(m, l, dlam, w, rho, delta, lam);
+    if (!ok) {
+        int mi = m, li = l + 1, inf = 0;
+        double r = rho;
+        fns->dlaed4(&mi, &li, (double *)dlam, (double *)w, delta, &r, lam,
+                    &inf);
+        if (vecmode)
+            ok = inf == 0 && isfinite(*lam) && isfinite(delta[0])
+                 && isfinite(delta[1]);
+        else
+            ok = inf == 0 && root_ok(m, l, delta, *lam);
+        *failed = !ok;
+    }
+    return ok;
+}
+
+/* ---- the solve split over a pool's threads ----------------------------- */
+
+/* Orders from which the solve is split (smaller ones take less time than
+ * handing out the tasks), and the roots, weights and columns of a task. */
+#define OPF_SPLIT_MIN 256
+#define OPF_SPLIT_ROOTS 32
+#define OPF_SPLIT_WEIGHTS 512
+#define OPF_SPLIT_COLUMNS 32
+
+typedef struct {
+    int m, flags, reverse;
+    const double *dlam, *w;
+    double rho;
+    double *s, *lam, *what;
+    int *status; /* per root: 0 found, 1 dlaed4 failed, 2 not tried */
+    int failed;  /* a column whose Loewner vector failed */
+    const opf_lapack *fns;
+} split_job;
+
+static void roots_task(void *arg, int b, int t)
+{
+    split_job *j = arg;
+    const int l1 = j->m < (b + 1) * OPF_SPLIT_ROOTS ? j->m
+                                                     : (b + 1) * OPF_SPLIT_ROOTS;
+    (void)t;
+    for (int l = b * OPF_SPLIT_ROOTS; l < l1; l++) {
+        int failed;
+        const int ok = root_fast(j->m, l, j->dlam, j->w, j->rho,
+                                 j->s + (ptrdiff_t)l * j->m, &j->lam[l],
+                                 j->fns, j->flags, 0, &failed);
+        j->status[l] = ok ? 0 : (failed ? 1 : 2);
+    }
+}
+
+static void weights_task(void *arg, int b, int t)
+{
+    split_job *j = arg;
+    const int m = j->m, k0 = b * OPF_SPLIT_WEIGHTS;
+    const int k1 = m < k0 + OPF_SPLIT_WEIGHTS ? m : k0 + OPF_SPLIT_WEIGHTS;
+    (void)t;
+    for (int k = k0; k < k1; k++)
+        j->what[k] = 1.0;
+    for (int i = 0; i < m; i++)
+        loewner_factor(k0, k1, i, j->dlam, j->s + (ptrdiff_t)i * m, j->what);
+}
+
+static void vectors_task(void *arg, int b, int t)
+{
+    split_job *j = arg;
+    const int n = vector_count(j->m, j->reverse), c0 = b * OPF_SPLIT_COLUMNS;
+    const int c1 = n < c0 + OPF_SPLIT_COLUMNS ? n : c0 + OPF_SPLIT_COLUMNS;
+    (void)t;
+    if (!loewner_vectors(j->m, j->what, j->s, j->reverse, c0, c1))
+        j->failed = 1; /* any thread writes the same 1; read after the run */
+}
+
+/* opf_sec_solve on the pool's threads: the roots by blocks of columns of s,
+ * then the Loewner weights by blocks of rows (each what_k takes its factors
+ * in the order of the roots, as in the fused pass), then the vectors by
+ * blocks of columns.  Every entry is computed as the single-thread solve
+ * computes it; a root that the iteration and dlaed4 miss is bisected on
+ * the caller, in order, as there. */
+static int solve_split(int m, const double *dlam, const double *w, double rho,
+                       opf_sec_ws *ws, double *s, const opf_lapack *fns,
+                       int flags, int reverse, ptrdiff_t *n_dlaed4_failures,
+                       ptrdiff_t *n_bisection)
+{
+    const int threads = opf_pool_size(fns->pool);
+    split_job job = {m, flags, reverse, dlam, w, rho, s, ws->lam, ws->what,
+                     ws->mark, 0, fns};
+    opf_pool_run(fns->pool, (m + OPF_SPLIT_ROOTS - 1) / OPF_SPLIT_ROOTS,
+                 threads, roots_task, &job);
+    for (int l = 0; l < m; l++) {
+        if (ws->mark[l] == 0)
+            continue;
+        if (ws->mark[l] == 1)
+            (*n_dlaed4_failures)++;
+        if (!bisect_root(m, l, dlam, w, rho, s + (ptrdiff_t)l * m, &ws->lam[l],
+                         ws->dd))
+            return 0;
+        (*n_bisection)++;
+    }
+    opf_pool_run(fns->pool, (m + OPF_SPLIT_WEIGHTS - 1) / OPF_SPLIT_WEIGHTS,
+                 threads, weights_task, &job);
+    if (!loewner_signs(m, w, ws->what))
+        return 0;
+    const int n = vector_count(m, reverse);
+    opf_pool_run(fns->pool, (n + OPF_SPLIT_COLUMNS - 1) / OPF_SPLIT_COLUMNS,
+                 threads, vectors_task, &job);
+    return !job.failed;
+}
+
 int opf_sec_solve(int m, const double *dlam, const double *w, double rho,
                   opf_sec_ws *ws, double *s, const opf_lapack *fns,
                   int flags, int reverse, ptrdiff_t *n_dlaed4_failures,
@@ -312,27 +452,18 @@ int opf_sec_solve(int m, const double *dlam, const double *w, double rho,
      * rather than the differences. */
     const int vecmode = m == 2 && !(flags & OPF_FORCE_BISECTION);
 
+    if (opf_pool_size(fns->pool) > 1 && m >= OPF_SPLIT_MIN)
+        return solve_split(m, dlam, w, rho, ws, s, fns, flags, reverse,
+                           n_dlaed4_failures, n_bisection);
     for (int k = 0; k < m; k++)
         ws->what[k] = 1.0;
     for (int l = 0; l < m; l++) {
         double *delta = s + (ptrdiff_t)l * m;
-        int ok = 0;
-        if (!(flags & OPF_FORCE_BISECTION) && !vecmode
-            && m >= opf_hodlr_min() && l < m - 1)
-            ok = fixed_weight_root(m, l, dlam, w, rho, delta, &lam[l]);
-        if (!ok && !(flags & OPF_FORCE_BISECTION)) {
-            int mi = m, li = l + 1, inf = 0;
-            double r = rho;
-            fns->dlaed4(&mi, &li, (double *)dlam, (double *)w, delta, &r,
-                        &lam[l], &inf);
-            if (vecmode)
-                ok = inf == 0 && isfinite(lam[l]) && isfinite(delta[0]) &&
-                     isfinite(delta[1]);
-            else
-                ok = inf == 0 && root_ok(m, l, delta, lam[l]);
-            if (!ok)
-                (*n_dlaed4_failures)++;
-        }
+        int failed;
+        int ok = root_fast(m, l, dlam, w, rho, delta, &lam[l], fns, flags,
+                           vecmode, &failed);
+        if (failed)
+            (*n_dlaed4_failures)++;
         if (!ok && !vecmode) {
             ok = bisect_root(m, l, dlam, w, rho, delta, &lam[l], ws->dd);
             if (ok)
@@ -341,12 +472,14 @@ int opf_sec_solve(int m, const double *dlam, const double *w, double rho,
         if (!ok)
             return 0;
         if (!vecmode)
-            loewner_factor(m, l, dlam, delta, ws->what);
+            loewner_factor(0, m, l, dlam, delta, ws->what);
     }
     if (vecmode) {
         if (reverse)
             opf_reverse(s, 4);
         return 1;
     }
-    return loewner_vectors(m, w, s, ws->what, reverse);
+    return loewner_signs(m, w, ws->what)
+           && loewner_vectors(m, ws->what, s, reverse, 0,
+                              vector_count(m, reverse));
 }

@@ -229,7 +229,8 @@ static int cap_log_at_any_level(const opf_learner *s, opf_ws *w,
         hint.hi = 0.0;
         hp = &hint;
     }
-    if (opf_cap_ex(src, n, d, 1, out, out_lin, w->capw, &n_raised, hp) < 0)
+    if (opf_cap_ex(src, n, d, 1, out, out_lin, w->capw, &n_raised, hp,
+                   s->fns->tune.cpu_level) < 0)
         return OPF_EINVAL;
     if (hp) {
         if (w->hint[0] != 0.0)

@@ -26,9 +26,10 @@
  * has no branch, no table and no conversion that SSE2 lacks.
  *
  * The loop is compiled for the baseline instruction set and, on x86 with
- * GCC or Clang, for AVX2 + FMA and for AVX-512 + FMA (chosen once at run
- * time by __builtin_cpu_supports, opf_cpu_level).  They differ by at most
- * the rounding of the fused multiply-adds.
+ * GCC or Clang, for AVX2 + FMA and for AVX-512 + FMA (the CPU's features
+ * detected once by __builtin_cpu_supports, opf_cpu_level; the caller may
+ * ask for a lower version, opf_cpu_use).  They differ by at most the
+ * rounding of the fused multiply-adds.
  */
 #include <math.h>
 #include <stdint.h>
@@ -54,14 +55,14 @@ OPF_EXP_SHIFTED(OPF_TARGET_AVX2_FMA, exp_shifted_avx2, __builtin_fma)
 OPF_EXP_SHIFTED(OPF_TARGET_AVX512, exp_shifted_avx512, __builtin_fma)
 #endif
 
-/* -1: not detected yet; the forced level (tests) is kept apart so that
- * detection never overrides it. */
-static volatile int detected_level = -1, forced_level = -1;
+/* -1: not detected yet.  The one process-wide variable here: a cache of
+ * what the CPU has, written (with the same value) by whichever thread
+ * detects it first. */
+static volatile int detected_level = -1;
 
 static int detect_level(void)
 {
 #ifdef OPF_FMA_DISPATCH
-    /* Written once with the same value by any thread that gets here. */
     if (detected_level < 0) {
         int l = 0;
         __builtin_cpu_init();
@@ -80,23 +81,19 @@ static int detect_level(void)
 #endif
 }
 
-int opf_cpu_level(void)
+int opf_cpu_level(void) { return detect_level(); }
+
+int opf_cpu_use(int level)
 {
-    const int f = forced_level;
-    return f >= 0 ? f : detect_level();
+    const int top = detect_level();
+    return level < 0 || level > top ? top : level;
 }
 
-int opf_force_cpu_level(int level)
-{
-    const int previous = opf_cpu_level(), top = detect_level();
-    forced_level = level < 0 ? -1 : (level < top ? level : top);
-    return previous;
-}
-
-void opf_exp_shifted(const double *x, ptrdiff_t n, double shift, double *out)
+void opf_exp_shifted(const double *x, ptrdiff_t n, double shift, double *out,
+                     int level)
 {
 #ifdef OPF_FMA_DISPATCH
-    switch (opf_cpu_level()) {
+    switch (opf_cpu_use(level)) {
     case 2:
         exp_shifted_avx512(x, n, shift, out);
         return;
@@ -104,6 +101,8 @@ void opf_exp_shifted(const double *x, ptrdiff_t n, double shift, double *out)
         exp_shifted_avx2(x, n, shift, out);
         return;
     }
+#else
+    (void)level;
 #endif
     exp_shifted_generic(x, n, shift, out);
 }

@@ -7,9 +7,11 @@
 
 /*
  * out[i] = exp(x[i] - shift) for i < n, where every x[i] <= shift (or
- * -inf).  Vectorised, within 1 ulp (see vexp.c).  out may alias x.
+ * -inf).  Vectorised, within 1 ulp (see vexp.c).  out may alias x.  level:
+ * the version to run, as opf_cpu_use takes it (-1: the best the CPU has).
  */
-void opf_exp_shifted(const double *x, ptrdiff_t n, double shift, double *out);
+void opf_exp_shifted(const double *x, ptrdiff_t n, double shift, double *out,
+                     int level);
 
 /*
  * The exp itself, for kernels that fuse it into a pass of their own:
@@ -18,16 +20,18 @@ void opf_exp_shifted(const double *x, ptrdiff_t n, double shift, double *out);
  * vectorises; MULADD(a, b, c) = a * b + c, OPF_PLAIN_MULADD or, inside a
  * function marked OPF_TARGET_AVX2_FMA or OPF_TARGET_AVX512, __builtin_fma.
  * Such kernels come in those versions (where OPF_FMA_DISPATCH is defined)
- * and call the one opf_cpu_level() says: 2 for AVX-512 (F, DQ, VL) with
- * FMA, 1 for AVX2 with FMA, 0 for the baseline.  The versions differ only
- * by the rounding of the fused multiply-adds.  See vexp.c for the method
- * and its accuracy.
+ * and call the one opf_cpu_use(level) says for the level their caller
+ * passes.  Levels: 2 for AVX-512 (F, DQ, VL) with FMA, 1 for AVX2 with FMA,
+ * 0 for the baseline; opf_cpu_level() is the CPU's (detected once).  The
+ * versions differ only by the rounding of the fused multiply-adds.  See
+ * vexp.c for the method and its accuracy.
  */
 int opf_cpu_level(void);
 
-/* For tests: use at most the given level (-1: back to the detected one)
- * from now on, in every thread.  Returns the level in use before. */
-int opf_force_cpu_level(int level);
+/* The version a kernel runs when its caller asks for `level`
+ * (opf_tuning.cpu_level, common.h): the CPU's for -1, else the lower of the
+ * two (tests run every version the CPU has by asking for each). */
+int opf_cpu_use(int level);
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define OPF_FMA_DISPATCH 1

@@ -407,3 +407,20 @@ def test_near_the_float_maximum_is_finite_and_exact(y_scale, kappa):
 def test_beyond_the_float_maximum_is_a_value_error():
     with pytest.raises(ValueError, match="evals, y and kappa give updated eigenvalues"):
         kernels.bordered_update(np.array([1e308]), np.eye(1), np.array([1e308]), 1e308)
+
+
+@pytest.mark.parametrize("m", [1, 30, 400])
+def test_fortran_ordered_evecs_give_the_c_result_bit_for_bit(m):
+    """evecs in Fortran order (scipy.linalg.eigh's) are copied into the
+    bordered matrix's block by a blocked transpose, an exact copy: the
+    C-ordered call's result bit for bit (400: the hierarchical product)."""
+    rng = np.random.default_rng(m)
+    evals, Q = _random_eigensystem(m, rng)
+    y, kappa = rng.standard_normal(m), 0.4
+    c, f = np.ascontiguousarray(Q), np.asfortranarray(Q)
+    want = kernels.bordered_update(evals, c, y, kappa, _return_info=True)
+    got = kernels.bordered_update(evals, f, y, kappa, _return_info=True)
+    assert want[2]["n_structured"] == (m == 400)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_array_equal(f, c)  # untouched

@@ -521,17 +521,15 @@ def test_cap_log_allows_negative_and_minus_inf():
 
 def _cpu_levels():
     """The instruction-set versions of the exp kernels this machine runs
-    (0 baseline, 1 AVX2 + FMA, 2 AVX-512 + FMA), each forced in turn."""
+    (0 baseline, 1 AVX2 + FMA, 2 AVX-512 + FMA), each asked for in turn
+    through the calls' context (a setting of this thread's calls only)."""
     from onlinepca_fast import _kernels
     top = _kernels.cpu_level()
-    assert top in (0, 1, 2)
-    try:
-        for level in range(top + 1):
-            _kernels.force_cpu_level(level)
+    assert top in (0, 1, 2) and top == _kernels.detected_cpu_level()
+    for level in range(top + 1):
+        with _kernels.tuning(cpu_level=level):
             assert _kernels.cpu_level() == level
             yield level
-    finally:
-        _kernels.force_cpu_level(-1)
     assert _kernels.cpu_level() == top
 
 

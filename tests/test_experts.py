@@ -54,12 +54,10 @@ def test_capped_hedge_large_n_in_every_instruction_set(eta, share):
         kw.update(share=share, alpha=1e-3)
     slow = ref.CappedHedge(n_components=k, **kw).fit(X)
     top = _kernels.cpu_level()
-    try:
-        for level in range(top + 1):
-            _kernels.force_cpu_level(level)
+    for level in range(top + 1):
+        with _kernels.tuning(cpu_level=level):  # the engine built here keeps it
             fast = opf.CappedHedge(n_components=k, **kw).fit(X)
-            assert_allclose(fast.expected_losses_, slow.expected_losses_, rtol=1e-9, atol=0)
-            assert_allclose(fast.realized_losses_, slow.realized_losses_, rtol=1e-12, atol=0)
-            assert_allclose(fast.weights_, slow.weights_, rtol=1e-9, atol=1e-300)
-    finally:
-        _kernels.force_cpu_level(-1)
+        assert fast._engine.context.cpu_level == level
+        assert_allclose(fast.expected_losses_, slow.expected_losses_, rtol=1e-9, atol=0)
+        assert_allclose(fast.realized_losses_, slow.realized_losses_, rtol=1e-12, atol=0)
+        assert_allclose(fast.weights_, slow.weights_, rtol=1e-9, atol=1e-300)

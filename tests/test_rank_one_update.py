@@ -643,3 +643,66 @@ def test_near_the_float_maximum_finite_and_exact_or_a_value_error(rho, x_scale):
     np.testing.assert_allclose(w, exact, rtol=0, atol=1e-13 * scale)
     np.testing.assert_allclose(V.T @ V, np.eye(n), rtol=0, atol=1e-13)
     np.testing.assert_allclose((V * (w * s)) @ V.T, A, rtol=0, atol=1e-13 * scale * s)
+
+
+# --- array order (issue 40: any order the public kernels accept at the best one's speed)
+
+@pytest.mark.parametrize("n, rho, product", [(40, 0.8, "auto"), (40, -0.8, "auto"),
+                                             (400, -0.8, "auto"), (400, 0.8, "dense"),
+                                             (333, 1e300, "auto")])
+def test_fortran_ordered_evecs_give_the_c_result_bit_for_bit(n, rho, product):
+    """evecs as scipy.linalg.eigh returns them (Fortran order): copied to C
+    order by a blocked transpose, an exact copy, so the result is the
+    C-ordered call's bit for bit (400: the hierarchical product; 1e300:
+    the scaled path), the input is untouched unless overwrite is allowed
+    (a Fortran array is then still copied: the result is C-ordered)."""
+    rng = np.random.default_rng(n)
+    evals = np.sort(rng.standard_normal(n))
+    c = np.ascontiguousarray(random_orthogonal(n, rng))
+    f = np.asfortranarray(c)
+    x = rng.standard_normal(n)
+    want = rank_one_update(evals, c, rho, x, product=product)
+    for overwrite in (False, True):
+        before = f.copy(order="F")
+        got = rank_one_update(evals, f, rho, x, overwrite=overwrite, product=product)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+        assert got[1].flags.c_contiguous
+        np.testing.assert_array_equal(f, before)
+
+
+def test_transpose_into_is_an_exact_transpose_of_any_shape():
+    rng = np.random.default_rng(1)
+    for m, n in [(1, 1), (1, 70), (70, 1), (63, 65), (130, 129)]:
+        a = rng.standard_normal((m, n))
+        out = np.full((n + 2, m + 3), np.nan)
+        _kernels.transpose_into(a, out[1:n + 1, 2:m + 2])  # strided rows
+        np.testing.assert_array_equal(out[1:n + 1, 2:m + 2], a.T)
+        assert np.isnan(out[0]).all() and np.isnan(out[:, :2]).all()
+        assert np.isnan(out[n + 1]).all() and np.isnan(out[:, m + 2]).all()
+    with pytest.raises(ValueError, match="out must be"):
+        _kernels.transpose_into(np.ones((2, 3)), np.empty((2, 3)))
+    with pytest.raises(ValueError, match="must be contiguous"):
+        _kernels.transpose_into(np.ones((4, 6))[:, ::2], np.empty((3, 4)))
+
+
+def test_updater_names_evecs_when_it_is_not_c_ordered():
+    """RankOneUpdater writes in place, so it takes C order only; a Fortran
+    array (eigh's) is refused with a message that names evecs and says
+    how to convert it, and nothing is written."""
+    n = 6
+    rng = np.random.default_rng(2)
+    evals = np.sort(rng.standard_normal(n))
+    f = np.asfortranarray(random_orthogonal(n, rng))
+    before_f, before_d = f.copy(order="F"), evals.copy()
+    upd = RankOneUpdater(n)
+    with pytest.raises(ValueError, match=r"evecs must be a writable C-contiguous float64 "
+                                         r"matrix .*np.ascontiguousarray\(evecs\)"):
+        upd.update(evals, f, 1.0, np.ones(n))
+    with pytest.raises(ValueError, match="evecs must be a writable C-contiguous"):
+        upd.update(evals, np.ones((n, n), dtype=np.float32), 1.0, np.ones(n))
+    with pytest.raises(TypeError, match="'evecs' must not be None"):
+        upd.update(evals, None, 1.0, np.ones(n))
+    np.testing.assert_array_equal(f, before_f)
+    np.testing.assert_array_equal(evals, before_d)
+    assert upd.n_updates == 0

@@ -8,9 +8,9 @@ few ulps: both multiply by the same secular eigenvector matrix).  Every
 test asserts that the structured path was taken (or, for the fallback,
 declined), so that a silent GEMM cannot pass for it.
 
-Small orders reach the structured path through the test hook
-``_structured_product_tuning`` (crossover 64, leaves of 16): the same code
-with more levels, cheap enough for chains of 10^4 updates.
+Small orders reach the structured path through a context of their own
+(``_kernels.tuning``: crossover 64, leaves of 16): the same code with more
+levels, cheap enough for chains of 10^4 updates.
 """
 
 import zlib
@@ -30,7 +30,6 @@ from onlinepca_fast.kernels import (
     STRUCTURED_PRODUCT_MIN,
     RankOneUpdater,
     bordered_update,
-    dense_eigenvector_product,
     rank_one_update,
 )
 
@@ -39,10 +38,10 @@ SAME_TOL = 1e-12  # |Q_structured - Q_dense| entrywise
 
 @pytest.fixture
 def small_crossover():
-    """The structured path from 64 non-deflated eigenvalues, leaves of 16."""
-    previous = _kernels._structured_product_tuning(64, 16, 0)
-    yield
-    _kernels._structured_product_tuning(*previous)
+    """The structured path from 64 non-deflated eigenvalues, leaves of 16,
+    for what the test makes (yields that context: it counts the products)."""
+    with _kernels.tuning(min_order=64, leaf=16) as ctx:
+        yield ctx
 
 
 def spectrum(kind, n, rng):
@@ -60,8 +59,8 @@ def spectrum(kind, n, rng):
 def both(evals, evecs, rho, x):
     """The update structured (asserted) and with the dense product forced."""
     new, vec, info = rank_one_update(evals, evecs, rho, x, _return_info=True)
-    with dense_eigenvector_product():
-        new_d, vec_d, info_d = rank_one_update(evals, evecs, rho, x, _return_info=True)
+    new_d, vec_d, info_d = rank_one_update(evals, evecs, rho, x, product="dense",
+                                           _return_info=True)
     assert info["n_structured"] == 1 and info["n_product_fallbacks"] == 0, info
     assert info_d["n_structured"] == 0
     np.testing.assert_array_equal(new, new_d)  # the product does not touch them
@@ -112,9 +111,8 @@ def test_rho_negative_odd_order_with_every_solver(force):
     x = rng.standard_normal(n)
     new, vec, info = rank_one_update(evals, evecs, -0.7, x, _force=force,
                                      _return_info=True)
-    with dense_eigenvector_product():
-        new_d, vec_d, info_d = rank_one_update(evals, evecs, -0.7, x, _force=force,
-                                               _return_info=True)
+    new_d, vec_d, info_d = rank_one_update(evals, evecs, -0.7, x, _force=force,
+                                           product="dense", _return_info=True)
     assert info["m"] == n, info
     # dsyevr's vectors may be declined (then the GEMM reads the reversed S)
     assert info["n_structured"] + info["n_product_fallbacks"] == 1, info
@@ -129,9 +127,8 @@ def test_rho_negative_odd_order_with_every_solver(force):
 @pytest.fixture
 def crossover_at_two():
     """The structured path (and the root iteration) from order 2 on."""
-    previous = _kernels._structured_product_tuning(2, 16, 0)
-    yield
-    _kernels._structured_product_tuning(*previous)
+    with _kernels.tuning(min_order=2, leaf=16) as ctx:
+        yield ctx
 
 
 @pytest.mark.parametrize("n", [2, 3, 5, 33])
@@ -175,8 +172,8 @@ def test_bordered_update_against_eigh():
     A = formed(evals, evecs, 0.0, np.zeros(m))
     B = np.block([[A, y[:, None]], [y[None, :], np.array([[kappa]])]])
     new, vec, info = bordered_update(evals, evecs, y, kappa, _return_info=True)
-    with dense_eigenvector_product():
-        new_d, vec_d, info_d = bordered_update(evals, evecs, y, kappa, _return_info=True)
+    new_d, vec_d, info_d = bordered_update(evals, evecs, y, kappa, product="dense",
+                                           _return_info=True)
     assert info["n_structured"] == 1 and info_d["n_structured"] == 0
     ref = np.linalg.eigvalsh(B)
     norm = np.abs(ref).max()
@@ -195,26 +192,17 @@ def test_a_declined_product_falls_back_to_the_gemm_and_is_counted(small_crossove
     d1, q1 = evals.copy(), evecs.copy()
     updater.update(d1, q1, 0.9, x)
     assert updater.n_structured_products == 1 and updater.n_product_fallbacks == 0
-    _kernels._structured_product_tuning(-1, -1, 1)  # every compression declines
+    with _kernels.tuning(decline=True):  # every compression declines
+        declining = RankOneUpdater(n)
     d2, q2 = evals.copy(), evecs.copy()
-    updater.update(d2, q2, 0.9, x)
-    assert updater.n_structured_products == 1 and updater.n_product_fallbacks == 1
-    assert updater.last_info["n_product_fallbacks"] == 1
+    declining.update(d2, q2, 0.9, x)
+    assert declining.n_structured_products == 0 and declining.n_product_fallbacks == 1
+    assert declining.last_info["n_product_fallbacks"] == 1
     check_eigensystem(evals, evecs, 0.9, x, d2, q2)
     np.testing.assert_array_equal(d1, d2)
     assert np.abs(q1 - q2).max() <= SAME_TOL
-
-
-def test_dense_switch_nests_and_restores():
-    assert not _kernels.dense_product()
-    with dense_eigenvector_product():
-        with dense_eigenvector_product():
-            assert _kernels.dense_product()
-        assert _kernels.dense_product()
-    assert not _kernels.dense_product()
-    with pytest.raises(RuntimeError), dense_eigenvector_product():
-        raise RuntimeError("inside")
-    assert not _kernels.dense_product()
+    updater.update(d1, q1, -0.9, x)  # the first updater's setting is its own
+    assert updater.n_structured_products == 2 and updater.n_product_fallbacks == 0
 
 
 def test_chain_of_10000_updates(small_crossover):
@@ -250,22 +238,23 @@ def test_learners_with_the_structured_product_match_the_reference(small_crossove
     rng = np.random.default_rng(12)
     X = rng.standard_normal((T, n)) * np.linspace(1.0, 0.05, n)
     X /= np.linalg.norm(X, axis=1, keepdims=True)
-    before = _kernels._structured_product_count()
     fast = opf.CenteredOnlinePCA(4, eta=2.0, random_state=0, state="dense").fit(X)
-    assert _kernels._structured_product_count() - before >= T - n  # the steady state
-    with dense_eigenvector_product():
+    assert small_crossover.n_structured >= T - n  # the steady state
+    with _kernels.tuning(product="dense") as dense_ctx:
         dense = opf.CenteredOnlinePCA(4, eta=2.0, random_state=0, state="dense").fit(X)
+    assert dense_ctx.n_structured == 0
     ref = reference.CenteredOnlinePCA(4, eta=2.0, random_state=0).fit(X)
     for other in (dense, ref):
         np.testing.assert_allclose(fast.expected_losses_, other.expected_losses_,
                                    rtol=0, atol=1e-9)
     Xk = X[:120, :6]
-    before = _kernels._structured_product_count()
+    before = small_crossover.n_structured
     kfast = opf.OnlineKernelPCA(3, kernel="rbf", gamma=0.5, eta=2.0, random_state=0).fit(Xk)
-    assert _kernels._structured_product_count() - before >= 20  # bordered, order >= 64
-    with dense_eigenvector_product():
+    assert small_crossover.n_structured - before >= 20  # bordered, order >= 64
+    with _kernels.tuning(product="dense") as dense_ctx:
         kdense = opf.OnlineKernelPCA(3, kernel="rbf", gamma=0.5, eta=2.0,
                                      random_state=0).fit(Xk)
+    assert dense_ctx.n_structured == 0
     kref = reference.OnlineKernelPCA(3, kernel="rbf", gamma=0.5, eta=2.0, random_state=0).fit(Xk)
     for other in (kdense, kref):
         np.testing.assert_allclose(kfast.expected_losses_, other.expected_losses_,
@@ -287,7 +276,7 @@ def test_the_product_alone_against_numpy_and_its_profile():
     assert np.abs(out - G @ S).max() <= 1e-13
     assert st["n_blocks"] == 2 ** (st["levels"] + 1) - 2  # two per inner node
     assert 1 <= st["mean_rank"] <= st["max_rank"] <= 96
-    leaf = _kernels._structured_product_tuning()[1]
+    leaf = _kernels.current_context().leaf
     assert st["leaf_flops"] <= 2.0 * n * n * leaf
     assert st["leaf_flops"] + st["lowrank_flops"] <= 0.3 * 2.0 * n ** 3
     # the compression alone: the same blocks, nothing written
@@ -323,15 +312,12 @@ def test_the_product_with_each_leaf_size_any_rows_and_the_extra_column(leaf):
     evals = np.sort(rng.standard_normal(ks))
     _, S = rank_one_update(evals, np.eye(ks), 0.9, rng.standard_normal(ks))
     S = np.hstack([S, rng.standard_normal((ks, 1)) * 1e-3])  # ks x (ks + 1)
-    previous = _kernels._structured_product_tuning(-1, leaf, 0)
-    try:
+    with _kernels.tuning(leaf=leaf):
         for nr in (1, 1300):
             G = rng.standard_normal((nr, ks))
             out, st = _kernels._hierarchical_product(S, G)
             assert np.abs(out - G @ S).max() <= 1e-13 * np.abs(G).sum(axis=1).max()
             assert st["levels"] >= 1
-    finally:
-        _kernels._structured_product_tuning(*previous)
 
 
 def test_the_product_of_a_row_does_not_depend_on_the_other_rows():
@@ -364,9 +350,116 @@ def test_the_product_of_a_block_diagonal_s():
 
 
 def test_the_leaf_tuning_is_bounded_by_the_workspace():
-    before = _kernels._structured_product_tuning()
+    before = _kernels.current_context()
     with pytest.raises(ValueError, match="leaf must be in"):
-        _kernels._structured_product_tuning(-1, 97, -1)
+        with _kernels.tuning(leaf=97):
+            pass
     with pytest.raises(ValueError, match="leaf must be in"):
-        _kernels._structured_product_tuning(-1, 15, -1)
-    assert _kernels._structured_product_tuning() == before
+        with _kernels.tuning(leaf=15):
+            pass
+    assert _kernels.current_context() is before
+
+
+# --- an updater's own threads (issue 37: the split product and solve) -----------
+
+def _updates_with_threads(n_threads, cases, flags=0):
+    """The results of `cases` (evals, evecs, rho, x) by an updater with
+    `n_threads` threads, and its counters."""
+    upd = RankOneUpdater(cases[0][0].shape[0], n_threads=n_threads)
+    out = []
+    for evals, evecs, rho, x in cases:
+        d, q = evals.copy(), evecs.copy()
+        upd.update(d, q, rho, x, _flags=flags)
+        out.append((d, q, upd.last_info))
+    return out
+
+
+@pytest.mark.parametrize("flags", [0, _kernels.R1_FORCE_BISECTION, _kernels.R1_TEST_BAD_DLAED4,
+                                   _kernels.R1_FORCE_EIG],
+                         ids=["default", "bisection", "bad-dlaed4", "eig"])
+def test_threads_change_no_bit(flags):
+    """The same updates with 1, 2 and 3 threads of the updater's own: the
+    hierarchical product (rows split by fixed chunks, blocks compressed in
+    slots), the secular solve (roots, Loewner weights and vectors split)
+    and every fallback give the single thread's numbers bit for bit, and
+    the same counters.  Orders above and below the split's minimum, both
+    signs of rho, with and without deflation (a cluster: reflectors, the
+    gathered path)."""
+    rng = np.random.default_rng(37)
+    cases = []
+    for n, kind in [(700, "random"), (700, "clusters"), (1100, "learner")]:
+        evals, evecs = spectrum(kind, n, rng), random_orthogonal(n, rng)
+        for rho in (0.6, -0.6):
+            cases.append((evals, evecs, rho, rng.standard_normal(n)))
+    by_size = {}
+    for case in cases:
+        by_size.setdefault(case[0].shape[0], []).append(case)
+    for group in by_size.values():
+        one = _updates_with_threads(1, group, flags)
+        assert any(info["n_structured"] for _, _, info in one) or flags == _kernels.R1_FORCE_EIG
+        for k in (2, 3):
+            for (d1, q1, i1), (dk, qk, ik) in zip(one, _updates_with_threads(k, group, flags)):
+                np.testing.assert_array_equal(dk, d1)
+                np.testing.assert_array_equal(qk, q1)
+                assert ik == i1
+
+
+def test_a_declined_threaded_product_falls_back_alike():
+    """A product declined by the testing switch falls back to the GEMM with
+    any number of threads: counted alike, the same numbers."""
+    n = 640
+    rng = np.random.default_rng(641)
+    evals, evecs = spectrum("random", n, rng), random_orthogonal(n, rng)
+    x = rng.standard_normal(n)
+    results = []
+    for k in (1, 2):
+        with _kernels.tuning(decline=True):
+            upd = RankOneUpdater(n, n_threads=k)
+        d, q = evals.copy(), evecs.copy()
+        upd.update(d, q, -0.4, x)
+        assert upd.n_product_fallbacks == 1 and upd.n_structured_products == 0
+        results.append((d, q))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+    check_eigensystem(evals, evecs, -0.4, x, *results[0])
+
+
+def test_n_threads_is_validated_kept_and_pickled():
+    import pickle
+    upd = RankOneUpdater(10, n_threads=2)
+    assert upd.n_threads in (1, 2)  # 1 without POSIX threads
+    assert pickle.loads(pickle.dumps(upd)).n_threads == upd.n_threads
+    assert RankOneUpdater(10).n_threads == 1
+    for bad in (0, -1, 2.0, True, "2", 257):
+        with pytest.raises(ValueError, match="n_threads must be an int in"):
+            RankOneUpdater(10, n_threads=bad)
+
+
+def test_threaded_updaters_in_threads_of_their_own():
+    """Two updaters with two threads each, called at once from two Python
+    threads (the GIL released): each gives the numbers of a single-thread
+    update."""
+    import threading
+    n = 500
+    rng = np.random.default_rng(5)
+    evals, evecs = spectrum("random", n, rng), random_orthogonal(n, rng)
+    xs = [rng.standard_normal(n) for _ in range(2)]
+    want = [rank_one_update(evals, evecs, 0.3, x) for x in xs]
+    got = [None, None]
+
+    def run(i):
+        upd = RankOneUpdater(n, n_threads=2)
+        d, q = evals.copy(), evecs.copy()
+        for _ in range(3):
+            d[:], q[:] = evals, evecs
+            upd.update(d, q, 0.3, xs[i])
+        got[i] = (d, q)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    for (d, q), (dw, qw) in zip(got, want):
+        np.testing.assert_array_equal(d, dw)
+        np.testing.assert_array_equal(q, qw)

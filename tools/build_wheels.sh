@@ -19,8 +19,9 @@
 # each wheel in an isolated environment with meson-python, the compiler given
 # by a meson native file; `auditwheel repair --plat manylinux_2_28_<arch>`
 # then tags it.  Every wheel is checked: auditwheel's platform tag is
-# manylinux 2.28 or older, and the module needs only libc and libm (BLAS
-# comes from SciPy at run time).  The kernels' run-time SIMD dispatch works
+# manylinux 2.28 or older, and the module needs only libc, libm and (glibc
+# before 2.34) libpthread, for an updater's own threads (BLAS comes from
+# SciPy at run time).  The kernels' run-time SIMD dispatch works
 # in these builds: meson.build adds src/cpu_model.c, because Zig's runtime
 # reports no CPU feature to target_clones and __builtin_cpu_supports.
 set -euo pipefail
@@ -149,8 +150,9 @@ with zipfile.ZipFile(sys.argv[1]) as z:
             dyn = ELFFile(io.BytesIO(z.read(name))).get_section_by_name(".dynamic")
             needed = sorted(t.needed for t in dyn.iter_tags() if t.entry.d_tag == "DT_NEEDED")
             print("  %s needs %s" % (name, " ".join(needed)))
-            bad += [n for n in needed if n not in ("libc.so.6", "libm.so.6")]
-sys.exit("  links more than libc and libm: %s" % bad if bad else 0)
+            bad += [n for n in needed
+                    if n not in ("libc.so.6", "libm.so.6", "libpthread.so.0")]
+sys.exit("  links more than libc, libm and libpthread: %s" % bad if bad else 0)
 EOF
 
 # Flags of the caller's environment would leak into the build.
