@@ -94,3 +94,41 @@ def _check_psd(G, evals, q, name):
             f"has an eigenvalue below -{PSD_TOLERANCE:g} times its scale ({scale:.3g}), "
             "which no rounding explains (a kernel must give a symmetric positive "
             "semi-definite Gram matrix, e.g. not the sigmoid kernel; nothing was changed)")
+
+
+def _check_bounded_values(K, kappa, name, offset, t, eta):
+    """The bounded mode's rows: reject a kernel value (with a landmark, or
+    ``k(x, x)``) beyond ``min(2**500, 2**1020 / max(1, eta)) / t``, ``t`` the
+    trials at the end of the batch.  The bounded mode's matrix ``C`` is a sum
+    of at most t terms ``phi phi^T`` with ``|phi|^2 <= k(x, x)`` (up to
+    :data:`PSD_TOLERANCE`, checked for callable kernels): its eigenvalues
+    stay below ``2**500``, as the exact learner's (:func:`_check_kernel_values`).
+    `offset`: the index in the batch of the first row of K."""
+    bound = min(2.0 ** 500, MAX_STEP / max(1.0, eta)) / t
+    big = np.maximum(np.abs(K).max(axis=1, initial=0.0), np.abs(kappa))
+    bad = np.flatnonzero(big > bound)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(
+            f"{name} row {offset + i} is too large for the kernel: max |k(x, y)| = "
+            f"{big[i]:.3g} exceeds min(2**500, 2**1020 / max(1, eta)) / t = {bound:.3g} "
+            f"with t = {t} trials, beyond which the eigen-updates would overflow; "
+            "rescale the data, gamma or coef0 (nothing was changed)")
+
+
+def _check_residuals(kappa, khat, scale, name, offset):
+    """A callable kernel in the bounded mode: reject a row whose feature
+    vector is longer than the kernel allows, ``|phi(x)|^2 > k(x, x) +
+    PSD_TOLERANCE * scale`` -- the kernel matrix of the landmarks and x
+    would then have a negative eigenvalue (its Schur complement ``k(x, x)
+    - k_L^T K_L^+ k_L`` is below ``k(x, x) - |phi(x)|^2``, the map keeping
+    part of ``K_L^+``)."""
+    bad = np.flatnonzero(khat - kappa > PSD_TOLERANCE * scale)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(
+            f"kernel is not positive semi-definite: with {name} row {offset + i}, "
+            f"k(x, x) = {kappa[i]:.6g} is below |phi(x)|^2 = {khat[i]:.6g}, the squared "
+            "norm of its projection on the span of the landmarks, by more than "
+            f"{PSD_TOLERANCE:g} times the scale ({scale:.3g}) (a kernel must give a "
+            "symmetric positive semi-definite Gram matrix; nothing was changed)")

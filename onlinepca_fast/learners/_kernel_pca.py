@@ -17,6 +17,7 @@ References
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import Literal
 
 import numpy as np
@@ -27,6 +28,7 @@ from .._typing import ArrayLike, FloatArray, KernelLike, Sampler, SeedLike
 from .._validation import (
     ETA,
     POSITIVE,
+    POSITIVE_INT,
     SAMPLER,
     Boolean,
     Interval,
@@ -40,13 +42,30 @@ from .._validation import (
 from ..kernels import cap_log, null_space_tol
 from ._base import SAMPLERS, OnlineLearner, reads_state
 from ._batch import run_batch
-from ._kernel_checks import _check_kernel_values, _check_psd, _check_rows
+from ._kernel_checks import (
+    _check_bounded_values,
+    _check_kernel_values,
+    _check_psd,
+    _check_residuals,
+    _check_rows,
+)
 from ._rates import MasterMixin, RatesMixin, rate_options
 from ._sparse import is_sparse, map_sparse, row_chunks
 
 __all__ = ["OnlineKernelPCA"]
 
 _MAX_COMPONENTS = sys.maxsize >> 2
+
+#: Default ``budget``: the exact learner's instances before the bounded mode.
+BUDGET = 1000
+#: Default ``map_size``: the dimension of the bounded mode's feature space.
+MAP_SIZE = 64
+#: ``gamma="scale"`` is computed from the first this many rows of the first batch.
+SCALE_ROWS = 100
+# kernel values computed at a time in the bounded mode (~16 MB), and rows of
+# a callable kernel's diagonal per call
+_GRAM_ENTRIES = 1 << 21
+_DIAGONAL_ROWS = 256
 
 
 class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineLearner):
@@ -301,8 +320,10 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         "kernel": OneOf(Options("linear", "poly", "rbf"), IsCallable()),
         "eta": ETA,
         "degree": Interval("int", 1, None),
-        "gamma": none_or(POSITIVE),
+        "gamma": OneOf(Options("scale", "auto", None), POSITIVE),
         "coef0": Interval("real"),
+        "budget": none_or(POSITIVE_INT),
+        "map_size": POSITIVE_INT,
         "sampler": SAMPLER,
         "random_state": RandomState(),
         "record_losses": Boolean(),
@@ -310,7 +331,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
 
     def __init__(self, n_components: int, *, kernel: KernelLike = "rbf",
                  eta: float | Literal["auto"] = "auto",
-                 degree: int = 3, gamma: float | None = None, coef0: float = 1.0,
+                 degree: int = 3, gamma: float | Literal["scale", "auto"] | None = "scale",
+                 coef0: float = 1.0, budget: int | None = BUDGET, map_size: int = MAP_SIZE,
                  sampler: Sampler = "decomposition", random_state: SeedLike = None,
                  record_losses: bool = True) -> None:
         self.n_components = n_components
@@ -319,17 +341,34 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         self.degree = degree
         self.gamma = gamma
         self.coef0 = coef0
+        self.budget = budget
+        self.map_size = map_size
         self.sampler = sampler
         self.random_state = random_state
         self.record_losses = record_losses
 
     # -- hyper-parameters --------------------------------------------------
     def _config(self, n):
-        """The checked hyper-parameters, gamma resolved for n features."""
+        """The checked hyper-parameters, ``gamma`` resolved: the value fixed
+        at the last reset (``gamma_``)."""
         p = self._params(n)
-        if p["gamma"] is None:
-            p["gamma"] = 1.0 / n
+        p["gamma"] = self.__dict__.get("_gamma")
         return p
+
+    def _resolve_gamma(self, X):
+        """The value of ``gamma`` for a reset on the batch X (checked)."""
+        gamma = self.gamma
+        if gamma is None:
+            warnings.warn("gamma=None is deprecated: it means 1 / n_features, which "
+                          "depends on the scale of the data; pass gamma='auto' for that "
+                          "value, or leave the default 'scale'", DeprecationWarning,
+                          stacklevel=5)
+            gamma = "auto"
+        if gamma == "auto":
+            return 1.0 / X.shape[1]
+        if gamma == "scale":
+            return _scale_gamma(X)
+        return float(gamma)
 
     @staticmethod
     def _kernel_key(p):
@@ -341,6 +380,11 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
             return (kernel, p["gamma"])
         return (kernel,)
 
+    def _key_of_params(self):
+        """:meth:`_kernel_key` of the hyper-parameters as set (gamma unresolved)."""
+        return self._kernel_key({"kernel": self.kernel, "degree": self.degree,
+                                 "gamma": self.gamma, "coef0": self.coef0})
+
     @property
     def _n_features_out(self):
         self._check_fitted()
@@ -348,8 +392,11 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
 
     # -- the kernel --------------------------------------------------------
     @staticmethod
-    def _gram(X, Y, p):
-        """Gram matrix k(X, Y) of shape (len(X), len(Y)), validated."""
+    def _gram(X, Y, p, inner=None):
+        """Gram matrix k(X, Y) of shape (len(X), len(Y)), validated.
+
+        `inner(X, Y)`: the inner products of a built-in kernel
+        (:func:`_inner_products` unless given)."""
         kernel = p["kernel"]
         if callable(kernel):
             G = kernel(X, Y)
@@ -364,7 +411,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
             G = np.ascontiguousarray(arr, dtype=np.float64)
         else:
             with np.errstate(over="ignore", invalid="ignore"):  # checked below
-                G = _builtin_gram(X, Y, p)
+                G = _builtin_gram(X, Y, p, inner or _inner_products)
         if not np.isfinite(G).all():
             i = int(np.flatnonzero(~np.isfinite(G).all(axis=1))[0])
             raise ValueError(f"X row {i}: the kernel returned NaN or infinite values"
@@ -373,28 +420,114 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
                                 "changed)"))
         return G
 
+    def _diagonal(self, X, p):
+        """``k(x, x)`` of each row of X (the bounded mode; validated)."""
+        kernel = p["kernel"]
+        if not callable(kernel):
+            with np.errstate(over="ignore", invalid="ignore"):
+                d = _builtin_diagonal(X, p)
+        else:
+            d = np.empty(X.shape[0])
+            for a in range(0, X.shape[0], _DIAGONAL_ROWS):
+                b = min(X.shape[0], a + _DIAGONAL_ROWS)
+                d[a:b] = np.diagonal(self._gram(X[a:b], X[a:b], p))
+        if not np.isfinite(d).all():
+            i = int(np.flatnonzero(~np.isfinite(d))[0])
+            raise ValueError(f"X row {i}: the kernel returned NaN or infinite values"
+                             " (nothing was changed)")
+        return d
+
     # -- the trial protocol --------------------------------------------------
     def _plan(self, X, matrix, amax, name, reset):
-        """Checked hyper-parameters and the kernel block, before any state change."""
+        """Checked hyper-parameters and the kernel values of the batch, before
+        any state change: ``(p, G, n_exact, bounded)`` with G the kernel block
+        of the first ``n_exact`` rows (the exact learner's trials) and
+        `bounded` the plan of the rest (:meth:`_plan_bounded`), or None."""
         p = self._config(X.shape[1])
         if reset:
             as_generator(self.random_state)  # checked before the reset uses it
+            p["gamma"] = self._resolve_gamma(X)
         else:
             self._check_kernel_unchanged(p)
-        past = X[:0] if reset else self._X[:int(self._m[0])]
         _check_rows(X, name)
-        G = self._gram(X, np.concatenate([past, X]), p)
-        _check_kernel_values(G, name, rate_options(p["eta"])["eta"])
-        if callable(p["kernel"]):  # the built-in kernels are PSD by construction
-            m0 = past.shape[0]
+        T = X.shape[0]
+        m0 = 0 if reset else int(self._m[0])
+        switched = not reset and self._switched()
+        budget = p["budget"]
+        n_exact = 0 if switched else T if budget is None else min(T, max(budget - m0, 0))
+        past = X[:0] if reset else self._X[:m0]
+        Xe = X[:n_exact]
+        G = self._gram(Xe, np.concatenate([past, Xe]), p)
+        eta = rate_options(p["eta"])["eta"]
+        _check_kernel_values(G, name, eta)
+        if callable(p["kernel"]) and n_exact:  # the built-in kernels are PSD by construction
             evals, q = ((np.empty(0), np.empty((0, 0))) if reset else
                         (self._evals[:m0], self._q[:m0, :m0]))
             _check_psd(G, evals, q, name)
-        return p, G
+        bounded = None
+        if n_exact < T:
+            count = 0 if reset else self._count()
+            bounded = self._plan_bounded(X[n_exact:], np.concatenate([past, Xe]), G, p,
+                                         name, n_exact, count + T, eta, reset)
+        return p, G, n_exact, bounded
+
+    def _plan_bounded(self, X, landmarks, G, p, name, offset, t_end, eta, reset):
+        """The bounded mode's rows X (``offset`` rows into the batch): their
+        feature vectors and kernel diagonals, checked.
+
+        Already switched: ``(Phi, kappa)``.  Switching within this batch (the
+        map is made from the eigensystem after the exact rows): ``(None,
+        kappa)``, after checking the kernel values with the landmarks (and,
+        for a callable kernel, its positive semi-definiteness with the map
+        computed here by ``eigh``, which the switch's agrees with to
+        rounding); the run maps the rows after the switch.
+        """
+        kappa = self._diagonal(X, p)
+        switched = not reset and self._switched()
+        if switched:
+            M = self._fmap
+        else:
+            M, scale = self._plan_map(landmarks, G, p, reset)
+        Phi = np.empty((X.shape[0], M.shape[1]))
+        khat = np.empty(X.shape[0])
+        LT = np.ascontiguousarray(landmarks.T)
+        step = max(1, _GRAM_ENTRIES // max(1, landmarks.shape[0]))
+        for a in range(0, X.shape[0], step):
+            b = min(X.shape[0], a + step)
+            K = self._gram(X[a:b], landmarks, p, inner=_row_inner(LT))
+            _check_bounded_values(K, kappa[a:b], name, offset + a, t_end, eta)
+            _kernels.kpca_map(M, K, Phi[a:b], khat[a:b])
+        if callable(p["kernel"]):
+            if switched:
+                scale = max(float(np.abs(kappa).max(initial=0.0)),
+                            float(self._fevals.max(initial=0.0)))
+            _check_residuals(kappa, khat, scale, name, offset)
+        return (Phi if switched else None), kappa
+
+    def _plan_map(self, landmarks, G, p, reset):
+        """For a batch that switches: the map of the switch, computed by
+        ``eigh`` of the landmarks' kernel matrix (callable kernels, to check
+        the rows after the switch), or a map of the right shape (built-in
+        kernels: nothing to check with it); and the scale of the check."""
+        nl = landmarks.shape[0]
+        if not callable(p["kernel"]):
+            return np.zeros((nl, 1)), 0.0
+        m0 = nl - G.shape[0]
+        K = np.empty((nl, nl))
+        if m0:
+            lam0, q0 = self._evals[:m0], self._q[:m0, :m0]
+            K[:m0, :m0] = (q0 * lam0) @ q0.T
+        K[m0:, :] = G
+        K[:m0, m0:] = G[:, :m0].T
+        K = np.tril(K) + np.tril(K, -1).T  # the entries the trials use
+        lam, U = np.linalg.eigh(K)
+        M, _, _ = _nystroem_map(lam, U, p["map_size"])
+        return M, float(max(np.abs(G).max(initial=0.0), lam.max(initial=0.0)))
 
     def _reset(self, n, plan):
-        p, _ = plan
-        self._kernel_params = self._kernel_key(p)
+        p = plan[0]
+        self._gamma = p["gamma"]
+        self._kernel_params = self._key_of_params()  # gamma as set ("scale" ...)
         self._X = np.empty((0, n))
         self._evals = np.empty(0)
         self._q = np.empty((0, 0))
@@ -404,6 +537,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         self._rate = np.array([0.0, np.inf, 0.0])
         # eta="auto": the master over the learner and Follow the Leader (src/limit.h)
         self._master = _kernels.master_state() if p["eta"] == "auto" else None
+        # the bounded mode (None until the switch): see _switch
+        self._fmap = None
         self._start_records()
         self._rng = as_generator(self.random_state)
         self.n_eigh_fallbacks_ = 0
@@ -412,10 +547,18 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         self.__dict__.pop("_pace", None)
 
     def _check_kernel_unchanged(self, p):
-        if self._kernel_key(p) != self._kernel_params:
+        if self._key_of_params() != self._kernel_params:
             raise ValueError("the kernel parameters (kernel, degree, gamma, coef0) changed "
                              "since the learner was reset; the kernel matrix of the past "
                              "instances would be inconsistent: call fit to restart")
+
+    def _switched(self):
+        return self.__dict__.get("_fmap") is not None
+
+    def _count(self):
+        """Trials done since the reset: the instances stored, plus the
+        bounded mode's trials."""
+        return int(self._m[0]) + (int(self._ft[0]) if self._switched() else 0)
 
     def _ensure_capacity(self, need, p):
         """Grow the buffers (and the engine) to hold `need` instances: all
@@ -424,6 +567,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         if need <= cap:
             return
         new = need if cap == 0 else max(need, cap + cap // 2, 16)
+        if p["budget"] is not None:
+            new = max(need, min(new, p["budget"]))  # never beyond the budget
         m = int(self._m[0])
         try:
             X = np.empty((new, self.n_features_in_))
@@ -452,10 +597,51 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         return engine, key
 
     def _get_engine(self, p):
+        if self._switched():
+            key = ("features", self._fq.shape[0], p["n_components"], p["eta"],
+                   p["sampler"])
+            if getattr(self, "_engine", None) is None or self._engine_key != key:
+                self._engine = _kernels.KernelPCAEngine(
+                    r=p["n_components"], sampler=SAMPLERS[p["sampler"]],
+                    evals=self._fevals, q=self._fq, m=self._fdim, t=self._ft,
+                    residual=self._residual, rate=self._rate,
+                    master=self.__dict__.get("_master") if p["eta"] == "auto" else None,
+                    **rate_options(p["eta"]))
+                self._engine_key = key
+            return self._engine
         key = (self._q.shape[0], p["n_components"], p["eta"], p["sampler"])
         if getattr(self, "_engine", None) is None or self._engine_key != key:
             self._engine, self._engine_key = self._new_engine(p, self._evals, self._q)
         return self._engine
+
+    def _switch(self, p):
+        """Enter the bounded mode (before the first trial with ``budget``
+        instances stored; idempotent).
+
+        The ``m`` stored instances become the landmarks.  With ``K = U
+        diag(lambda) U^T`` their kernel matrix and ``v_i = Phi u_i /
+        sqrt(lambda_i)`` its feature-space eigenvectors, the map is ``phi(x)
+        = diag(lambda_D)^-1/2 U_D^T k_L(x)``: the coordinates of ``P_V
+        phi(x)`` along the ``D = map_size`` leading ``v_i`` (those with
+        ``lambda_i`` above the null-space tolerance).  In those coordinates
+        ``P_V C^t P_V = diag(lambda_D)`` (``C^t = sum phi(x_s) phi(x_s)^T``,
+        the ``x_s`` being the landmarks), so the state becomes the
+        eigensystem ``(lambda_D, I)`` of the learner's matrix in ``V`` -- no
+        new eigen-decomposition -- and the trials go on with KW update (2)
+        in ``V`` (cap ``D - r``).  ``tau = sum`` of the other eigenvalues of
+        ``K`` is the trace the projection drops (``truncation_error_``).
+        """
+        if self._switched():
+            return
+        m = int(self._m[0])
+        M, fevals, tau = _nystroem_map(self._evals[:m], self._q[:m, :m], p["map_size"])
+        dim = fevals.shape[0]
+        state = dict(_fmap=M, _fevals=fevals, _fq=np.eye(dim),
+                     _fdim=np.array([dim], dtype=np.intp), _ft=np.zeros(1, dtype=np.intp),
+                     _residual=np.array([0.0, tau]), _X=self._X[:m].copy(),
+                     _evals=np.empty(0), _q=np.empty((0, 0)), _engine=None,
+                     _engine_key=None)
+        self.__dict__.update(state)  # one step: a Ctrl-C cannot split it
 
     def _rebuild(self, m):
         """Eigensystem of the kernel matrix of the first m stored instances by eigh."""
@@ -468,9 +654,20 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         self._m[0] = m
         self._engine = None
 
+    def _rebuild_features(self, phi):
+        """The bounded mode's eigensystem after ``C += phi phi^T`` by eigh
+        (a failed rank-one update), and the trial counted."""
+        Q, lam = self._fq, self._fevals
+        C = (Q * lam) @ Q.T + np.outer(phi, phi)
+        lam, U = np.linalg.eigh(0.5 * (C + C.T))
+        self._fevals[:] = lam
+        self._fq[:] = U
+        self._ft[0] += 1
+
     def _state_dict(self):
         state = super()._state_dict()
-        if "_m" in state:  # only the used part of the grown buffers (copied by the caller)
+        if "_m" in state and not self._switched():
+            # only the used part of the grown buffers (copied by the caller)
             m = int(self._m[0])
             state["_X"] = self._X[:m]
             state["_evals"] = self._evals[:m]
@@ -478,16 +675,19 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         return state
 
     def _run(self, X, plan):
-        p, G = plan
+        p, G, n_exact, bounded = plan
         T = X.shape[0]
+        c0 = self._count()
         m0 = int(self._m[0])
         if (p["eta"] == "auto") != (self.__dict__.get("_master") is not None):
             # eta set mid-stream: the master restarts with "auto", none with a number
             self._master = _kernels.master_state() if p["eta"] == "auto" else None
             self._engine = None
-        self._ensure_capacity(m0 + T, p)
-        self._X[m0:m0 + T] = X
-        engine = self._get_engine(p)
+        if n_exact:
+            self._ensure_capacity(m0 + n_exact, p)
+            self._X[m0:m0 + n_exact] = X[:n_exact]
+        Phi, kappa = bounded if bounded is not None else (None, None)
+        engine = self._get_engine(p) if n_exact else None
         saved = self._rng.bit_generator.state
         n0 = self._n_recorded
         losses = np.empty((2, T))
@@ -497,32 +697,70 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
             u[:] = self._rng.random(T)
 
         def chunk(done, size):
-            nonlocal engine
-            start = int(self._m[0]) - m0  # the engine's count: rows done
-            stop = min(T, start + size)
+            nonlocal Phi, engine
+            start = self._count() - c0  # the engines' count: rows done
+            if start < n_exact:
+                stop = min(n_exact, start + size)
+            else:
+                if engine is None or not engine.features:
+                    self._switch(p)  # (done by _settle, unless budget was lowered since)
+                    engine = self._get_engine(p)
+                if Phi is None:  # the batch switched: map its remaining rows now
+                    Phi = self._map_rows(X[n_exact:], p)
+                stop = min(T, start + size)
             try:
                 # Ctrl-C inside: KeyboardInterrupt, the interrupted trial
                 # undone (fewer done if the handler does not raise)
-                return engine.run(G[start:stop], u[start:stop], losses[0, start:stop],
-                                  losses[1, start:stop]), True
+                if start < n_exact:
+                    ran = engine.run(G[start:stop], u[start:stop], losses[0, start:stop],
+                                     losses[1, start:stop])
+                else:
+                    f, g = start - n_exact, stop - n_exact
+                    ran = engine.run_features(Phi[f:g], kappa[f:g], u[start:stop],
+                                              losses[0, start:stop], losses[1, start:stop])
+                return ran, True
             except _kernels.TrialError as exc:
                 if exc.status != _kernels.STATUS_EFAILED:
                     raise
             # the failed trial has its losses; redo its eigen-update by eigh
-            self._rebuild(int(self._m[0]) + 1)
+            if start < n_exact:
+                self._rebuild(int(self._m[0]) + 1)
+            else:
+                self._rebuild_features(Phi[self._count() - c0 - n_exact])
             self.n_eigh_fallbacks_ += 1
             engine = self._get_engine(p)
-            # (not paced: the time includes the O(m^3) rebuild)
-            return int(self._m[0]) - m0 - start, False
+            # (not paced: the time includes the rebuild)
+            return self._count() - c0 - start, False
 
-        run_batch(self, T, chunk, lambda: self._settle(m0, n0, saved, losses, T), begin)
+        run_batch(self, T, chunk, lambda: self._settle(c0, n0, saved, losses, T, p), begin)
         return self
 
-    def _settle(self, m0, n0, saved, losses, T):
-        """Make the state that of the rows the engine processed: counter,
-        losses recorded, one uniform consumed per row.  Safe to repeat."""
-        done = int(self._m[0]) - m0
-        self._t[0] = self._m[0]
+    def _map_rows(self, X, p):
+        """Feature vectors of rows X in the bounded mode (after the switch)."""
+        L = self._X
+        LT = np.ascontiguousarray(L.T)
+        Phi = np.empty((X.shape[0], self._fmap.shape[1]))
+        step = max(1, _GRAM_ENTRIES // max(1, L.shape[0]))
+        for a in range(0, X.shape[0], step):
+            b = min(X.shape[0], a + step)
+            K = self._gram(X[a:b], L, p, inner=_row_inner(LT))
+            _kernels.kpca_map(self._fmap, K, Phi[a:b])
+        return Phi
+
+    def _settle_switch(self, p):
+        """The switch is due once ``budget`` instances are stored: made at
+        once (also when a batch ends or is interrupted there), so that the
+        state after a given number of trials is one and the same."""
+        if p["budget"] is not None and int(self._m[0]) >= p["budget"]:
+            self._switch(p)
+
+    def _settle(self, c0, n0, saved, losses, T, p):
+        """Make the state that of the rows the engines processed: counter,
+        losses recorded, one uniform consumed per row, the switch made if due.
+        Safe to repeat."""
+        self._settle_switch(p)
+        done = self._count() - c0
+        self._t[0] = c0 + done
         if self.record_losses:
             have = self._n_recorded - n0
             if have < done:
@@ -535,24 +773,32 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
     # -- fitted attributes -------------------------------------------------------
     @property
     def eigenvalues_(self) -> FloatArray:
-        """Ascending eigenvalues of the kernel matrix of the instances seen."""
+        """Ascending eigenvalues of the learner's matrix: the kernel matrix of
+        the instances stored, or in the bounded mode ``C``, the sum of the
+        past ``phi(x) phi^T(x)`` in the map's feature space."""
         self._check_fitted()
+        if self._switched():
+            return self._fevals.copy()
         return self._evals[:int(self._m[0])].copy()
 
     @property
     def eigenvectors_(self) -> FloatArray:
-        """Orthonormal eigenvectors (columns) matching ``eigenvalues_``."""
+        """Orthonormal eigenvectors (columns) matching ``eigenvalues_`` (in the
+        bounded mode: in the map's coordinates, see ``feature_map_``)."""
         self._check_fitted()
+        if self._switched():
+            return self._fq.copy()
         m = int(self._m[0])
         return self._q[:m, :m].copy()
 
     @property
     def update_stats_(self) -> dict[str, int]:
-        """Diagnostics of the bordered updates since the engine was last built
-        (at a reset, a growth of the buffers or unpickling): a dict with
-        ``n_updates``, ``secular_sum`` (the sum of their secular orders: the
-        non-deflated size + 1; ``secular_sum / n_updates`` is the typical
-        cost driver) and ``n_fallbacks`` (bisection roots + dsyevr blocks)."""
+        """Diagnostics of the eigen-updates since the engine was last built
+        (at a reset, a growth of the buffers, the switch to the bounded mode
+        or unpickling): a dict with ``n_updates``, ``secular_sum`` (the sum
+        of their secular orders: the non-deflated size + 1; ``secular_sum /
+        n_updates`` is the typical cost driver) and ``n_fallbacks``
+        (bisection roots + dsyevr blocks)."""
         self._check_fitted()
         engine = self.__dict__.get("_engine")
         if engine is None:
@@ -561,20 +807,62 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
 
     @property
     def X_fit_(self) -> FloatArray:
-        """The instances seen, in order."""
+        """The instances stored, in order: all those seen, or in the bounded
+        mode the first ``budget`` (the landmarks)."""
         self._check_fitted()
         return self._X[:int(self._m[0])].copy()
 
     @property
+    def gamma_(self) -> float | None:
+        """The value of ``gamma`` in use (fixed at the last reset; see ``gamma``)."""
+        self._check_fitted()
+        return self._gamma
+
+    @property
+    def feature_map_(self) -> FloatArray | None:
+        """The bounded mode's map ``M`` (``X_fit_`` rows x D): ``phi(x) =
+        k(x, X_fit_) @ M``; None before the switch."""
+        self._check_fitted()
+        return self._fmap.copy() if self._switched() else None
+
+    @property
+    def approximation_error_(self) -> float:
+        """The bounded mode's residuals so far, ``sum_t (k(x_t, x_t) -
+        |phi(x_t)|^2)`` over its trials: the part of the instances outside the
+        map's feature space, counted in the losses (0 before the switch)."""
+        self._check_fitted()
+        return float(self._residual[0]) if self._switched() else 0.0
+
+    @property
+    def truncation_error_(self) -> float:
+        """The trace the switch to the bounded mode dropped: the sum of the
+        eigenvalues of the landmarks' kernel matrix outside the map (0 before
+        the switch)."""
+        self._check_fitted()
+        return float(self._residual[1]) if self._switched() else 0.0
+
+    def _next_eigenvalues(self, p):
+        """The eigenvalues the next trial uses: the bounded mode's, also when
+        the budget is reached and the switch is due."""
+        if self._switched():
+            return self._fevals
+        m = int(self._m[0])
+        lam = self._evals[:m]
+        if p["budget"] is not None and m >= p["budget"]:
+            return _nystroem_map(lam, self._q[:m, :m], p["map_size"])[1]
+        return lam
+
+    @property
     def weights_(self) -> FloatArray | None:
-        """The capped softmin ``lambdabar`` of the next trial (None while m <= r)."""
+        """The capped softmin ``lambdabar`` of the next trial (None while it
+        has at most r eigenvalues)."""
         self._check_fitted()
         p = self._config(self.n_features_in_)
-        m = int(self._m[0])
+        lam = self._next_eigenvalues(p)
+        m = lam.shape[0]
         D = m - p["n_components"]
         if D < 1:
             return None
-        lam = self._evals[:m]
         eta = self._step(lam)
         live = np.abs(lam) > null_space_tol(lam)
         mu = np.zeros(m)
@@ -646,9 +934,15 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
             return np.concatenate([self.transform(rows[a:b]) for a, b in chunks])
         p = self._config(self.n_features_in_)
         self._check_kernel_unchanged(p)
-        m = int(self._m[0])
         r = p["n_components"]
         Z = np.zeros((rows.shape[0], r))
+        if self._switched():  # the r leading eigenvectors of C in the map's space
+            lam = self._fevals
+            top = np.arange(lam.shape[0] - 1, max(lam.shape[0] - r, 0) - 1, -1)
+            keep = top[np.abs(lam[top]) > null_space_tol(lam)]
+            Z[:, :keep.size] = self._map_rows(rows, p) @ self._fq[:, keep]
+            return Z
+        m = int(self._m[0])
         if m == 0:
             return Z
         lam = self._evals[:m]
@@ -662,6 +956,47 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
 def _memory_bytes(capacity, n_features):
     """Bytes of the state and workspace for `capacity` instances."""
     return 8 * (3 * capacity * capacity + capacity * (n_features + 20))
+
+
+def _scale_gamma(X):
+    """``gamma="scale"``: ``1 / (n_features * var)`` with ``var`` the variance
+    of all entries of the first :data:`SCALE_ROWS` rows of X (scikit-learn's
+    SVC on those rows; 1.0 if they are constant).  Computed on X scaled by
+    its largest entry, so that neither the variance nor its inverse
+    overflows for any finite X that passes the row checks."""
+    rows = X[:SCALE_ROWS]
+    top = float(np.abs(rows).max())
+    if top == 0.0:
+        return 1.0
+    v = float((rows / top).var())
+    if v == 0.0:
+        return 1.0
+    with np.errstate(over="ignore"):
+        gamma = (1.0 / top) ** 2 / (X.shape[1] * v)
+    if not (0.0 < gamma < np.inf):
+        raise ValueError(f"gamma='scale' is 1 / (n_features * X.var()) = {gamma!r} for "
+                         f"these rows (their largest entry is {top:.3g}): rescale the data "
+                         "or pass a number (nothing was changed)")
+    return gamma
+
+
+def _nystroem_map(lam, U, size):
+    """The bounded mode's map from the eigensystem ``(lam, U)`` (ascending)
+    of the landmarks' kernel matrix: ``(M, evals, tau)`` with ``M = U_D
+    diag(lam_D)^-1/2`` (landmarks x D) over the ``D = min(size, #{lam_i >
+    tol})`` leading eigenpairs above the null-space tolerance, their
+    eigenvalues (ascending) and ``tau``, the sum of the positive eigenvalues
+    left out.  With no eigenvalue above the tolerance, one zero column (the
+    map to {0})."""
+    m = lam.shape[0]
+    live = np.flatnonzero(lam > null_space_tol(lam)) if m else np.empty(0, dtype=np.intp)
+    keep = live[max(0, live.size - size):]
+    if keep.size == 0:
+        return np.zeros((m, 1)), np.zeros(1), float(np.maximum(lam, 0.0).sum())
+    M = np.ascontiguousarray(U[:, keep] / np.sqrt(lam[keep]))
+    dropped = np.ones(m, dtype=bool)
+    dropped[keep] = False
+    return M, lam[keep].copy(), float(np.maximum(lam[dropped], 0.0).sum())
 
 
 def _inner_products(X, Y):
@@ -678,9 +1013,21 @@ def _inner_products(X, Y):
     return G
 
 
-def _builtin_gram(X, Y, p):
+def _row_inner(YT):
+    """Inner products with the rows of Y (given as ``YT = Y.T``,
+    C-contiguous), one GEMV per row of X: as :func:`_inner_products`, a row's
+    values do not depend on the other rows, at BLAS speed (the bounded
+    mode's rows against a fixed set of landmarks)."""
+    def inner(X, Y):
+        G = np.empty((X.shape[0], YT.shape[1]))
+        _kernels.kpca_map(YT, X, G)
+        return G
+    return inner
+
+
+def _builtin_gram(X, Y, p, inner=_inner_products):
     kernel = p["kernel"]
-    G = _inner_products(X, Y)
+    G = inner(X, Y)
     if kernel == "poly":
         G *= p["gamma"]
         G += p["coef0"]
@@ -693,3 +1040,16 @@ def _builtin_gram(X, Y, p):
         G *= -p["gamma"]
         np.exp(G, out=G)
     return G
+
+
+def _builtin_diagonal(X, p):
+    """``k(x, x)`` of the built-in kernels, row by row."""
+    kernel = p["kernel"]
+    if kernel == "rbf":
+        return np.ones(X.shape[0])
+    d = np.einsum("ij,ij->i", X, X)
+    if kernel == "poly":
+        d *= p["gamma"]
+        d += p["coef0"]
+        d **= p["degree"]
+    return d
