@@ -971,8 +971,9 @@ def _scale_gamma(X):
     v = float((rows / top).var())
     if v == 0.0:
         return 1.0
-    with np.errstate(over="ignore"):
-        gamma = (1.0 / top) ** 2 / (X.shape[1] * v)
+    with np.errstate(over="ignore"):  # (numpy scalars: inf, not OverflowError)
+        inv = np.float64(1.0) / np.float64(top)
+        gamma = float(inv * inv / (X.shape[1] * v))
     if not (0.0 < gamma < np.inf):
         raise ValueError(f"gamma='scale' is 1 / (n_features * X.var()) = {gamma!r} for "
                          f"these rows (their largest entry is {top:.3g}): rescale the data "
