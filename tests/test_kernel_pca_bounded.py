@@ -421,8 +421,8 @@ def test_a_failed_rank_one_update_is_rebuilt_by_eigh(monkeypatch):
             done = self.engine.run_features(Phi[:k + 1], kappa[:k + 1], u[:k + 1],
                                             el[:k + 1], rl[:k + 1])
             assert done == k + 1
-            bad._ft[0] -= 1  # the failed trial is not counted ...
-            lam, Q = bad._fevals, bad._fq
+            bad._bounded.trials[0] -= 1  # the failed trial is not counted ...
+            lam, Q = bad._bounded.evals, bad._bounded.q
             C = (Q * lam) @ Q.T - np.outer(Phi[k], Phi[k])
             lam[:], Q[:] = np.linalg.eigh(C)  # ... and its update not made
             raise _kernels.status_error(_kernels.STATUS_EFAILED, "test", trials_done=k)
