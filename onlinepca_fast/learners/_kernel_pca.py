@@ -442,10 +442,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         q = self._q if bounded is None else bounded.q
         key = (bounded is not None, q.shape[0], p["n_components"], p["eta"], p["sampler"])
         if getattr(self, "_engine", None) is None or self._engine_key != key:
-            if bounded is None:
-                self._engine = self._new_engine(p, self._evals, q)[0]
-            else:
-                self._engine = bounded.engine(**self._engine_args(p))
+            self._engine = (self._new_engine(p, self._evals, q)[0] if bounded is None
+                            else bounded.engine(**self._engine_args(p)))
             self._engine_key = key
         return self._engine
 
@@ -575,11 +573,9 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
 
     @property
     def update_stats_(self) -> dict[str, int]:
-        """Diagnostics of the eigen-updates since the engine was last built
-        (at a reset, a growth of the buffers, the switch or unpickling):
-        ``n_updates``, ``secular_sum`` (the sum of their secular orders, the
-        non-deflated size + 1: the cost driver) and ``n_fallbacks``
-        (bisection roots + dsyevr blocks)."""
+        """Eigen-updates since the engine was built (reset, growth, switch or
+        unpickling): ``n_updates``, ``secular_sum`` (the sum of their secular
+        orders: the cost driver), ``n_fallbacks`` (bisection or dsyevr)."""
         self._check_fitted()
         engine = self.__dict__.get("_engine")
         if engine is None:
@@ -604,14 +600,17 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         self._check_fitted()
         return self._bounded.map.copy() if self._switched() else None
 
-    def _residual(self, i):
+    @property
+    def approximation_error_(self) -> float:
+        """The bounded mode's residuals so far, ``eps_T`` (0 before it)."""
         self._check_fitted()
-        return float(self._bounded.residual[i]) if self._switched() else 0.0
+        return float(self._bounded.residual[0]) if self._switched() else 0.0
 
-    approximation_error_ = property(lambda self: self._residual(0),
-                                    doc="The bounded mode's residuals so far, eps_T.")
-    truncation_error_ = property(lambda self: self._residual(1),
-                                 doc="The trace the switch dropped, tau.")
+    @property
+    def truncation_error_(self) -> float:
+        """The trace the switch dropped, ``tau`` (0 before it)."""
+        self._check_fitted()
+        return float(self._bounded.residual[1]) if self._switched() else 0.0
 
     @property
     def weights_(self) -> FloatArray | None:
