@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import _kernels
 from ..kernels import null_space_tol
-from ._kernel_checks import _check_bounded_values, _check_residuals
+from ._kernel_checks import _check_kernel_values, _check_residuals
 from ._kernel_values import diagonal, gram, row_inner
 
 __all__ = ["BoundedState", "nystroem_map", "map_rows", "plan_rows", "check_map"]
@@ -125,13 +125,13 @@ def plan_rows(X, landmarks, M, p, name, offset, t_end, eta, scale=0.0):
     """The bounded mode's rows X of a batch (`offset` rows into it), checked
     before any trial: ``(Phi, kappa)``, their feature vectors and kernel
     diagonals.  Kernel values beyond the bound of ``t_end`` trials are
-    refused (``_check_bounded_values``); with a callable kernel, a row
+    refused (``_check_kernel_values``); with a callable kernel, a row
     longer in the map than ``k(x, x)`` allows (``_check_residuals``,
     scale: the largest of ``k(x, x)`` and `scale`)."""
     kappa = diagonal(X, p, offset)
 
     def check(K, a):
-        _check_bounded_values(K, kappa[a:a + K.shape[0]], name, offset + a, t_end, eta)
+        _check_kernel_values(K, name, eta, t_end, kappa[a:a + K.shape[0]], offset + a)
 
     Phi, khat = map_rows(X, landmarks, M, p, offset, check)
     if callable(p["kernel"]):

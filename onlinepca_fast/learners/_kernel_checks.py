@@ -27,26 +27,33 @@ def _check_rows(X, name):
             "2**1020 (MAX_STEP); rescale the data (nothing was changed)")
 
 
-def _check_kernel_values(G, name, eta):
-    """Reject a batch with a kernel value beyond :data:`KERNEL_BOUND` / t.
+def _check_kernel_values(G, name, eta, t=None, kappa=None, offset=0):
+    """Reject a batch with a kernel value beyond ``B / t``, ``B = min(2**500,
+    2**1020 / max(1, eta))``.
 
-    With t instances and every ``|k(x, y)| <= B / t``, the kernel matrix's
-    eigenvalues are at most ``B`` (Gershgorin), the bordered update's
-    squares at most ``B^2`` and the log-weights ``-eta lambda`` at most
-    ``eta B`` in magnitude: all finite when ``B = min(2**500, 2**1020 /
-    max(1, eta))``.
+    The exact learner (`t` None: the ``G.shape[1]`` instances): with every
+    ``|k(x, y)| <= B / t`` the kernel matrix's eigenvalues are at most ``B``
+    (Gershgorin), the bordered update's squares at most ``B^2`` and the
+    log-weights ``-eta lambda`` at most ``eta B`` in magnitude: all finite.
+    The bounded mode (`t` the trials at the end of the batch, `kappa` the
+    rows' ``k(x, x)``, `offset` the batch index of G's first row): its C is a
+    sum of at most t terms ``phi phi^T`` with ``|phi|^2 <= k(x, x)`` (up to
+    :data:`PSD_TOLERANCE`, checked for callable kernels), so the same bound
+    keeps its eigenvalues below ``B``.
     """
-    t = G.shape[1]
+    t = G.shape[1] if t is None else t
     bound = min(2.0 ** 500, MAX_STEP / max(1.0, eta)) / t
-    big = np.abs(G).max(axis=1)
+    big = np.abs(G).max(axis=1, initial=0.0)
+    if kappa is not None:
+        big = np.maximum(big, np.abs(kappa))
     bad = np.flatnonzero(big > bound)
     if bad.size:
         i = int(bad[0])
         raise ValueError(
-            f"{name} row {i} is too large for the kernel: max |k(x, y)| = {big[i]:.3g} "
-            f"exceeds min(2**500, 2**1020 / max(1, eta)) / t = {bound:.3g} with t = {t} "
-            "instances, beyond which the eigen-updates would overflow; rescale the data, "
-            "gamma or coef0 (nothing was changed)")
+            f"{name} row {offset + i} is too large for the kernel: max |k(x, y)| = "
+            f"{big[i]:.3g} exceeds min(2**500, 2**1020 / max(1, eta)) / t = {bound:.3g} "
+            f"with t = {t} instances or trials, beyond which the eigen-updates would "
+            "overflow; rescale the data, gamma or coef0 (nothing was changed)")
 
 
 #: A callable kernel is refused if its kernel matrix has an eigenvalue below
@@ -94,26 +101,6 @@ def _check_psd(G, evals, q, name):
             f"has an eigenvalue below -{PSD_TOLERANCE:g} times its scale ({scale:.3g}), "
             "which no rounding explains (a kernel must give a symmetric positive "
             "semi-definite Gram matrix, e.g. not the sigmoid kernel; nothing was changed)")
-
-
-def _check_bounded_values(K, kappa, name, offset, t, eta):
-    """The bounded mode's rows: reject a kernel value (with a landmark, or
-    ``k(x, x)``) beyond ``min(2**500, 2**1020 / max(1, eta)) / t``, ``t`` the
-    trials at the end of the batch.  The bounded mode's matrix ``C`` is a sum
-    of at most t terms ``phi phi^T`` with ``|phi|^2 <= k(x, x)`` (up to
-    :data:`PSD_TOLERANCE`, checked for callable kernels): its eigenvalues
-    stay below ``2**500``, as the exact learner's (:func:`_check_kernel_values`).
-    `offset`: the index in the batch of the first row of K."""
-    bound = min(2.0 ** 500, MAX_STEP / max(1.0, eta)) / t
-    big = np.maximum(np.abs(K).max(axis=1, initial=0.0), np.abs(kappa))
-    bad = np.flatnonzero(big > bound)
-    if bad.size:
-        i = int(bad[0])
-        raise ValueError(
-            f"{name} row {offset + i} is too large for the kernel: max |k(x, y)| = "
-            f"{big[i]:.3g} exceeds min(2**500, 2**1020 / max(1, eta)) / t = {bound:.3g} "
-            f"with t = {t} trials, beyond which the eigen-updates would overflow; "
-            "rescale the data, gamma or coef0 (nothing was changed)")
 
 
 def _check_residuals(kappa, khat, scale, name, offset):

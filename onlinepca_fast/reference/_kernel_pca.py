@@ -131,25 +131,8 @@ class OnlineKernelPCA(_Learner):
     def _k(self, X, Y):
         return gram(X, Y, self.kernel, self.degree, self.gamma_, self.coef0)
 
-    def fit(self, X: ArrayLike) -> OnlineKernelPCA:
-        """Reset on X (``gamma="scale"`` from its first rows), then a trial per row.
-
-        Parameters
-        ----------
-        X : array_like of shape (T, n)
-            The instances.
-
-        Returns
-        -------
-        self : object
-            The learner.
-        """
-        X = np.asarray(X, dtype=np.float64)
-        self._reset(X.shape[1], X)
-        return self.partial_fit(X)
-
     def partial_fit(self, X: ArrayLike) -> OnlineKernelPCA:
-        """One trial per row of X (the first batch resets the learner).
+        """One trial per row of X; the first batch since the reset sets ``gamma_``.
 
         Parameters
         ----------
@@ -163,12 +146,16 @@ class OnlineKernelPCA(_Learner):
         """
         X = np.asarray(X, dtype=np.float64)
         if not hasattr(self, "n_trials_"):
-            self._reset(X.shape[1], X)
+            self._reset(X.shape[1])
+        if self.gamma_ is None:  # the first batch since the reset
+            self._set_gamma(X)
         for x in X:
             self.learn_one(x)
         return self
 
-    def _reset(self, n, X=None):
+    def _set_gamma(self, X):
+        """``gamma_`` from the first batch X (its first 100 rows for "scale")."""
+        n = X.shape[1]
         if self.gamma == "scale":
             v = float(np.var(X[:100]))
             self.gamma_ = 1.0 / (n * v) if v > 0 else 1.0
@@ -176,6 +163,9 @@ class OnlineKernelPCA(_Learner):
             self.gamma_ = 1.0 / n
         else:
             self.gamma_ = float(self.gamma)
+
+    def _reset(self, n):
+        self.gamma_ = None  # set by the first batch
         self._map = None  # the bounded mode's (M, C) after the switch
         self.approximation_error_ = 0.0
         self.n_features_in_ = n
@@ -203,15 +193,12 @@ class OnlineKernelPCA(_Learner):
         """
         x = np.asarray(x, dtype=np.float64)
         if not hasattr(self, "n_trials_"):
-            self._reset(x.shape[0], x[np.newaxis])
+            self._reset(x.shape[0])
+        if self.gamma_ is None:
+            self._set_gamma(x[np.newaxis])
         if self.budget is not None and self._past.shape[0] >= self.budget:
             return self._bounded_trial(x)
-        u = self._rng.random()
-        # eta="auto": the master plays the learner with its weight (and the
-        # learner draws with u / weight), else Follow the Leader
-        play = self._master is None or u < self._master.weight
-        if self._master is not None and play:
-            u = u / self._master.weight
+        u, play = self._play()
         Xp = self._past
         m, r = Xp.shape[0], self.n_components
         kappa = float(self._k(x, x)[0, 0])
@@ -232,9 +219,7 @@ class OnlineKernelPCA(_Learner):
                 Kplus = (U * inv) @ U.T
                 expected = realized = leader = kappa - y @ Kplus @ y
             else:
-                eta, top = self.eta_, np.abs(lam).max()
-                if self.eta == "auto" and top > 0 and eta * top > 2.0 ** 1000:
-                    eta = 2.0 ** 1000 / top
+                eta = self._step(lam)
                 mu = np.zeros(m)
                 mu[~null] = -eta * lam[~null]
                 lbar = np.exp(cap_log(mu, D))
@@ -247,10 +232,34 @@ class OnlineKernelPCA(_Learner):
                 realized = kappa - y @ P @ y
                 Ut = U[:, m - r:]  # Follow the Leader: the r leading eigenvectors
                 leader = kappa - y @ (Ut * inv[m - r:]) @ Ut.T @ y
+        self._past = np.vstack([Xp, x])
+        return self._commit(expected, realized, leader, play, kappa, corner, lam)
+
+    def _play(self):
+        """The trial's uniform: with eta="auto" the master plays the learner
+        with its weight (and the learner draws with u / weight), else Follow
+        the Leader.  Returns (the learner's uniform, whether it plays)."""
+        u = self._rng.random()
+        play = self._master is None or u < self._master.weight
+        if self._master is not None and play:
+            u = u / self._master.weight
+        return u, play
+
+    def _step(self, lam):
+        """The trial's rate: eta, or eta_ limited to 2**1000 / max|lambda|."""
+        eta, top = self.eta_, np.abs(lam).max()
+        if self.eta == "auto" and top > 0 and eta * top > 2.0 ** 1000:
+            eta = 2.0 ** 1000 / top
+        return eta
+
+    def _commit(self, expected, realized, leader, play, kappa, corner, lam, residual=0.0):
+        """eta="auto": the trial's gap (``x = eta k(x, x)``; for the span
+        projection, no corner, the whole loss) and rate, the master's step;
+        then the records (the losses plus `residual`)."""
         if self.eta == "auto":
             with np.errstate(over="ignore"):
-                xs = eta * kappa if corner is not None else np.inf
-            if np.isinf(xs):  # the span projection (or Follow the Leader): the whole loss
+                xs = self._step(lam) * kappa if corner is not None else np.inf
+            if np.isinf(xs):
                 gap = max(expected, 0.0)
             else:
                 gap = max(expected, 0.0) * (1.0 + np.expm1(-xs) / xs) if xs > 0 else 0.0
@@ -261,9 +270,8 @@ class OnlineKernelPCA(_Learner):
         if self._master is not None:
             expected = self._master.step(expected, leader)
             realized = realized if play else leader
-        self._past = np.vstack([Xp, x])
-        self._expected.append(float(expected))
-        self._realized.append(float(realized))
+        self._expected.append(float(expected + residual))
+        self._realized.append(float(realized + residual))
         self.corners_.append(corner)
         self.eigenvalues_history_.append(lam)
         self.n_trials_ += 1
@@ -287,10 +295,7 @@ class OnlineKernelPCA(_Learner):
         if self._map is None:
             self._switch()
         M, C = self._map
-        u = self._rng.random()
-        play = self._master is None or u < self._master.weight
-        if self._master is not None and play:
-            u = u / self._master.weight
+        u, play = self._play()
         phi = (self._k(x[np.newaxis], self._past) @ M)[0]
         kappa = float(self._k(x, x)[0, 0])
         khat = float(phi @ phi)
@@ -303,9 +308,7 @@ class OnlineKernelPCA(_Learner):
         if D <= 0:
             expected = realized = leader = khat - p.sum()
         else:
-            eta, top = self.eta_, np.abs(mu).max()
-            if self.eta == "auto" and top > 0 and eta * top > 2.0 ** 1000:
-                eta = 2.0 ** 1000 / top
+            eta = self._step(mu)
             nu = np.zeros(Dm)
             live = np.abs(mu) > tol
             nu[live] = -eta * mu[live]
@@ -315,29 +318,10 @@ class OnlineKernelPCA(_Learner):
             expected = khat - np.sum((1.0 - D * lbar) * p)
             realized = khat - p[keep].sum()
             leader = khat - p[Dm - r:].sum()
-        if self.eta == "auto":
-            with np.errstate(over="ignore"):
-                xs = eta * khat if corner is not None else np.inf
-            if np.isinf(xs):
-                gap = max(expected, 0.0)
-            else:
-                gap = max(expected, 0.0) * (1.0 + np.expm1(-xs) / xs) if xs > 0 else 0.0
-            self.mixability_gap_ += gap
-            self.eta_ = (self.n_components / self.mixability_gap_ if self.mixability_gap_ > 0
-                         else np.inf)
-        self.rate_learner_losses_.append(float(expected))
-        if self._master is not None:
-            expected = self._master.step(expected, leader)
-            realized = realized if play else leader
         res = kappa - khat
         self.approximation_error_ += res
         self._map = (M, C + np.outer(phi, phi))
-        self._expected.append(float(expected + res))
-        self._realized.append(float(realized + res))
-        self.corners_.append(corner)
-        self.eigenvalues_history_.append(mu)
-        self.n_trials_ += 1
-        return self
+        return self._commit(expected, realized, leader, play, khat, corner, mu, res)
 
     @property
     def eigenvalues_(self) -> FloatArray:
