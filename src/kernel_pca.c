@@ -279,11 +279,37 @@ ptrdiff_t opf_kpca_trials(const opf_kpca *s, const double *G, ptrdiff_t ldg,
 }
 
 /* Workspace (doubles) of the feature form: as the kernel form's, with the
- * rank-one update's in place of the bordered update's. */
+ * rank-one update's in place of the bordered update's (at least 2 n^2, which
+ * the re-orthogonalisation uses between trials). */
 size_t opf_kpca_feature_work_len(ptrdiff_t order)
 {
     size_t n = order > 0 ? (size_t)order : 0;
     return 9 * n + opf_r1_work_len(order);
+}
+
+/*
+ * One Newton-Schulz step towards the nearest orthogonal matrix, in place:
+ * Q <- Q + Q (I - Q^T Q) / 2 (q row-major, columns = eigenvectors; BLAS
+ * sees its memory as A = Q^T, and the step is A <- A + E A / 2 with E = I -
+ * A A^T symmetric).  An error e in Q^T Q becomes ~e^2; each column moves by
+ * O(e), the error it already carries, and keeps its place, so the
+ * eigenvalues and the draws are unaffected.  work: 2 n^2 doubles.
+ */
+static void reorthogonalize(const opf_lapack *fns, ptrdiff_t n, double *q,
+                            ptrdiff_t ldq, double *work)
+{
+    double *E = work, *A = work + n * n, one = 1.0, zero = 0.0, half = 0.5;
+    int ni = (int)n, ld = (int)ldq;
+    char nn = 'N', tt = 'T';
+    ptrdiff_t i, j;
+    fns->dgemm(&nn, &tt, &ni, &ni, &ni, &one, q, &ld, q, &ld, &zero, E, &ni);
+    for (j = 0; j < n; j++)
+        for (i = 0; i < n; i++)
+            E[j * n + i] = (i == j ? 1.0 : 0.0) - E[j * n + i];
+    for (i = 0; i < n; i++)
+        for (j = 0; j < n; j++)
+            A[i * n + j] = q[i * ldq + j];
+    fns->dgemm(&nn, &nn, &ni, &ni, &ni, &half, E, &ni, A, &ni, &one, q, &ld);
 }
 
 void opf_kpca_map(const opf_lapack *fns, ptrdiff_t nl, ptrdiff_t dim,
@@ -380,6 +406,10 @@ ptrdiff_t opf_kpca_feature_trials(const opf_kpca *s, const double *Phi,
             stats->n_fallbacks += info.n_bisection + info.n_eig;
         }
         (*s->t)++;
+        /* part of the trial (no poll in between): at fixed counts, so the
+         * same trials are followed by it however the stream is split */
+        if (m > 0 && *s->t % OPF_KPCA_REORTHOGONALIZE_EVERY == 0)
+            reorthogonalize(s->fns, m, s->q, s->capacity, w.buw);
     }
     return T;
 }

@@ -494,3 +494,21 @@ def test_gamma_scale_refuses_a_scale_beyond_the_float_range():
         before.fit(X)
     assert not hasattr(before, "n_features_in_")
     assert opf.OnlineKernelPCA(R, gamma=1.0).fit(X).n_trials_ == 3
+
+
+def test_the_bounded_modes_eigenvectors_are_reorthogonalised_at_fixed_counts():
+    """After every 10,000 trials of the bounded mode one Newton-Schulz step
+    (part of the trial) restores |Q^T Q - I| to rounding, at the same trials
+    however the stream is split; losses as the NumPy reference's."""
+    rng = np.random.default_rng(19)
+    X = rng.standard_normal((B + 10_002, 6)) * np.linspace(1.0, 0.3, 6) / np.sqrt(6)
+    whole = _bounded(gamma=0.5, map_size=16).fit(X)
+    Q = whole.eigenvectors_
+    assert np.abs(Q.T @ Q - np.eye(16)).max() <= 2e-15  # ~4e-14 without the step
+    split = _bounded(gamma=0.5, map_size=16)
+    for a, b in ((0, B + 9_999), (B + 9_999, B + 10_000), (B + 10_000, len(X))):
+        split.partial_fit(X[a:b])
+    assert_same_state(split, whole)
+    C = (Q * whole.eigenvalues_) @ Q.T
+    Phi = gram(X, whole.X_fit_, **_kernel_args(whole)) @ whole.feature_map_
+    np.testing.assert_allclose(C, Phi.T @ Phi, rtol=0, atol=1e-10 * whole.eigenvalues_.max())
