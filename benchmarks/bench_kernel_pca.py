@@ -13,7 +13,7 @@ from . import workloads as W
 
 KERNELS = {
     "poly2": dict(kernel="poly", degree=2, gamma=1.0, coef0=0.0),  # KW Sec. 5, rank <= 210
-    "rbf": dict(kernel="rbf"),                                       # numerically full rank
+    "rbf": dict(kernel="rbf", gamma="auto"),                         # numerically full rank
 }
 
 
@@ -41,7 +41,8 @@ class KernelPCATrial:
     def setup(self, t, kernel):
         W.one_blas_thread()
         self.X = _stream(t + 200)
-        self.learner = opf.OnlineKernelPCA(5, eta=W.ETA, random_state=0, **KERNELS[kernel])
+        self.learner = opf.OnlineKernelPCA(5, eta=W.ETA, random_state=0, budget=None,
+                                           **KERNELS[kernel])
         self.learner.fit(self.X[:t])
         # grows the buffers by half (no regrowth inside the timing), builds the engine
         self.learner.partial_fit(self.X[t:t + 1])
@@ -87,7 +88,8 @@ class KernelPCAAccuracy:
     def setup(self, kernel):
         W.one_blas_thread()
         self.X = _stream(600)
-        self.learner = opf.OnlineKernelPCA(5, eta=W.ETA, random_state=0, **KERNELS[kernel]).fit(self.X)
+        self.learner = opf.OnlineKernelPCA(5, eta=W.ETA, random_state=0, budget=None,
+                                           **KERNELS[kernel]).fit(self.X)
 
     def track_eigenvalue_error_after_600_trials(self, kernel):
         lam = self.learner.eigenvalues_

@@ -88,7 +88,8 @@ def kernel_state(t, path):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((t + 100, 10))
     start = time.perf_counter()
-    learner = opf.OnlineKernelPCA(5, kernel="rbf", random_state=0).fit(X[:t])
+    learner = opf.OnlineKernelPCA(5, kernel="rbf", gamma="auto", budget=None,
+                                  random_state=0).fit(X[:t])
     print(f"(kernel PCA state at t = {t} built in {time.perf_counter() - start:.0f} s)")
     if path:
         with open(path, "wb") as f:
