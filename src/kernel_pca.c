@@ -50,6 +50,12 @@
  * bordered update: O(m^2) + one GEMM, m x k x (k + 1) for its k
  * non-deflated eigenpairs (k <= rank + 1 of a low-rank kernel matrix, up
  * to m for a full-rank one).
+ *
+ * The feature form (opf_kpca_feature_trials, the learner's bounded mode):
+ * the same trial (play(), below) in a fixed feature space of dimension m,
+ * with p_i = (Q^T phi)_i^2 and kappa = |phi|^2, the state the eigensystem
+ * of C = sum phi phi^T updated by opf_rank_one_update; O(m^2) + a GEMM of
+ * at most m x m x m a trial, whatever the number of trials.
  * No allocation: the caller provides the workspace.
  */
 
