@@ -135,7 +135,7 @@ def resolve_gamma(gamma, X):
     if gamma is None:
         warnings.warn("gamma=None is deprecated: it means 1 / n_features, which depends "
                       "on the scale of the data; pass gamma='auto' for that value, or "
-                      "leave the default 'scale'", DeprecationWarning, stacklevel=7)
+                      "leave the default 'scale'", DeprecationWarning, stacklevel=6)
         gamma = "auto"
     if gamma == "auto":
         return 1.0 / X.shape[1]
