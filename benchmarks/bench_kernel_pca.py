@@ -108,7 +108,7 @@ class KernelPCAAccuracy:
     def setup(self, kernel):
         W.one_blas_thread()
         self.X = W.cone_stream(W.size(600, 60))
-        self.learner = opf.OnlineKernelPCA(5, eta=W.ETA, random_state=0,
+        self.learner = opf.OnlineKernelPCA(5, eta=W.ETA, random_state=0, budget=None,
                                            **W.KERNELS[kernel]).fit(self.X)
 
     def track_eigenvalue_error_after_600_trials(self, kernel):

@@ -705,7 +705,7 @@ def kernel_stream(name):
 
 
 def kernel_learner(r, eta, params):
-    return opf.OnlineKernelPCA(r, eta=eta, random_state=0, **params)
+    return opf.OnlineKernelPCA(r, eta=eta, random_state=0, budget=None, **params)
 
 
 def kernel_auto_rate_table():
@@ -839,7 +839,8 @@ def learner_product_speedup(name, n, repeat=3):
         warm = opf.CenteredOnlinePCA(10, random_state=0, state="dense").fit(warm_rows)
     else:
         X = np.random.default_rng(2).standard_normal((n + 10, 10))
-        warm = opf.OnlineKernelPCA(5, kernel="rbf", gamma=0.1, random_state=0).fit(X[:n])
+        warm = opf.OnlineKernelPCA(5, kernel="rbf", gamma=0.1, budget=None,
+                                   random_state=0).fit(X[:n])
         timed = X[n:]
     forced = copy_job(warm, timed)
     forced = Job(dense(forced.run), dense(forced.prepare), forced.count)
@@ -851,7 +852,7 @@ def learner_product_speedup(name, n, repeat=3):
 
 KERNELS = {
     "poly2": dict(kernel="poly", degree=2, gamma=1.0, coef0=0.0),  # KW Sec. 5, rank <= 210
-    "rbf": dict(kernel="rbf"),                                       # numerically full rank
+    "rbf": dict(kernel="rbf", gamma="auto"),                         # numerically full rank
 }
 
 
@@ -859,7 +860,8 @@ def kernel_pca_after(t, kernel, extra=200):
     """(OnlineKernelPCA(5) fitted on t points of KW's noisy cone, the
     stream of t + extra points)."""
     X = cone_stream(t + extra)
-    learner = opf.OnlineKernelPCA(5, eta=ETA, random_state=0, **KERNELS[kernel]).fit(X[:t])
+    learner = opf.OnlineKernelPCA(5, eta=ETA, random_state=0, budget=None,
+                                  **KERNELS[kernel]).fit(X[:t])
     return learner, X
 
 
@@ -944,7 +946,8 @@ def interrupt_case(case, n=700, t=2500):
         learner = opf.OnlinePCA(5, eta=0.5, share="past", alpha=0.01, random_state=0)
         return learner.partial_fit(X[:3]), X[3:]
     X = np.random.default_rng(0).standard_normal((t + 100, 10))
-    return opf.OnlineKernelPCA(5, kernel="rbf", random_state=0).fit(X[:t]), X[t:]
+    return opf.OnlineKernelPCA(5, kernel="rbf", gamma="auto", budget=None,
+                               random_state=0).fit(X[:t]), X[t:]
 
 
 def trial_seconds(before, X, repeats=3):

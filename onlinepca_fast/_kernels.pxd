@@ -242,6 +242,8 @@ cdef extern from "kernel_pca.h" nogil:
         double *evals
         double *q
         Py_ssize_t *m
+        Py_ssize_t *t
+        double *residual
         double *work
         Py_ssize_t *iwork
         int *buiwork
@@ -260,3 +262,12 @@ cdef extern from "kernel_pca.h" nogil:
                                Py_ssize_t ldg, Py_ssize_t T, const double *u,
                                double *exp_loss, double *real_loss,
                                int *status, opf_kpca_stats *stats)
+    size_t opf_kpca_feature_work_len(Py_ssize_t order)
+    Py_ssize_t opf_kpca_feature_trials(const opf_kpca *s, const double *Phi,
+                                       Py_ssize_t T, const double *kappa,
+                                       const double *u, double *exp_loss,
+                                       double *real_loss, int *status,
+                                       opf_kpca_stats *stats)
+    void opf_kpca_map(const opf_lapack *fns, Py_ssize_t nl, Py_ssize_t dim,
+                      const double *M, const double *K, Py_ssize_t ldk,
+                      Py_ssize_t T, double *Phi, double *khat)

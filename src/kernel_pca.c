@@ -50,6 +50,12 @@
  * bordered update: O(m^2) + one GEMM, m x k x (k + 1) for its k
  * non-deflated eigenpairs (k <= rank + 1 of a low-rank kernel matrix, up
  * to m for a full-rank one).
+ *
+ * The feature form (opf_kpca_feature_trials, the learner's bounded mode):
+ * the same trial (play(), below) in a fixed feature space of dimension m,
+ * with p_i = (Q^T phi)_i^2 and kappa = |phi|^2, the state the eigensystem
+ * of C = sum phi phi^T updated by opf_rank_one_update; O(m^2) + a GEMM of
+ * at most m x m x m a trial, whatever the number of trials.
  * No allocation: the caller provides the workspace.
  */
 
@@ -136,14 +142,17 @@ static kpca_ws split(const opf_kpca *s)
     return w;
 }
 
-/* Losses of one trial with m stored instances (see the header comment). */
-static int losses(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m,
-                  const double *y, double kappa, double u, double *el,
-                  double *rl, double *delta, double *lead)
+/* The losses of a trial once w->p holds the squared coordinates p_i of
+ * phi(x) along the m eigenvectors of the state (eigenvalues s->evals,
+ * ascending; p_i = 0 on the null space |lambda_i| <= tol) and kappa =
+ * |phi(x)|^2 (see the header comment): the same in both forms. */
+static int play(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m, double tol,
+                double kappa, double u, double *el, double *rl,
+                double *delta, double *lead)
 {
     const double *lam = s->evals;
     const ptrdiff_t D = m - s->r;
-    double tol, sum, e, eta = s->eta;
+    double sum, e, eta = s->eta;
     ptrdiff_t i, n_raised;
     int st;
 
@@ -152,11 +161,6 @@ static int losses(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m,
         *delta = kappa > 0.0 ? kappa : 0.0;
         return OPF_OK;
     }
-    opf_gemv_qt(s->fns, (int)m, (int)m, s->q, (int)s->capacity, y, w->z);
-    tol = opf_kpca_null_tol(m, lam);
-    for (i = 0; i < m; i++)
-        w->p[i] = fabs(lam[i]) > tol ? w->z[i] * w->z[i] / lam[i] : 0.0;
-
     if (D <= 0) {
         sum = 0.0;
         for (i = 0; i < m; i++)
@@ -205,6 +209,25 @@ static int losses(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m,
     *rl = kappa - e;
     *delta = s->rate != NULL ? opf_kpca_gap(*el, kappa, eta) : 0.0;
     return OPF_OK;
+}
+
+/* Losses of one trial with m stored instances (kernel form): p_i =
+ * z_i^2 / lambda_i with z = U^T y. */
+static int losses(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m,
+                  const double *y, double kappa, double u, double *el,
+                  double *rl, double *delta, double *lead)
+{
+    const double *lam = s->evals;
+    double tol = 0.0;
+    ptrdiff_t i;
+
+    if (m > 0) {
+        opf_gemv_qt(s->fns, (int)m, (int)m, s->q, (int)s->capacity, y, w->z);
+        tol = opf_kpca_null_tol(m, lam);
+        for (i = 0; i < m; i++)
+            w->p[i] = fabs(lam[i]) > tol ? w->z[i] * w->z[i] / lam[i] : 0.0;
+    }
+    return play(s, w, m, tol, kappa, u, el, rl, delta, lead);
 }
 
 ptrdiff_t opf_kpca_trials(const opf_kpca *s, const double *G, ptrdiff_t ldg,
@@ -259,6 +282,142 @@ ptrdiff_t opf_kpca_trials(const opf_kpca *s, const double *G, ptrdiff_t ldg,
             stats->n_fallbacks += info.n_fallbacks;
         }
         (*s->m)++;
+    }
+    return T;
+}
+
+/* Workspace (doubles) of the feature form: as the kernel form's, with the
+ * rank-one update's in place of the bordered update's (at least 2 n^2, which
+ * the re-orthogonalisation uses between trials). */
+size_t opf_kpca_feature_work_len(ptrdiff_t order)
+{
+    size_t n = order > 0 ? (size_t)order : 0;
+    return 9 * n + opf_r1_work_len(order);
+}
+
+/*
+ * One Newton-Schulz step towards the nearest orthogonal matrix, in place:
+ * Q <- Q + Q (I - Q^T Q) / 2 (q row-major, columns = eigenvectors; BLAS
+ * sees its memory as A = Q^T, and the step is A <- A + E A / 2 with E = I -
+ * A A^T symmetric).  An error e in Q^T Q becomes ~e^2; each column moves by
+ * O(e), the error it already carries, and keeps its place, so the
+ * eigenvalues and the draws are unaffected.  work: 2 n^2 doubles.
+ */
+static void reorthogonalize(const opf_lapack *fns, ptrdiff_t n, double *q,
+                            ptrdiff_t ldq, double *work)
+{
+    double *E = work, *A = work + n * n, one = 1.0, zero = 0.0, half = 0.5;
+    int ni = (int)n, ld = (int)ldq;
+    char nn = 'N', tt = 'T';
+    ptrdiff_t i, j;
+    fns->dgemm(&nn, &tt, &ni, &ni, &ni, &one, q, &ld, q, &ld, &zero, E, &ni);
+    for (j = 0; j < n; j++)
+        for (i = 0; i < n; i++)
+            E[j * n + i] = (i == j ? 1.0 : 0.0) - E[j * n + i];
+    for (i = 0; i < n; i++)
+        for (j = 0; j < n; j++)
+            A[i * n + j] = q[i * ldq + j];
+    fns->dgemm(&nn, &nn, &ni, &ni, &ni, &half, E, &ni, A, &ni, &one, q, &ld);
+}
+
+void opf_kpca_map(const opf_lapack *fns, ptrdiff_t nl, ptrdiff_t dim,
+                  const double *M, const double *K, ptrdiff_t ldk, ptrdiff_t T,
+                  double *Phi, double *khat)
+{
+    ptrdiff_t j, i;
+    for (j = 0; j < T; j++) {
+        double *phi = Phi + j * dim, sum = 0.0;
+        if (nl > 0 && dim > 0)
+            opf_gemv_qt(fns, (int)nl, (int)dim, M, (int)dim, K + j * ldk, phi);
+        else
+            for (i = 0; i < dim; i++)
+                phi[i] = 0.0;
+        if (khat != NULL) {
+            for (i = 0; i < dim; i++)
+                sum += phi[i] * phi[i];
+            khat[j] = sum;
+        }
+    }
+}
+
+/*
+ * The feature form (see kernel_pca.h): the trial of the kernel form on the
+ * coordinates of phi in the eigenbasis of C, then C += phi phi^T.  Cost
+ * per trial: one GEMV and the rank-one update of an order x order
+ * eigensystem (O(order^2) + a GEMM of its non-deflated block), whatever the
+ * number of trials.
+ */
+ptrdiff_t opf_kpca_feature_trials(const opf_kpca *s, const double *Phi,
+                                  ptrdiff_t T, const double *kappa,
+                                  const double *u, double *exp_loss,
+                                  double *real_loss, int *status,
+                                  opf_kpca_stats *stats)
+{
+    kpca_ws w = split(s);
+    const ptrdiff_t m = *s->m;
+    ptrdiff_t j, i;
+    opf_r1_info info;
+
+    *status = OPF_OK;
+    if (m > s->capacity || s->t == NULL || s->residual == NULL) {
+        *status = OPF_EINVAL;
+        return 0;
+    }
+    for (j = 0; j < T; j++) {
+        const double *phi = Phi + j * m;
+        const double pa = s->master ? opf_master_weight(s->master) : 1.0;
+        const int play_a = u[j] < pa;
+        double delta = 0.0, el, rl, lead, khat = 0.0, tol = 0.0, res;
+        int st;
+        if (opf_interrupt_poll(s->poll, OPF_POLL_KPCA_TRIAL)) {
+            *status = OPF_EINTR;
+            return j;
+        }
+        for (i = 0; i < m; i++)
+            khat += phi[i] * phi[i];
+        if (m > 0) {
+            opf_gemv_qt(s->fns, (int)m, (int)m, s->q, (int)s->capacity, phi,
+                        w.z);
+            tol = opf_kpca_null_tol(m, s->evals);
+            for (i = 0; i < m; i++)
+                w.p[i] = fabs(s->evals[i]) > tol ? w.z[i] * w.z[i] : 0.0;
+        }
+        st = play(s, &w, m, tol, khat, play_a ? u[j] / pa : u[j], &el, &rl,
+                  &delta, &lead);
+        if (st != OPF_OK) {
+            *status = st;
+            return j;
+        }
+        res = kappa[j] - khat;
+        exp_loss[j] = el;
+        real_loss[j] = (play_a ? rl : lead) + res;
+        st = m > 0 ? opf_rank_one_update(m, s->evals, s->q, s->capacity, 1.0,
+                                         phi, w.buw, s->buiwork, s->fns, 0,
+                                         &info)
+                   : OPF_OK;
+        if (st == OPF_OK || st == OPF_EFAILED) { /* the trial is done */
+            if (s->rate != NULL) {
+                opf_rate_commit(s->rate, (double)s->r, delta);
+                if (s->master)
+                    exp_loss[j] = opf_master_commit(s->master, el, lead);
+            }
+            exp_loss[j] += res;
+            s->residual[0] += res;
+        }
+        if (st != OPF_OK) {
+            *status = st;
+            return j;
+        }
+        if (stats != NULL && m > 0) {
+            stats->n_updates++;
+            stats->secular_sum += info.m;
+            stats->n_fallbacks += info.n_bisection + info.n_eig;
+        }
+        (*s->t)++;
+        /* part of the trial (no poll in between): at fixed counts, so the
+         * same trials are followed by it however the stream is split */
+        if (m > 0 && *s->t % OPF_KPCA_REORTHOGONALIZE_EVERY == 0)
+            reorthogonalize(s->fns, m, s->q, s->capacity, w.buw);
     }
     return T;
 }

@@ -7,11 +7,18 @@
 #include "common.h"
 
 /*
- * Trial loop of online kernel PCA (Kuzmin & Warmuth 2007, Algorithm 6); see
+ * Trial loops of online kernel PCA (Kuzmin & Warmuth 2007, Algorithm 6); see
  * kernel_pca.c.  The state lives in caller-owned arrays (the Python learner
  * pickles them); this struct only points at them.  The kernel is evaluated
- * by the caller: the loop receives, for each instance of the batch, its
- * kernel values with all earlier instances and itself.
+ * by the caller.  Two forms of the same trial:
+ *  - kernel form (opf_kpca_trials): the eigensystem of the kernel matrix of
+ *    all past instances, grown by one bordered update per trial; the loop
+ *    receives each instance's kernel values with the earlier ones and itself;
+ *  - feature form (opf_kpca_feature_trials): the eigensystem of the
+ *    feature-space matrix C = sum phi phi^T of a fixed, finite feature map
+ *    (the learner's bounded mode: a Nystrom map, see opf_kpca_map), updated
+ *    by one rank-one update per trial; the loop receives each instance's
+ *    feature vector phi and its kernel diagonal k(x, x).
  */
 
 typedef struct {
@@ -33,8 +40,15 @@ typedef struct {
     /* state (caller-owned) */
     double *evals;         /* capacity: ascending eigenvalues of K (first m) */
     double *q;             /* capacity x capacity row-major, columns = eigenvectors */
-    ptrdiff_t *m;          /* order of K = number of instances stored */
-    /* workspace: opf_kpca_work_len / opf_kpca_iwork_len / opf_bu_iwork_len */
+    ptrdiff_t *m;          /* order of K = number of instances stored; feature
+                              form: the order of C (the map's dimension) */
+    /* feature form only (NULL in the kernel form): trials done in it, and
+     * residual[0] += k(x, x) - |phi|^2 per trial (the map's error) */
+    ptrdiff_t *t;
+    double *residual;
+    /* workspace: opf_kpca_work_len / opf_kpca_iwork_len / opf_bu_iwork_len
+     * (feature form: opf_kpca_feature_work_len, opf_kpca_iwork_len,
+     * opf_r1_iwork_len) */
     double *work;
     ptrdiff_t *iwork;
     int *buiwork;
@@ -94,5 +108,52 @@ ptrdiff_t opf_kpca_trials(const opf_kpca *s, const double *G, ptrdiff_t ldg,
                           ptrdiff_t T, const double *u, double *exp_loss,
                           double *real_loss, int *status,
                           opf_kpca_stats *stats);
+
+/*
+ * The feature form.  Row j of Phi (T x order, row-major) is the feature
+ * vector phi_j of instance j in the map's orthonormal coordinates and
+ * kappa[j] = k(x_j, x_j); u[j] its uniform.  The trial is that of the kernel
+ * form with p_i = (Q^T phi)_i^2 and |phi|^2 in place of z_i^2 / lambda_i and
+ * k(x, x) (KW Alg. 6 run in the span of the map: update (2) in a feature
+ * space of dimension `order`, cap D = order - r), then C += phi phi^T by
+ * opf_rank_one_update.  The rate's gap and the master see the trial in that
+ * space; the losses written are those in the kernel's feature space: the
+ * master's (or the learner's) plus the residual k(x, x) - |phi|^2 of phi(x)
+ * outside the span, which is also added to residual[0].
+ *
+ * Returns the number of trials completed (each increments *s->t).  If it
+ * is less than T, *status says why, and trial `done` is either
+ *  - a rank-one-update failure (OPF_EFAILED): its losses are written, its
+ *    rate, master and residual steps committed, but *s->t is not
+ *    incremented and the eigensystem is that before the trial; the caller
+ *    replaces it by the eigensystem of Q diag(evals) Q^T + phi phi^T and
+ *    counts the trial; or
+ *  - any other status: nothing of trial `done` was changed.
+ */
+size_t opf_kpca_feature_work_len(ptrdiff_t order); /* doubles */
+
+/* The feature form re-orthogonalises the eigenvectors of C (one
+ * Newton-Schulz step) after every trial whose count *s->t is a multiple of
+ * this: the rank-one updates' rounding grows |Q^T Q - I| by ~2e-17 a trial
+ * (measured), so it stays below ~1e-12 on streams of any length. */
+#define OPF_KPCA_REORTHOGONALIZE_EVERY 10000
+
+ptrdiff_t opf_kpca_feature_trials(const opf_kpca *s, const double *Phi,
+                                  ptrdiff_t T, const double *kappa,
+                                  const double *u, double *exp_loss,
+                                  double *real_loss, int *status,
+                                  opf_kpca_stats *stats);
+
+/*
+ * A Nystrom map: for T rows k_j (row stride ldk) of kernel values with the
+ * nl landmarks, Phi[j] = M^T k_j (M: nl x dim, row-major) and, unless khat
+ * is NULL, khat[j] = |Phi[j]|^2.  One GEMV per row, so a row's values do
+ * not depend on the other rows of the call (batches split anywhere give
+ * the same numbers).  With M = L^T (the landmarks as columns) it gives the
+ * inner products of the rows with the landmarks, the same way.
+ */
+void opf_kpca_map(const opf_lapack *fns, ptrdiff_t nl, ptrdiff_t dim,
+                  const double *M, const double *K, ptrdiff_t ldk, ptrdiff_t T,
+                  double *Phi, double *khat);
 
 #endif

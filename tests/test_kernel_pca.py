@@ -109,11 +109,12 @@ def test_callable_kernel_matches_builtin():
 
 def test_batches_equal_one_fit():
     X = _data(150)
-    whole = opf.OnlineKernelPCA(3, random_state=5).fit(X)
-    parts = opf.OnlineKernelPCA(3, random_state=5)
+    # (gamma="scale" is fixed by the first batch: see test_gamma_scale_*)
+    whole = opf.OnlineKernelPCA(3, gamma=0.125, random_state=5).fit(X)
+    parts = opf.OnlineKernelPCA(3, gamma=0.125, random_state=5)
     for lo, hi in [(0, 1), (1, 40), (40, 41), (41, 150)]:
         parts.partial_fit(X[lo:hi])
-    ones = opf.OnlineKernelPCA(3, random_state=5)
+    ones = opf.OnlineKernelPCA(3, gamma=0.125, random_state=5)
     for x in X:
         ones.learn_one(x)
     for other in (parts, ones):
@@ -130,7 +131,7 @@ def test_first_trials_project_on_the_span_of_the_past():
     """t - 1 <= r: deterministic, error k(x, x) - y^T K^+ y (k(x, x) at t = 1)."""
     X = _data(40, n=6)
     r = 5
-    kpca = opf.OnlineKernelPCA(r, kernel="rbf", random_state=0).fit(X)
+    kpca = opf.OnlineKernelPCA(r, kernel="rbf", gamma="auto", random_state=0).fit(X)
     K = gram(X, X, "rbf")
     expect = [K[0, 0]]
     for t in range(1, r + 1):
@@ -296,7 +297,7 @@ def test_kw_cone_compression_relative_to_energy():
 
 def test_maintained_eigensystem_stays_accurate():
     X = noisy_cone(1200, 20, random_state=4, embedding="padded")
-    kpca = opf.OnlineKernelPCA(5, random_state=0, **KW_KERNEL).fit(X)
+    kpca = opf.OnlineKernelPCA(5, random_state=0, budget=None, **KW_KERNEL).fit(X)
     K = (X @ X.T) ** 2
     lam, U = kpca.eigenvalues_, kpca.eigenvectors_
     scale = np.abs(lam).max()
@@ -340,8 +341,8 @@ class _FailingEngine:
 
 def test_failed_update_is_rebuilt_by_eigh(monkeypatch):
     X = _data(120)
-    good = opf.OnlineKernelPCA(3, random_state=1).fit(X)
-    bad = opf.OnlineKernelPCA(3, random_state=1).fit(X[:50])
+    good = opf.OnlineKernelPCA(3, gamma=0.125, random_state=1).fit(X)
+    bad = opf.OnlineKernelPCA(3, gamma=0.125, random_state=1).fit(X[:50])
     real, failures = bad._get_engine, [30]
 
     def get_engine(cfg):  # fail once, at trial 50 + 30
@@ -380,7 +381,8 @@ def test_attributes_and_transform():
 def test_params_and_repr():
     kpca = opf.OnlineKernelPCA(2, kernel="poly", degree=2)
     params = kpca.get_params()
-    assert params["kernel"] == "poly" and params["degree"] == 2 and params["gamma"] is None
+    assert params["kernel"] == "poly" and params["degree"] == 2 and params["gamma"] == "scale"
+    assert params["budget"] == 1000 and params["map_size"] == 64
     assert repr(kpca) == "OnlineKernelPCA(degree=2, kernel='poly', n_components=2)"
     kpca.set_params(eta=0.5)
     assert kpca.eta == 0.5
@@ -457,7 +459,12 @@ def test_overflowing_builtin_kernel():
     (dict(kernel="sigmoid"), ValueError, "kernel must be one of"),
     (dict(degree=0), ValueError, "degree must be an integer >= 1"),
     (dict(degree=2.0), TypeError, "degree must be an integer"),
-    (dict(gamma=-1.0), ValueError, "gamma must be a finite number > 0"),
+    (dict(gamma=-1.0), ValueError, r"gamma must be one of \['scale', 'auto', None\] or a "
+                                   "finite number > 0"),
+    (dict(gamma="median"), ValueError, r"gamma must be one of \['scale', 'auto', None\]"),
+    (dict(budget=0), ValueError, "budget must be an integer >= 1"),
+    (dict(budget=2.0), TypeError, "budget must be"),
+    (dict(map_size=0), ValueError, "map_size must be an integer >= 1"),
     (dict(coef0=np.nan), ValueError, "coef0 must be a finite number"),
     (dict(sampler="median"), ValueError, "sampler must be one of"),
     (dict(random_state="seed"), TypeError, "random_state must be None, an int"),
@@ -484,7 +491,7 @@ def test_kernel_change_mid_stream_is_refused():
     kpca.set_params(gamma=3.0)
     with pytest.raises(ValueError, match="kernel parameters .* changed"):
         kpca.partial_fit(_data(5, n=3))
-    kpca.set_params(gamma=None, degree=5, coef0=2.0)  # irrelevant to rbf
+    kpca.set_params(gamma="scale", degree=5, coef0=2.0)  # irrelevant to rbf
     kpca.partial_fit(_data(5, n=3))
     assert kpca.n_trials_ == 15
 

@@ -638,7 +638,8 @@ def kw_cone(n_samples: int = 500, n_features: int = 20, n_components: int = 2,
     X = datasets.noisy_cone(m, n, noise=noise, random_state=data_seed, embedding=embedding)
     learners = [("kernel_pca", "OnlineKernelPCA (KW Alg. 6, kernel (x.y)^2)",
                  lambda seed: OnlineKernelPCA(n_components=k, kernel="poly", degree=2, gamma=1.0,
-                                  coef0=0.0, eta=eta, random_state=seed))]
+                                              coef0=0.0, eta=eta, random_state=seed,
+                                              budget=None))]
     losses = _run_learners("kw-cone", X, learners, seeds, progress)
     curves = {key: _learner_curve(label, key, losses[key]) for key, label, _ in learners}
     # offline kernel PCA (KW Alg. 2): project phi(x_t) on the top-k eigenvectors

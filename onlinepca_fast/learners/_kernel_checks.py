@@ -36,37 +36,47 @@ def _check_rows(X, name):
 KERNEL_MIN = 2.0 ** -480
 
 
-def _check_kernel_values(G, name, eta, scale_free=False):
-    """Reject a batch with a kernel value beyond :data:`KERNEL_BOUND` / t,
-    or (`scale_free`: eta="auto") a value ``k(x, x)`` of a new row in
-    ``(0, KERNEL_MIN)``.
-
-    With t instances and every ``|k(x, y)| <= B / t``, the kernel matrix's
-    eigenvalues are at most ``B`` (Gershgorin), the bordered update's
-    squares at most ``B^2`` and the log-weights ``-eta lambda`` at most
-    ``eta B`` in magnitude: all finite when ``B = min(2**500, 2**1020 /
-    max(1, eta))``.
-    """
-    T, m = G.shape[0], G.shape[1] - G.shape[0]
-    diag = np.abs(G[np.arange(T), m + np.arange(T)])
-    tiny = np.flatnonzero((diag > 0) & (diag < KERNEL_MIN) & scale_free)
+def _check_kernel_scale(diag, name, offset=0):
+    """Reject (eta="auto") a row whose ``k(x, x)`` (`diag`, the rows from
+    batch row `offset` on) is in ``(0, KERNEL_MIN)``."""
+    diag = np.abs(diag)
+    tiny = np.flatnonzero((diag > 0) & (diag < KERNEL_MIN))
     if tiny.size:
         i = int(tiny[0])
         raise ValueError(
-            f"{name} row {i} has the kernel value k(x, x) = {diag[i]:.3g}, outside the range "
-            "OnlineKernelPCA computes exactly in float64: k(x, x) must be 0 or at least "
-            "2**-480 (about 3e-145); rescale the data, gamma or coef0 (nothing was changed)")
-    t = G.shape[1]
+            f"{name} row {offset + i} has the kernel value k(x, x) = {diag[i]:.3g}, outside "
+            "the range OnlineKernelPCA computes exactly in float64: k(x, x) must be 0 or at "
+            "least 2**-480 (about 3e-145); rescale the data, gamma or coef0 (nothing was "
+            "changed)")
+
+
+def _check_kernel_values(G, name, eta, t=None, kappa=None, offset=0):
+    """Reject a batch with a kernel value beyond ``B / t``, ``B = min(2**500,
+    2**1020 / max(1, eta))``.
+
+    The exact learner (`t` None: the ``G.shape[1]`` instances): with every
+    ``|k(x, y)| <= B / t`` the kernel matrix's eigenvalues are at most ``B``
+    (Gershgorin), the bordered update's squares at most ``B^2`` and the
+    log-weights ``-eta lambda`` at most ``eta B`` in magnitude: all finite.
+    The bounded mode (`t` the trials at the end of the batch, `kappa` the
+    rows' ``k(x, x)``, `offset` the batch index of G's first row): its C is a
+    sum of at most t terms ``phi phi^T`` with ``|phi|^2 <= k(x, x)`` (up to
+    :data:`PSD_TOLERANCE`, checked for callable kernels), so the same bound
+    keeps its eigenvalues below ``B``.
+    """
+    t = G.shape[1] if t is None else t
     bound = min(2.0 ** 500, MAX_STEP / max(1.0, eta)) / t
-    big = np.abs(G).max(axis=1)
+    big = np.abs(G).max(axis=1, initial=0.0)
+    if kappa is not None:
+        big = np.maximum(big, np.abs(kappa))
     bad = np.flatnonzero(big > bound)
     if bad.size:
         i = int(bad[0])
         raise ValueError(
-            f"{name} row {i} is too large for the kernel: max |k(x, y)| = {big[i]:.3g} "
-            f"exceeds min(2**500, 2**1020 / max(1, eta)) / t = {bound:.3g} with t = {t} "
-            "instances, beyond which the eigen-updates would overflow; rescale the data, "
-            "gamma or coef0 (nothing was changed)")
+            f"{name} row {offset + i} is too large for the kernel: max |k(x, y)| = "
+            f"{big[i]:.3g} exceeds min(2**500, 2**1020 / max(1, eta)) / t = {bound:.3g} "
+            f"with t = {t} instances or trials, beyond which the eigen-updates would "
+            "overflow; rescale the data, gamma or coef0 (nothing was changed)")
 
 
 #: A callable kernel is refused if its kernel matrix has an eigenvalue below
@@ -114,3 +124,21 @@ def _check_psd(G, evals, q, name):
             f"has an eigenvalue below -{PSD_TOLERANCE:g} times its scale ({scale:.3g}), "
             "which no rounding explains (a kernel must give a symmetric positive "
             "semi-definite Gram matrix, e.g. not the sigmoid kernel; nothing was changed)")
+
+
+def _check_residuals(kappa, khat, scale, name, offset):
+    """A callable kernel in the bounded mode: reject a row whose feature
+    vector is longer than the kernel allows, ``|phi(x)|^2 > k(x, x) +
+    PSD_TOLERANCE * scale`` -- the kernel matrix of the landmarks and x
+    would then have a negative eigenvalue (its Schur complement ``k(x, x)
+    - k_L^T K_L^+ k_L`` is below ``k(x, x) - |phi(x)|^2``, the map keeping
+    part of ``K_L^+``)."""
+    bad = np.flatnonzero(khat - kappa > PSD_TOLERANCE * scale)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(
+            f"kernel is not positive semi-definite: with {name} row {offset + i}, "
+            f"k(x, x) = {kappa[i]:.6g} is below |phi(x)|^2 = {khat[i]:.6g}, the squared "
+            "norm of its projection on the span of the landmarks, by more than "
+            f"{PSD_TOLERANCE:g} times the scale ({scale:.3g}) (a kernel must give a "
+            "symmetric positive semi-definite Gram matrix; nothing was changed)")

@@ -27,6 +27,7 @@ from .._typing import ArrayLike, FloatArray, KernelLike, Sampler, SeedLike
 from .._validation import (
     ETA,
     POSITIVE,
+    POSITIVE_INT,
     SAMPLER,
     Boolean,
     Interval,
@@ -40,9 +41,11 @@ from .._validation import (
 from ..kernels import cap_log, null_space_tol
 from .._guard import guard_of
 from ._base import SAMPLERS, OnlineLearner, reads_state
-from ._batch import run_batch
-from ._kernel_checks import _check_kernel_values, _check_psd, _check_rows
 from . import _aliases, _scoring
+from ._batch import run_batch
+from ._kernel_bounded import BoundedState, check_map, plan_rows
+from ._kernel_checks import _check_kernel_scale, _check_kernel_values, _check_psd, _check_rows
+from ._kernel_values import gram, resolve_gamma
 from ._rates import Master, MasterMixin, RatesMixin, rate_options
 from ._sparse import is_sparse, map_sparse, row_chunks
 
@@ -50,32 +53,32 @@ __all__ = ["OnlineKernelPCA"]
 
 _MAX_COMPONENTS = sys.maxsize >> 2
 
+#: Default ``budget``: the exact learner's instances before the bounded mode.
+BUDGET = 1000
+#: Default ``map_size``: the dimension of the bounded mode's feature space.
+MAP_SIZE = 64
+
 
 class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineLearner):
     """Online kernel PCA with a capped softmin of the kernel matrix (KW Alg. 6).
 
-    At trial t the learner holds the kernel matrix ``K`` of the ``m = t - 1``
-    past instances, ``K = U diag(lambda) U^T``.  With ``D = m - r``
-    (``r = n_components``) it
+    For its first ``budget`` trials (default 1000) the learner is KW
+    Algorithm 6 exactly; then it goes on with the same update in a fixed
+    feature space of dimension ``map_size`` (a Nystrom map onto the leading
+    feature-space directions of those first instances), at a cost and
+    memory per trial that no longer grow with t (see Notes, "Long streams").
 
-    1. transforms the eigenvalues into ``lambdabar = cap_D(exp(-eta lambda)
-       / Z)`` (softmin, then capping at ``1/D``; computed in the log domain
-       by :func:`~onlinepca_fast.kernels.cap_log`, so large kernel
-       eigenvalues -- KW Sec. 5's overflow -- are harmless and no weight
-       underflows before capping);
-    2. draws a corner of ``D`` eigenvectors from ``lambdabar`` (WK Alg. 2, or
-       systematic sampling) and projects on the ``r`` others:
-       ``P~ = U_r Lambda_r^-1 U_r^T``;
-    3. receives ``x``, evaluates ``y = (k(x_i, x))_i`` and ``k(x, x)``, and
-       incurs the approximation error ``k(x, x) - y^T P~ y`` (realized) and
-       ``k(x, x) - y^T W~ y`` (expected), ``W~ = U (I - D
-       diag(lambdabar)) Lambda^-1 U^T``;
-    4. grows the eigensystem by the new row and column ``[y; k(x, x)]``: in
-       the basis ``blockdiag(U, 1)`` the grown matrix is the arrowhead
-       ``[[diag(lambda), z], [z^T, k(x, x)]]``, ``z = U^T y``, whose
-       non-deflated part is solved by one secular equation (Gu-Eisenstat,
-       Loewner eigenvectors) and one matrix product with ``U``.  ``K`` is
-       never re-diagonalised.
+    At trial t the exact learner holds the eigensystem ``K = U diag(lambda)
+    U^T`` of the kernel matrix of the ``m = t - 1`` past instances.  With
+    ``D = m - r`` (``r = n_components``) it takes ``lambdabar = cap_D(exp(-eta
+    lambda) / Z)`` (in the log domain, :func:`~onlinepca_fast.kernels.cap_log`),
+    draws a corner of D eigenvectors from it (WK Alg. 2, or systematic
+    sampling) and projects on the r others, ``P~ = U_r Lambda_r^-1 U_r^T``;
+    receives x, with ``y = (k(x_i, x))_i``, and incurs ``k(x, x) - y^T P~
+    y`` (realized) and ``k(x, x) - y^T W~ y`` (expected), ``W~ = U (I - D
+    diag(lambdabar)) Lambda^-1 U^T``; then grows the eigensystem by the row
+    ``[y; k(x, x)]`` with one bordered (arrowhead) update: one secular
+    equation (Gu-Eisenstat) and one product with U, never re-diagonalising.
 
     Parameters
     ----------
@@ -104,11 +107,28 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         tuned value).
     degree : int, default=3
         Degree of the polynomial kernel (>= 1).
-    gamma : float or None, default=None
-        Kernel coefficient of "poly" and "rbf" (> 0); None means
-        ``1 / n_features``.
+    gamma : "scale", "auto" or float, default="scale"
+        Kernel coefficient of "poly" and "rbf" (> 0).  ``"scale"``: ``1 /
+        (n_features * var)`` (scikit-learn's SVC), ``var`` the variance of
+        all entries of the first 100 rows of the first batch (1.0 if
+        constant), fixed at the reset (``gamma_``): ``c X`` gives the kernel
+        values of X, the same learner.  The same numbers for any split whose
+        first batch has at least 100 rows (``learn_one`` on a new learner:
+        its row's scale).  ``"auto"``: ``1 / n_features`` (not scale-free);
+        ``None``: deprecated, as "auto".
     coef0 : float, default=1.0
         Independent term of the polynomial kernel.
+    budget : int or None, default=1000
+        The trials of the exact learner: once ``budget`` instances are
+        stored they become landmarks and the learner switches to the
+        bounded mode (Notes).  ``None``: always exact (a trial at t costs
+        up to O(t^3), the state ``24 t^2`` bytes).  Lowered mid-stream, the
+        switch is made at the next batch; after it, budget is not read.
+    map_size : int, default=64
+        D, the dimension of the bounded mode's feature space: the D leading
+        feature-space eigenvectors of the landmarks (fewer if their kernel
+        matrix has a lower numerical rank).  Read at the switch.  A trial
+        then costs O(D^2) plus an eigenvector product of at most D^3.
     sampler : {"decomposition", "systematic"}, default="decomposition"
         How the corner is drawn, see
         :func:`onlinepca_fast.kernels.sample_corner`.
@@ -121,171 +141,117 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
 
     Attributes
     ----------
-    eigenvalues_ : ndarray of shape (m,)
-        Ascending eigenvalues of the kernel matrix of the ``m`` instances
-        seen (the maintained eigensystem, for monitoring accuracy).
-    eigenvectors_ : ndarray of shape (m, m)
-        Orthonormal eigenvectors (columns) matching ``eigenvalues_``.
-    weights_ : ndarray of shape (m,) or None
+    eigenvalues_, eigenvectors_ : ndarray of shape (m,), (m, m) or (D,), (D, D)
+        The maintained eigensystem (ascending; columns): of the kernel
+        matrix of the m instances stored, or in the bounded mode of C, the
+        sum of the past ``phi phi^T`` in the map's coordinates.
+    weights_ : ndarray of shape (m,) or (D,), or None
         ``lambdabar`` for the next trial (None while ``m <= r``).
     X_fit_ : ndarray of shape (m, n_features)
-        The instances seen.
+        The instances stored (in the bounded mode: the landmarks).
+    gamma_ : float
+        The kernel coefficient in use.
+    feature_map_ : ndarray of shape (m, D) or None
+        The bounded mode's map M, ``phi(x) = k(x, X_fit_) @ M`` (None before
+        the switch).
+    approximation_error_, truncation_error_ : float
+        ``eps_T``, the sum of the bounded mode's residuals ``k(x, x) -
+        |phi(x)|^2`` so far, and ``tau``, the eigenvalues of the landmarks'
+        kernel matrix left out of the map (both 0 before the switch).
     expected_losses_, realized_losses_ : ndarray of shape (n_trials,)
         Expected and realized approximation errors in feature space.
-    n_features_in_, n_trials_, n_samples_seen_, n_components_ : int
-    eta_ : float
-        The rate of the next trial: ``eta``, or with ``eta="auto"``
-        ``r / mixability_gap_`` (``inf`` while every gap is 0).
-    mixability_gap_ : float
-        ``eta="auto"``: ``Delta_T``, the cumulative mixability gap of the
-        rate learner, which bounds its regret (Notes); 0 with a numeric eta.
-    master_gap_ : float
-        ``eta="auto"``: the master's ``Delta^M``; 0 with a numeric eta.
-    limit_weight_ : float
-        ``eta="auto"``: the master's weight of Follow the Leader for the
-        next trial; 0 with a numeric eta.
+    n_features_in_, n_trials_ : int
+    eta_, mixability_gap_, master_gap_, limit_weight_ : float
+        The rate of the next trial (``r / mixability_gap_`` with "auto"),
+        ``Delta_T``, the master's ``Delta^M`` and its weight of Follow the
+        Leader (the last three 0 with a numeric eta).
     n_eigh_fallbacks_ : int
-        Trials whose eigen-update failed and was replaced by
-        ``numpy.linalg.eigh`` of the kernel matrix (see Notes); 0 in
-        practice.
+        Eigen-updates redone by ``numpy.linalg.eigh`` (Notes); 0 in practice.
 
     Notes
     -----
-    **First trials.**  KW start at ``t = r + 1`` with ``x^1..x^r`` "given",
-    and at ``t = r + 1`` the corner size ``D = t - 1 - r`` is 0.  Here every
-    instance is a trial.  While ``D <= 0`` (``t - 1 <= r``) there are at most
-    r eigenvectors to choose from and all are taken: the hypothesis is the
-    projection onto the span of all past instances (rank ``t - 1 <= r``,
-    deterministic), and expected = realized = ``k(x, x) - y^T K^+ y``
-    (``k(x, x)`` at ``t = 1``).  This is the ``D -> 0`` limit of Alg. 6
-    (``W~ = K^+`` at ``D = 0``).  These trials consume their uniform like
-    any other.
+    The user guide (docs/kernel_pca.md) derives these notes.
 
-    **Zero eigenvalues.**  A kernel matrix of rank ``rho < m`` (e.g. the
-    linear kernel on ``n``-dimensional data has ``rho <= n``) has ``m -
-    rho`` zero eigenvalues, computed as rounding noise, and ``Lambda^-1``
-    blows up there.  In exact arithmetic ``y = X^T phi(x)`` lies in the
-    range of K, so ``u_i^T y = 0`` on the null space and its terms of
-    ``y^T W~ y`` and ``y^T P~ y`` are ``0/0``; their meaning is 0 (the
-    feature-space eigenvector ``X u_i / sqrt(lambda_i)`` does not exist:
-    projecting onto it projects onto nothing).  So eigenvalues with
-    ``|lambda| <= m * eps * max|lambda|`` (``numpy.linalg.matrix_rank``'s
-    threshold, see :func:`null_space_tol`) are taken as exactly 0: their
-    terms are dropped and their softmin weight is ``exp(0)``.  They then
-    have the largest weight and are capped whenever the cap binds, and a
-    capped direction contributes exactly 0 to the expected error
-    (``1 - D lambdabar_i`` is computed as ``-expm1(nu_i + log D)``, exactly 0
-    at the cap).  Positive eigenvalues below the threshold are below the
-    accuracy of any computed eigensystem of K (its backward error is a few
-    ``eps |K|``).
+    **First trials.**  KW start at ``t = r + 1``; here every instance is a
+    trial.  While ``t - 1 <= r`` all eigenvectors are taken: the hypothesis
+    is the projection onto the span of the past instances (deterministic),
+    expected = realized = ``k(x, x) - y^T K^+ y`` (``k(x, x)`` at ``t =
+    1``), the ``D -> 0`` limit of Alg. 6.  These trials consume their
+    uniform like any other.
+
+    **Zero eigenvalues.**  Eigenvalues of K with ``|lambda| <= m eps
+    max|lambda|`` (:func:`null_space_tol`) are exactly 0: their terms of
+    ``y^T W~ y`` and ``y^T P~ y``, ``0/0`` in exact arithmetic, are 0, and
+    their softmin weight is ``exp(0)``; a capped direction contributes
+    exactly 0 (``1 - D lambdabar_i = -expm1(nu_i + log D)``).
 
     **Linear kernel and KW footnote 2.**  With ``kernel="linear"`` the
-    feature space is ``R^N``, ``N = n_features``, and KW update (2) is
-    ``W^t = cap_{N-r}(exp(-eta C^t) / Z)``, ``C^t = sum_{s<t} x_s x_s^T``:
-    :class:`~onlinepca_fast.CenteredOnlinePCA` with ``centered=False``
-    (the uncentered WK Alg. 6 from ``W^0 = I/N``).  Let ``a_i =
-    exp(-eta lambda_i)`` over the ``rho`` non-zero eigenvalues of ``K^t``
-    (= those of ``C^t``) and ``S^t = sum_i (1 - a_i) = tr(I - exp(-eta
-    C^t))``.  Both cappings have the form ``(cap size) * weight_i = min(1,
-    s a_i)`` with a zero-eigenvalue direction weighted ``min(1, s)``.
+    expected losses are those of KW update (2), ``CenteredOnlinePCA(
+    centered=False)``, whenever the cap binds on the null space, ``S^t =
+    tr(I - exp(-eta C^t)) >= r``; before, they differ.
 
-    - If ``S^t >= r``, both solve ``sum_i min(1, s a_i) = rho - r`` with
-      ``s >= 1``: every zero-eigenvalue direction -- the ``N - rho`` of
-      ``C^t`` and the ``t - 1 - rho`` of ``K^t`` -- is at the cap, the
-      data directions get the same weights, and the expected losses are
-      equal, whether ``t - 1 < N`` or ``t - 1 >= N``.  Footnote 2 ("the two
-      types of capping have the same effect") holds exactly in this case.
-    - If ``S^t < r`` the cap does not bind on the zero-eigenvalue
-      directions.  The linear learner gives each of the ``N - rho`` null
-      directions of ``C^t`` the weight ``s < 1`` with ``(N - rho) s +
-      sum_i min(1, s a_i) = N - r``: it sometimes projects onto directions
-      no instance has touched.  The kernel learner solves ``(t - 1 - rho)
-      s + sum_i min(1, s a_i) = t - 1 - r`` instead; its hypothesis lies in
-      the span of the past instances (the null directions of ``C^t`` are
-      never projected onto, weight 1) and the null directions of ``K^t``,
-      which have no feature-space counterpart, absorb weight ``s`` each.
-      The two expected losses then differ, unless ``rho = N = t - 1``.
-      Since ``1 - e^-x <= x``, ``S^t <= eta tr(K^t)``: this is the case at
-      least while ``eta sum_{s<t} |x_s|^2 < r`` (and always while
-      ``t - 1 <= r``, where the kernel learner is deterministic, see above).
+    **eta="auto"** (docs/adaptive_rates.md).  The learner is follow the
+    regularised leader: trial t takes the softmin at ``eta_t = r /
+    Delta_{t-1}`` (at most ``2**1000 / max|lambda|``), the gap of a trial
+    being ``h_t (1 - (1 - e^-x) / x)``, ``x = eta_t k(x, x)`` (the limit of
+    the N-dimensional learner's as N grows; the first trials add their
+    whole loss).  Then ``R_T <= 2 Delta_T <= 2 sqrt(r sum_t h_t k(x_t,
+    x_t)) + 2 (r + 2) max_t k(x_t, x_t)`` for any kernel (proved wherever
+    ``S^t >= r``, checked numerically elsewhere).  The master plays the
+    learner or Follow the Leader (the r leading eigenvectors of K, what
+    ``transform`` projects on): the loss is at most the better one's plus
+    ``2 Delta^M`` (``master_gap_``).  Scaling the kernel by ``c`` scales
+    losses and gaps by ``c``: the weights are unchanged.
 
-    **eta="auto"** (docs/adaptive_rates.md, "OnlineKernelPCA").  The
-    learner is follow-the-regularised-leader (KW update (2)): its state is
-    the eigensystem of K, independent of the rate, and trial t simply uses
-    ``eta_t = r / Delta_{t-1}``, ``Delta_t = delta_1 + ... + delta_t``.  The
-    gap of a trial with ``D >= 1`` is ``delta_t = h_t (1 - (1 - e^-x) /
-    x)``, ``x = eta_t k(x, x)``, ``h_t`` its expected loss: the limit, as the
-    feature dimension N grows, of the two-point gap of the N-dimensional
-    learner (and at least that gap for every N); ``r`` is the supremum over
-    N of the comparator's entropy term ``(N - r) log(N / (N - r))``.  The
-    first trials (``D <= 0``, deterministic) add their whole loss.  Then
-    ``R_T <= 2 Delta_T <= 2 sqrt(r sum_t h_t k(x_t, x_t)) + 2 (r + 2)
-    max_t k(x_t, x_t)`` for any kernel, finite or not (proved where the
-    learner is update (2) in feature space: after the first trials wherever
-    the cap binds on the null space, ``S^t >= r`` in "Linear kernel and KW
-    footnote 2" above, whose argument holds in any feature space; checked
-    numerically on the other trials).  Scaling the kernel by ``c > 0`` scales every loss and gap by
-    ``c`` and the rate by ``1/c``: the weights are unchanged.  The rate is
-    limited to ``2**1000 / max|lambda|``.  The master plays the learner
-    with its weight (the trial's uniform, rescaled, then draws its corner)
-    and Follow the Leader otherwise: the loss is at most the better one's
-    plus ``2 Delta^M <= 2 sqrt(log 2 sum_t k(x_t, x_t)^2 / 4) + (4/3 log 2 +
-    2) max_t k(x_t, x_t)`` (``master_gap_``), so the bound above holds up
-    to that term, and streams where the best rate is infinite (the
-    digits, the image patches) get Follow the Leader's loss.  ``transform``
-    projects on the r leading eigenvectors of K, Follow the Leader's
-    hypothesis.
+    **Numerics.**  In the log domain ``exp(-eta lambda)`` cannot overflow
+    (KW Sec. 5).  With a numeric eta, scale the data (or ``gamma``) so
+    that ``k(x, x) <= 1``, as KW's bound assumes.  A batch is
+    rejected before any state change, naming the row of ``X``, if a row has
+    ``|x|^2 > 2**1020`` or a kernel value exceeds ``min(2**500, 2**1020 /
+    max(1, eta)) / t`` (t instances or trials): no finite input yields a
+    NaN state.
 
-    **Numerics.**  KW Sec. 5 note that large feature norms make the kernel
-    eigenvalues, and ``exp(-eta lambda)``, overflow; in the log domain they
-    do not, but ``eta lambda`` of hundreds makes the softmin a hard top-r
-    choice (Follow the Leader): with a numeric eta, scale the data (or
-    ``gamma``) so that ``k(x, x) <= 1``, as KW's bound assumes, and tune
-    ``eta`` (KW eq. 6); ``eta="auto"`` needs neither.
-    The remaining-mass underflow of KW's capping is handled by ``cap_log``.
-    A batch is rejected, before any state change, with a ``ValueError``
-    naming the row of ``X``, if a row has ``|x|^2 > 2**1020`` or a kernel
-    value exceeds ``min(2**500, 2**1020 / max(1, eta)) / t`` with ``t`` the
-    number of instances so far (the eigenvalues of the kernel matrix then
-    stay below ``2**500``, their squares and ``eta lambda`` finite): no
-    finite input yields a NaN state.  With ``eta="auto"`` (scale-free: the
-    linear kernel on ``c X`` gives ``c**2`` the losses) a row's ``k(x, x)``
-    must also be 0 or at least ``2**-480``, below which its squares lose
-    their precision.
+    **Long streams: the bounded mode.**  Once ``budget`` instances are
+    stored (``K = U diag(lambda) U^T`` their kernel matrix), every later
+    instance is mapped to the coordinates of its projection on the span V
+    of the ``D = map_size`` leading feature-space eigenvectors, ``phi(x) =
+    diag(lambda_D)^-1/2 U_D^T k(X_fit_, x)`` (Nystrom).  In V the landmarks'
+    ``C^t`` is ``diag(lambda_D)``: the state becomes ``(lambda_D, I)``, the
+    rate, gap and master carry over, and each trial is KW's in V (cap ``D -
+    r``) followed by ``C += phi phi^T`` (one rank-one update): the exact
+    capped learner in the feature space V.  The losses recorded are on the
+    kernel's feature vector: those in V plus ``k(x, x) - |phi(x)|^2``.
+    Guarantee (eta="auto"; ``L*``: the best rank-r subspace of the kernel's
+    feature space in hindsight)::
 
-    **Cost.**  The kernel is evaluated once per batch (one call of a
-    callable kernel), between the new rows and all instances so far, which
-    takes ``len(X) * (m + len(X))`` doubles; then the whole batch runs in
-    compiled code with the GIL released.  A trial with ``m`` past
-    instances costs O(m^2) (GEMVs, deflation, gathers) plus one GEMM of
-    the ``m x k`` non-deflated eigenvectors by the ``k x (k + 1)`` secular
-    eigenvectors: ``k`` is about ``rho + 1`` for a kernel of rank ``rho``
-    (linear: ``n_features``; ``(x . y)^2``: ``n(n+1)/2``), but up to all
-    ``m`` for a numerically full-rank kernel such as "rbf", where a trial
-    is O(m^3) like a fresh ``eigh``, but one GEMM (measured about 5x faster
-    than a reference trial, which calls ``eigh``, at ``m = 1000``; about 9x
-    at ``m = 2000``).
-    Memory: about ``3 c^2`` doubles for a capacity ``c >= m`` (the
-    eigenvectors and the bordered update's workspace; ``c`` grows by half
-    when needed, and ``fit`` sizes it exactly): ``t`` instances need about
-    ``24 t^2`` bytes -- 2.4 GB at ``t = 10,000``, 240 GB at ``100,000``.  A
-    batch whose growth cannot be allocated is refused up front with a
-    ``MemoryError`` giving the figure, and nothing changes.
+        L_T <= L* + 2 Delta_T + 2 Delta^M_T + tau + eps_T
 
-    No bounded-memory option (a window of the last instances, removed by
-    downdates) is provided: it would change the algorithm -- ``C^t`` would
-    be a windowed sum, a different update than KW (2), with no regret bound
-    from KW Theorem 1 against the best fixed subspace.
+    with ``Delta_T = mixability_gap_``, ``Delta^M_T = master_gap_``, ``tau =
+    truncation_error_`` and ``eps_T = approximation_error_``: the exact
+    learner's bound in V, plus the error of the approximation (with the
+    caveat of footnote 2 above).  ``eps_T`` grows when the stream leaves
+    the region of the landmarks.  Measured against the exact learner on
+    real streams of 2000 rows the defaults lose 0-0.3% more, and a budget
+    of 250 at most 3%.
 
-    If a bordered update fails (its root finder and both of its fallbacks
-    failing -- not observed), the eigensystem is
-    recomputed by ``numpy.linalg.eigh`` of the kernel matrix of the
-    stored instances and ``n_eigh_fallbacks_`` counts it.
+    **Cost.**  The exact learner evaluates the kernel once per batch (one
+    call of a callable); a trial with m past instances costs O(m^2) plus a
+    GEMM of the non-deflated eigenvectors (O(m^3) for a full-rank kernel
+    such as "rbf": ~100 ms at m = 2000), its state ``24 m^2`` bytes (a
+    growth that cannot be allocated raises ``MemoryError``, nothing
+    changed).  The bounded mode computes a row's features by GEMVs,
+    O(budget (n_features + D)), and a trial costs O(D^2) plus at most a D x
+    D x D product; memory ``budget (n_features + D) + 2 D^2`` doubles and
+    the batch's features.  A 50,000-row stream of 64 features with the
+    defaults: 12-15 s of CPU, mostly the first 1000 (exact) trials.  A
+    failed eigen-update (not observed) is redone by ``numpy.linalg.eigh``
+    (``n_eigh_fallbacks_``).
 
     References
     ----------
     KW Algorithms 2 and 6, update (2), footnote 2, Sec. 5; WK Algorithm 6;
-    de Rooij, van Erven, Grunwald and Koolen, JMLR 15 (2014) (AdaHedge).
+    de Rooij, van Erven, Grunwald and Koolen, JMLR 15 (2014) (AdaHedge);
+    Williams and Seeger, NIPS 2000 (the Nystrom method).
 
     Examples
     --------
@@ -299,6 +265,15 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
     (200,)
     >>> bool(kpca.expected_losses_[-50:].mean() < kpca.expected_losses_[:50].mean())
     True
+
+    A budget of 100 instances: the exact learner for 100 trials, then a
+    32-dimensional feature space.
+
+    >>> short = OnlineKernelPCA(5, budget=100, map_size=32, random_state=0).fit(X)
+    >>> short.X_fit_.shape, short.eigenvalues_.shape
+    ((100, 20), (32,))
+    >>> bool(short.approximation_error_ >= 0.0)
+    True
     """
 
     _constraints = {
@@ -306,8 +281,10 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         "kernel": OneOf(Options("linear", "poly", "rbf"), IsCallable()),
         "eta": ETA,
         "degree": Interval("int", 1, None),
-        "gamma": none_or(POSITIVE),
+        "gamma": OneOf(Options("scale", "auto", None), POSITIVE),
         "coef0": Interval("real"),
+        "budget": none_or(POSITIVE_INT),
+        "map_size": POSITIVE_INT,
         "sampler": SAMPLER,
         "random_state": RandomState(),
         "record_losses": Boolean(),
@@ -315,7 +292,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
 
     def __init__(self, n_components: int, *, kernel: KernelLike = "rbf",
                  eta: float | Literal["auto"] = "auto",
-                 degree: int = 3, gamma: float | None = None, coef0: float = 1.0,
+                 degree: int = 3, gamma: float | Literal["scale", "auto"] | None = "scale",
+                 coef0: float = 1.0, budget: int | None = BUDGET, map_size: int = MAP_SIZE,
                  sampler: Sampler = "decomposition", random_state: SeedLike = None,
                  record_losses: bool = True) -> None:
         self.n_components = n_components
@@ -324,83 +302,82 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         self.degree = degree
         self.gamma = gamma
         self.coef0 = coef0
+        self.budget = budget
+        self.map_size = map_size
         self.sampler = sampler
         self.random_state = random_state
         self.record_losses = record_losses
 
     # -- hyper-parameters --------------------------------------------------
     def _config(self, n):
-        """The checked hyper-parameters, gamma resolved for n features."""
+        """The checked hyper-parameters, ``gamma`` resolved: the value fixed
+        at the last reset (``gamma_``)."""
         p = self._params(n)
-        if p["gamma"] is None:
-            p["gamma"] = 1.0 / n
+        p["gamma"] = self.__dict__.get("_gamma")
         return p
 
-    @staticmethod
-    def _kernel_key(p):
-        """The hyper-parameters the kernel values depend on."""
-        kernel = p["kernel"]
-        if kernel == "poly":
-            return (kernel, p["degree"], p["gamma"], p["coef0"])
-        if kernel == "rbf":
-            return (kernel, p["gamma"])
-        return (kernel,)
+    def _kernel_key(self):
+        """The hyper-parameters the kernel values depend on, as set."""
+        kernel = self.kernel
+        return ((kernel, self.degree, self.gamma, self.coef0) if kernel == "poly" else
+                (kernel, self.gamma) if kernel == "rbf" else (kernel,))
 
     @property
     def _n_features_out(self):
         self._check_fitted()
         return self.n_components
 
-    # -- the kernel --------------------------------------------------------
-    @staticmethod
-    def _gram(X, Y, p):
-        """Gram matrix k(X, Y) of shape (len(X), len(Y)), validated."""
-        kernel = p["kernel"]
-        if callable(kernel):
-            G = kernel(X, Y)
-            arr = np.asarray(G)
-            if arr.dtype.kind not in "iuf":
-                raise TypeError(f"kernel must return a real numeric Gram matrix, got "
-                                f"{type(G).__name__} of dtype {arr.dtype}")
-            expected = (X.shape[0], Y.shape[0])
-            if arr.shape != expected:
-                raise ValueError(f"kernel(X, Y) must return an array of shape (len(X), "
-                                 f"len(Y)) = {expected}, got {arr.shape}")
-            G = np.ascontiguousarray(arr, dtype=np.float64)
-        else:
-            with np.errstate(over="ignore", invalid="ignore"):  # checked below
-                G = _builtin_gram(X, Y, p)
-        if not np.isfinite(G).all():
-            i = int(np.flatnonzero(~np.isfinite(G).all(axis=1))[0])
-            raise ValueError(f"X row {i}: the kernel returned NaN or infinite values"
-                             + (" (nothing was changed)" if callable(kernel) else
-                                " (scale the data, gamma or coef0 down; nothing was "
-                                "changed)"))
-        return G
-
     # -- the trial protocol --------------------------------------------------
     def _plan(self, X, matrix, amax, name, reset):
-        """Checked hyper-parameters and the kernel block, before any state change."""
+        """Everything checked before any state change: ``(p, G, n_exact,
+        bounded)``, G the kernel block of the exact learner's ``n_exact``
+        rows, `bounded` the rest's plan (:meth:`_plan_bounded`) or None."""
         p = self._config(X.shape[1])
         if reset:
             as_generator(self.random_state)  # checked before the reset uses it
+            p["gamma"] = resolve_gamma(self.gamma, X)
         else:
             self._check_kernel_unchanged(p)
-        past = X[:0] if reset else self._X[:int(self._m[0])]
         _check_rows(X, name)
-        G = self._gram(X, np.concatenate([past, X]), p)
-        _check_kernel_values(G, name, rate_options(p["eta"])["eta"],
-                             scale_free=p["eta"] == "auto")
-        if callable(p["kernel"]):  # the built-in kernels are PSD by construction
-            m0 = past.shape[0]
+        T = X.shape[0]
+        m0 = 0 if reset else int(self._m[0])
+        switched = not reset and self._switched()
+        budget = p["budget"]
+        n_exact = 0 if switched else T if budget is None else min(T, max(budget - m0, 0))
+        past = X[:0] if reset else self._X[:m0]
+        Xe = X[:n_exact]
+        G = gram(Xe, np.concatenate([past, Xe]), p)
+        eta = rate_options(p["eta"])["eta"]
+        if p["eta"] == "auto":  # scale-free: the range where it is exact
+            _check_kernel_scale(G[np.arange(n_exact), m0 + np.arange(n_exact)], name)
+        _check_kernel_values(G, name, eta)
+        if callable(p["kernel"]) and n_exact:  # the built-in kernels are PSD by construction
             evals, q = ((np.empty(0), np.empty((0, 0))) if reset else
                         (self._evals[:m0], self._q[:m0, :m0]))
             _check_psd(G, evals, q, name)
-        return p, G
+        bounded = None
+        if n_exact < T:
+            count = 0 if reset else self._count()
+            bounded = self._plan_bounded(X[n_exact:], np.concatenate([past, Xe]), G, p,
+                                         name, n_exact, count + T, eta, reset)
+            if p["eta"] == "auto":
+                _check_kernel_scale(bounded[1], name, n_exact)
+        return p, G, n_exact, bounded
+
+    def _plan_bounded(self, X, landmarks, G, p, name, offset, t_end, eta, reset):
+        """The bounded mode's rows X (from row `offset`), checked: ``(Phi,
+        kappa)``; ``(None, kappa)`` if the batch switches (mapped then)."""
+        if not reset and self._switched():
+            return self._bounded.plan_rows(X, landmarks, p, name, offset, t_end, eta)
+        m0 = landmarks.shape[0] - G.shape[0]
+        M, scale = check_map(G, self._evals[:m0] if m0 else np.empty(0),
+                             self._q[:m0, :m0] if m0 else np.empty((0, 0)), p)
+        return None, plan_rows(X, landmarks, M, p, name, offset, t_end, eta, scale)[1]
 
     def _reset(self, n, plan):
-        p, _ = plan
-        self._kernel_params = self._kernel_key(p)
+        p = plan[0]
+        self._gamma = p["gamma"]
+        self._kernel_params = self._kernel_key()  # gamma as set ("scale" ...)
         self._X = np.empty((0, n))
         self._evals = np.empty(0)
         self._q = np.empty((0, 0))
@@ -410,6 +387,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         self._rate = np.array([0.0, np.inf, 0.0])
         # eta="auto": the master over the learner and Follow the Leader (src/limit.h)
         self._master = _kernels.master_state() if p["eta"] == "auto" else None
+        self._bounded = None  # the bounded mode's state, from the switch on
         self._start_records()
         self._rng = as_generator(self.random_state)
         self.n_eigh_fallbacks_ = 0
@@ -418,10 +396,18 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         self.__dict__.pop("_pace", None)
 
     def _check_kernel_unchanged(self, p):
-        if self._kernel_key(p) != self._kernel_params:
+        if self._kernel_key() != self._kernel_params:
             raise ValueError("the kernel parameters (kernel, degree, gamma, coef0) changed "
                              "since the learner was reset; the kernel matrix of the past "
                              "instances would be inconsistent: call fit to restart")
+
+    def _switched(self):
+        return self.__dict__.get("_bounded") is not None
+
+    def _count(self):
+        """Trials done since the reset: the instances stored, plus the
+        bounded mode's trials."""
+        return int(self._m[0]) + (int(self._bounded.trials[0]) if self._switched() else 0)
 
     def _ensure_capacity(self, need, p):
         """Grow the buffers (and the engine) to hold `need` instances: all
@@ -430,6 +416,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         if need <= cap:
             return
         new = need if cap == 0 else max(need, cap + cap // 2, 16)
+        if p["budget"] is not None:
+            new = max(need, min(new, p["budget"]))  # never beyond the budget
         m = int(self._m[0])
         try:
             X = np.empty((new, self.n_features_in_))
@@ -442,95 +430,120 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
                 f"OnlineKernelPCA: {need} instances need room for {new} (it grows by "
                 f"half), about {gib:.3g} GiB (3 c^2 + c n doubles), which could not be "
                 "allocated; nothing was changed") from None
-        X[:m] = self._X[:m]
-        evals[:m] = self._evals[:m]
-        q[:m, :m] = self._q[:m, :m]
+        X[:m], evals[:m], q[:m, :m] = self._X[:m], self._evals[:m], self._q[:m, :m]
         self._X, self._evals, self._q, self._engine, self._engine_key = (
             X, evals, q, engine, key)
 
+    def _engine_args(self, p):
+        return dict(r=p["n_components"], sampler=SAMPLERS[p["sampler"]], rate=self._rate,
+                    master=self.__dict__.get("_master") if p["eta"] == "auto" else None,
+                    **rate_options(p["eta"]))
+
     def _new_engine(self, p, evals, q):
-        key = (q.shape[0], p["n_components"], p["eta"], p["sampler"])
-        engine = _kernels.KernelPCAEngine(
-            r=p["n_components"], sampler=SAMPLERS[p["sampler"]], evals=evals, q=q,
-            m=self._m, rate=self._rate,
-            master=self.__dict__.get("_master") if p["eta"] == "auto" else None,
-            **rate_options(p["eta"]))
-        return engine, key
+        engine = _kernels.KernelPCAEngine(evals=evals, q=q, m=self._m, **self._engine_args(p))
+        return engine, (False, q.shape[0], p["n_components"], p["eta"], p["sampler"])
 
     def _get_engine(self, p):
-        key = (self._q.shape[0], p["n_components"], p["eta"], p["sampler"])
+        bounded = self.__dict__.get("_bounded")
+        q = self._q if bounded is None else bounded.q
+        key = (bounded is not None, q.shape[0], p["n_components"], p["eta"], p["sampler"])
         if getattr(self, "_engine", None) is None or self._engine_key != key:
-            self._engine, self._engine_key = self._new_engine(p, self._evals, self._q)
+            self._engine = (self._new_engine(p, self._evals, q)[0] if bounded is None
+                            else bounded.engine(**self._engine_args(p)))
+            self._engine_key = key
         return self._engine
+
+    def _switch(self, p):
+        """Enter the bounded mode (idempotent): the stored instances become
+        the landmarks, the state the map's (``_kernel_bounded``)."""
+        m = int(self._m[0])
+        if not self._switched():  # one step: a Ctrl-C cannot split it
+            self.__dict__.update(
+                _bounded=BoundedState(self._evals[:m], self._q[:m, :m], p["map_size"]),
+                _X=self._X[:m].copy(), _evals=np.empty(0), _q=np.empty((0, 0)),
+                _engine=None, _engine_key=None)
 
     def _rebuild(self, m):
         """Eigensystem of the kernel matrix of the first m stored instances by eigh."""
-        p = self._config(self.n_features_in_)
-        X = self._X[:m]
-        K = self._gram(X, X, p)
-        lam, U = np.linalg.eigh(0.5 * (K + K.T))
-        self._evals[:m] = lam
-        self._q[:m, :m] = U
-        self._m[0] = m
-        self._engine = None
+        K = gram(self._X[:m], self._X[:m], self._config(self.n_features_in_))
+        self._evals[:m], self._q[:m, :m] = np.linalg.eigh(0.5 * (K + K.T))
+        self._m[0], self._engine = m, None
 
     _TRANSIENT = OnlineLearner._TRANSIENT + ("_engine_key",)  # rebuilt, never pickled
+
     def _state_dict(self):
         state = super()._state_dict()
         if "_m" in state:  # only the used part of the grown buffers (copied by the caller)
             m = int(self._m[0])
-            state["_X"] = self._X[:m]
-            state["_evals"] = self._evals[:m]
+            state["_X"], state["_evals"] = self._X[:m], self._evals[:m]
             state["_q"] = self._q[:m, :m]
         return state
 
     def _run(self, X, plan):
-        p, G = plan
+        p, G, n_exact, bounded = plan
         T = X.shape[0]
+        c0 = self._count()
         m0 = int(self._m[0])
         with guard_of(self).mutation():
             if (p["eta"] == "auto") != (self.__dict__.get("_master") is not None):
                 # eta set mid-stream: the master restarts with "auto", none with a number
                 self._master = _kernels.master_state() if p["eta"] == "auto" else None
                 self._engine = None
-            self._ensure_capacity(m0 + T, p)
-            self._X[m0:m0 + T] = X
+            if n_exact:
+                self._ensure_capacity(m0 + n_exact, p)
+                self._X[m0:m0 + n_exact] = X[:n_exact]
+        Phi, kappa = bounded if bounded is not None else (None, None)
         losses = np.empty((2, T))
-        ctx = {"start": m0, "n0": self._records.count, "saved": None, "drawn": 0}
+        ctx = {"start": c0, "n0": self._records.count, "saved": None, "drawn": 0, "Phi": Phi}
 
-        def step(done, size):
-            ctx.update(start=int(self._m[0]), n0=self._records.count, saved=None, drawn=0)
-            engine, stop, paced = self._get_engine(p), min(T, done + size), True
-            ctx["saved"] = self._rng.bit_generator.state
-            u = self._rng.random(stop - done)
-            ctx["drawn"] = stop - done
+        def step(done, size):  # exact trials up to the budget, the bounded mode's after
+            ctx.update(start=self._count(), n0=self._records.count, saved=None, drawn=0)
+            start = ctx["start"] - c0
+            if start >= n_exact:
+                self._switch(p)  # (done by settle, unless budget was lowered since)
+                if ctx["Phi"] is None:  # the batch switched: map its remaining rows now
+                    ctx["Phi"] = self._bounded.map_rows(X[n_exact:], self._X, p)
+            engine = self._get_engine(p)
+            stop = min(n_exact if start < n_exact else T, start + size)
+            ctx["saved"], ctx["drawn"] = self._rng.bit_generator.state, stop - start
+            u, paced = self._rng.random(stop - start), True
             try:  # Ctrl-C inside: KeyboardInterrupt, the interrupted trial undone
-                engine.run(G[done:stop], u, losses[0, done:stop], losses[1, done:stop])
+                if start < n_exact:
+                    engine.run(G[start:stop], u, losses[0, start:stop], losses[1, start:stop])
+                else:
+                    f, g = start - n_exact, stop - n_exact
+                    engine.run_features(ctx["Phi"][f:g], kappa[f:g], u, losses[0, start:stop],
+                                        losses[1, start:stop])
             except _kernels.TrialError as exc:
                 if exc.status != _kernels.STATUS_EFAILED:
                     raise
                 # the failed trial has its losses; redo its eigen-update by eigh
-                self._rebuild(int(self._m[0]) + 1)
+                if start < n_exact:
+                    self._rebuild(int(self._m[0]) + 1)
+                else:
+                    self._bounded.rebuild(ctx["Phi"][self._count() - c0 - n_exact])
                 self.n_eigh_fallbacks_ += 1
-                paced = False  # the time includes the O(m^3) rebuild
+                paced = False  # the time includes the rebuild
             settle()
-            return int(self._m[0]) - ctx["start"], paced
+            return self._count() - ctx["start"], paced
 
         def settle():
-            """Make the state that of the rows the engine processed: counter,
-            losses recorded, one uniform consumed per row.  Safe to repeat."""
-            done = int(self._m[0]) - ctx["start"]
-            self._t[0] = self._m[0]
+            # the learner of the rows done: counter, losses, one uniform a row,
+            # the switch once ``budget`` instances are stored (idempotent)
+            if p["budget"] is not None and int(self._m[0]) >= p["budget"]:
+                self._switch(p)
+            done = self._count() - ctx["start"]
+            self._t[0] = self._count()
             if self.record_losses:
                 have = self._records.count - ctx["n0"]
                 if have < done:
-                    first = ctx["start"] - m0
+                    first = ctx["start"] - c0
                     self._record(losses[:, first + have:first + done])
             if ctx["saved"] is not None and done < ctx["drawn"]:
                 self._rng.bit_generator.state = ctx["saved"]
                 self._rng.random(done)
                 ctx["drawn"] = done
-            return int(self._m[0]) - m0
+            return self._count() - c0
 
         run_batch(self, T, step, settle)
         return self
@@ -539,8 +552,10 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
     @property
     @reads_state
     def eigenvalues_(self) -> FloatArray:
-        """Ascending eigenvalues of the kernel matrix of the instances seen."""
+        """Ascending eigenvalues of the kernel matrix (bounded mode: of C)."""
         self._check_fitted()
+        if self._switched():
+            return self._bounded.evals.copy()
         return self._evals[:int(self._m[0])].copy()
 
     @property
@@ -548,17 +563,17 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
     def eigenvectors_(self) -> FloatArray:
         """Orthonormal eigenvectors (columns) matching ``eigenvalues_``."""
         self._check_fitted()
+        if self._switched():
+            return self._bounded.q.copy()
         m = int(self._m[0])
         return self._q[:m, :m].copy()
 
     @property
     @reads_state
     def update_stats_(self) -> dict[str, int]:
-        """Diagnostics of the bordered updates since the engine was last built
-        (at a reset, a growth of the buffers or unpickling): a dict with
-        ``n_updates``, ``secular_sum`` (the sum of their secular orders: the
-        non-deflated size + 1; ``secular_sum / n_updates`` is the typical
-        cost driver) and ``n_fallbacks`` (bisection roots + dsyevr blocks)."""
+        """Eigen-updates since the engine was built (reset, growth, switch or
+        unpickling): ``n_updates``, ``secular_sum`` (the sum of their secular
+        orders: the cost driver), ``n_fallbacks`` (bisection or dsyevr)."""
         self._check_fitted()
         engine = self.__dict__.get("_engine")
         if engine is None:
@@ -568,25 +583,51 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
     @property
     @reads_state
     def X_fit_(self) -> FloatArray:
-        """The instances seen, in order."""
+        """The instances stored (bounded mode: the landmarks)."""
         self._check_fitted()
         return self._X[:int(self._m[0])].copy()
 
     @property
     @reads_state
-    def weights_(self) -> FloatArray | None:
-        """The capped softmin ``lambdabar`` of the next trial (None while m <= r)."""
+    def gamma_(self) -> float | None:
+        """The value of ``gamma`` in use (fixed at the last reset)."""
         self._check_fitted()
-        p = self._config(self.n_features_in_)
-        m = int(self._m[0])
-        D = m - p["n_components"]
+        return self._gamma
+
+    @property
+    @reads_state
+    def feature_map_(self) -> FloatArray | None:
+        """The bounded mode's map (None before the switch)."""
+        self._check_fitted()
+        return self._bounded.map.copy() if self._switched() else None
+
+    @property
+    @reads_state
+    def approximation_error_(self) -> float:
+        """The bounded mode's residuals so far, ``eps_T`` (0 before it)."""
+        self._check_fitted()
+        return float(self._bounded.residual[0]) if self._switched() else 0.0
+
+    @property
+    @reads_state
+    def truncation_error_(self) -> float:
+        """The trace the switch dropped, ``tau`` (0 before it)."""
+        self._check_fitted()
+        return float(self._bounded.residual[1]) if self._switched() else 0.0
+
+    @property
+    @reads_state
+    def weights_(self) -> FloatArray | None:
+        """The capped softmin ``lambdabar`` of the next trial (None while
+        there are at most r eigenvalues)."""
+        self._check_fitted()
+        lam = self.eigenvalues_
+        D = lam.shape[0] - self.n_components
         if D < 1:
             return None
-        lam = self._evals[:m]
-        eta = self._step(lam)
         live = np.abs(lam) > null_space_tol(lam)
-        mu = np.zeros(m)
-        mu[live] = -eta * lam[live]
+        mu = np.zeros(lam.shape[0])
+        mu[live] = -self._step(lam) * lam[live]
         return np.exp(cap_log(mu, D))
 
     def _step(self, lam):
@@ -604,24 +645,6 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
 
     eta_, mixability_gap_ = RatesMixin.eta_, RatesMixin.mixability_gap_
     master_gap_, limit_weight_ = MasterMixin.master_gap_, MasterMixin.limit_weight_
-
-    def fit_transform(self, X: ArrayLike, y: None = None) -> FloatArray:
-        """:meth:`fit` on X, then :meth:`transform` X with the final eigensystem.
-
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-            The instances, one trial per row.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        Z : ndarray of shape (n_samples, n_components)
-            Coordinates of X on the final feature-space directions.
-        """
-        return self.fit(X).transform(X)
-
     score, n_components_ = _scoring.kernel_score, _aliases.n_components_
 
     @reads_state
@@ -634,7 +657,10 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         instances), and the coordinates ``u_i^T y / sqrt(lambda_i)`` are
         orthonormal ones (KW's compression vector ``Lambda_r^-1 U_r^T y``
         scaled by ``Lambda_r^{1/2}``, as scikit-learn's ``KernelPCA``).
-        Columns of directions in the numerical null space are 0.
+        Columns of directions in the numerical null space are 0.  In the
+        bounded mode: the coordinates ``q_i^T phi(x)`` on the r leading
+        eigenvectors of ``C`` in the map's space (at the switch, the same
+        as the exact learner's).
 
         Parameters
         ----------
@@ -654,15 +680,17 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
             return np.concatenate([self.transform(rows[a:b]) for a, b in chunks])
         p = self._config(self.n_features_in_)
         self._check_kernel_unchanged(p)
-        m = int(self._m[0])
         r = p["n_components"]
         Z = np.zeros((rows.shape[0], r))
+        if self._switched():  # the r leading eigenvectors of C in the map's space
+            return self._bounded.transform(rows, self._X, p, r)
+        m = int(self._m[0])
         if m == 0:
             return Z
         lam = self._evals[:m]
         top = np.arange(m - 1, max(m - r, 0) - 1, -1)
         keep = top[np.abs(lam[top]) > null_space_tol(lam)]
-        Y = self._gram(rows, self._X[:m], p)
+        Y = gram(rows, self._X[:m], p)
         Z[:, :keep.size] = (Y @ self._q[:m, keep]) / np.sqrt(lam[keep])
         return Z
 
@@ -670,34 +698,3 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
 def _memory_bytes(capacity, n_features):
     """Bytes of the state and workspace for `capacity` instances."""
     return 8 * (3 * capacity * capacity + capacity * (n_features + 20))
-
-
-def _inner_products(X, Y):
-    """X @ Y.T with every entry rounded the same whatever the shapes: each is
-    numpy's pairwise sum of the elementwise products of its two rows.  A BLAS
-    GEMM picks other kernels (other summation orders and FMA use) for other
-    matrix sizes, so a batch and its prefix (after Ctrl-C) or two splits of a
-    stream would see kernel values differing in the last bit."""
-    G = np.empty((X.shape[0], Y.shape[0]))
-    rows = max(1, (1 << 21) // max(1, Y.shape[0] * X.shape[1]))  # ~16 MB products
-    for i in range(0, X.shape[0], rows):
-        np.add.reduce(X[i:i + rows, np.newaxis, :] * Y[np.newaxis, :, :], axis=-1,
-                      out=G[i:i + rows])
-    return G
-
-
-def _builtin_gram(X, Y, p):
-    kernel = p["kernel"]
-    G = _inner_products(X, Y)
-    if kernel == "poly":
-        G *= p["gamma"]
-        G += p["coef0"]
-        G **= p["degree"]
-    elif kernel == "rbf":  # |x - y|^2 = |x|^2 + |y|^2 - 2 x.y, clipped at 0
-        G *= -2.0
-        G += np.einsum("ij,ij->i", X, X)[:, np.newaxis]
-        G += np.einsum("ij,ij->i", Y, Y)[np.newaxis, :]
-        np.maximum(G, 0.0, out=G)
-        G *= -p["gamma"]
-        np.exp(G, out=G)
-    return G

@@ -27,6 +27,7 @@ import numpy as np
 
 from .._typing import ArrayLike, FloatArray
 from ._base import reads_state
+from ._kernel_values import diagonal
 from ._sparse import is_sparse, map_sparse, row_chunks
 
 
@@ -51,21 +52,9 @@ def kernel_compression_losses(learner: Any, X: Any) -> FloatArray:
         return map_sparse(X, lambda rows: kernel_compression_losses(learner, rows))
     Z = learner.transform(X)
     rows = learner._validate_for_transform(X)
-    p = learner._config(learner.n_features_in_)
-    out = np.empty(rows.shape[0])
-    for a in range(0, rows.shape[0], _DIAGONAL_ROWS):
-        block = rows[a:a + _DIAGONAL_ROWS]
-        diagonal = np.diagonal(learner._gram(block, block, p))  # k(x, x)
-        out[a:a + block.shape[0]] = diagonal - np.einsum(
-            "ij,ij->i", Z[a:a + block.shape[0]], Z[a:a + block.shape[0]])
+    kxx = diagonal(rows, learner._config(learner.n_features_in_))  # k(x, x)
     # (a residual is a squared norm: rounding alone makes it negative)
-    return np.maximum(out, 0.0)
-
-
-#: Rows whose kernel values with each other are computed at once to take
-#: k(x, x) from the diagonal (a callable kernel is only known through
-#: ``kernel(X, Y)``).
-_DIAGONAL_ROWS = 64
+    return np.maximum(kxx - np.einsum("ij,ij->i", Z, Z), 0.0)
 
 
 @reads_state

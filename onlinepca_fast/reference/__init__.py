@@ -41,7 +41,8 @@ _TYPES = {
     "random_state": "None, int or numpy.random.Generator",
     "center_lr_inv": "float", "mean_init": "None or array_like of shape (n,)",
     "centered": "bool", "kernel": '{"rbf", "poly", "linear"} or callable',
-    "degree": "int", "gamma": "float or None", "coef0": "float",
+    "degree": "int", "gamma": '"scale", "auto", float or None', "coef0": "float",
+    "budget": "int or None", "map_size": "int",
 }
 
 

@@ -17,6 +17,20 @@ same seed and data give the same loss trajectories):
   ``k(x, x) - y^T K^+ y`` (``k(x, x)`` when m = 0).
 * Eigenvalues with ``|lambda| <= m * eps * max|lambda|`` are zero:
   ``Lambda^-1`` is 0 there (pseudo-inverse) and the softmin sees 0.
+* ``gamma="scale"``: ``1 / (n * var)``, ``var`` the variance of the entries
+  of the first 100 rows of the first batch (of ``fit``; of the first row
+  for ``learn_one``); ``"auto"`` or None: ``1 / n``.
+* The bounded mode (``budget`` not None): the trials with ``m >= budget``
+  stored instances (``m = budget`` from then on, the landmarks) take the
+  landmarks' kernel matrix ``K = U diag(lambda) U^T`` (``eigh``), the
+  ``D <= map_size`` leading eigenpairs with ``lambda`` above the null-space
+  tolerance, the map ``phi(x) = diag(lambda_D)^-1/2 U_D^T k(L, x)`` and the
+  matrix ``C = diag(lambda_D) + sum phi phi^T`` of the bounded mode's past
+  trials; a trial is KW Alg. 6 in that D-dimensional space: ``eigh(C)``,
+  ``p_i = (v_i^T phi)^2``, ``kappa^ = |phi|^2`` in place of ``z_i^2 /
+  lambda_i`` and ``k(x, x)``, cap ``D - r``; the rate's gap and the master
+  see those losses, and the recorded ones add the residual ``k(x, x) -
+  kappa^``.
 * ``eta="auto"`` (docs/adaptive_rates.md, "OnlineKernelPCA"): trial t uses
   ``eta_t = r / Delta_{t-1}`` (``inf`` while ``Delta = 0``), at most
   ``2**1000 / max|lambda|``; its gap is ``h (1 - (1 - exp(-x)) / x)``,
@@ -51,7 +65,7 @@ __all__ = ["OnlineKernelPCA", "gram"]
 
 def gram(X: ArrayLike, Y: ArrayLike,
          kernel: str | Callable[[FloatArray, FloatArray], ArrayLike] = "rbf", degree: int = 3,
-         gamma: float | None = None, coef0: float = 1.0) -> FloatArray:
+         gamma: float | str | None = None, coef0: float = 1.0) -> FloatArray:
     """Kernel matrix k(X, Y) of shape (len(X), len(Y)), scikit-learn's formulas.
 
     Parameters
@@ -64,8 +78,8 @@ def gram(X: ArrayLike, Y: ArrayLike,
         The kernel; a callable gets ``(X, Y)`` and returns the matrix.
     degree : int, default=3
         Degree of ``"poly"``.
-    gamma : float or None, default=None
-        Scale of ``"rbf"`` and ``"poly"`` (None: ``1 / n``).
+    gamma : float, "auto" or None, default=None
+        Scale of ``"rbf"`` and ``"poly"`` (None or "auto": ``1 / n``).
     coef0 : float, default=1.0
         Offset of ``"poly"``.
 
@@ -78,7 +92,7 @@ def gram(X: ArrayLike, Y: ArrayLike,
     Y = np.atleast_2d(np.asarray(Y, dtype=np.float64))
     if callable(kernel):
         return np.asarray(kernel(X, Y), dtype=np.float64)
-    g = 1.0 / X.shape[1] if gamma is None else gamma
+    g = 1.0 / X.shape[1] if gamma in (None, "auto") else gamma
     if kernel == "linear":
         return X @ Y.T
     if kernel == "poly":
@@ -99,8 +113,9 @@ class OnlineKernelPCA(_Learner):
 
     def __init__(self, n_components: int,
                  kernel: str | Callable[[FloatArray, FloatArray], ArrayLike] = "rbf",
-                 eta: float | str = "auto", degree: int = 3, gamma: float | None = None,
-                 coef0: float = 1.0,
+                 eta: float | str = "auto", degree: int = 3,
+                 gamma: float | str | None = "scale", coef0: float = 1.0,
+                 budget: int | None = None, map_size: int = 64,
                  sampler: str = "decomposition", random_state: SeedLike = None) -> None:
         self.n_components = n_components
         self.kernel = kernel
@@ -108,13 +123,51 @@ class OnlineKernelPCA(_Learner):
         self.degree = degree
         self.gamma = gamma
         self.coef0 = coef0
+        self.budget = budget
+        self.map_size = map_size
         self.sampler = sampler
         self.random_state = random_state
 
     def _k(self, X, Y):
-        return gram(X, Y, self.kernel, self.degree, self.gamma, self.coef0)
+        return gram(X, Y, self.kernel, self.degree, self.gamma_, self.coef0)
+
+    def partial_fit(self, X: ArrayLike) -> OnlineKernelPCA:
+        """One trial per row of X; the first batch since the reset sets ``gamma_``.
+
+        Parameters
+        ----------
+        X : array_like of shape (T, n)
+            The instances.
+
+        Returns
+        -------
+        self : object
+            The learner.
+        """
+        X = np.asarray(X, dtype=np.float64)
+        if not hasattr(self, "n_trials_"):
+            self._reset(X.shape[1])
+        if self.gamma_ is None:  # the first batch since the reset
+            self._set_gamma(X)
+        for x in X:
+            self.learn_one(x)
+        return self
+
+    def _set_gamma(self, X):
+        """``gamma_`` from the first batch X (its first 100 rows for "scale")."""
+        n = X.shape[1]
+        if self.gamma == "scale":
+            v = float(np.var(X[:100]))
+            self.gamma_ = 1.0 / (n * v) if v > 0 else 1.0
+        elif self.gamma in ("auto", None):
+            self.gamma_ = 1.0 / n
+        else:
+            self.gamma_ = float(self.gamma)
 
     def _reset(self, n):
+        self.gamma_ = None  # set by the first batch
+        self._map = None  # the bounded mode's (M, C) after the switch
+        self.approximation_error_ = 0.0
         self.n_features_in_ = n
         self._rng = np.random.default_rng(self.random_state)
         self._past = np.empty((0, n))
@@ -141,12 +194,11 @@ class OnlineKernelPCA(_Learner):
         x = np.asarray(x, dtype=np.float64)
         if not hasattr(self, "n_trials_"):
             self._reset(x.shape[0])
-        u = self._rng.random()
-        # eta="auto": the master plays the learner with its weight (and the
-        # learner draws with u / weight), else Follow the Leader
-        play = self._master is None or u < self._master.weight
-        if self._master is not None and play:
-            u = u / self._master.weight
+        if self.gamma_ is None:
+            self._set_gamma(x[np.newaxis])
+        if self.budget is not None and self._past.shape[0] >= self.budget:
+            return self._bounded_trial(x)
+        u, play = self._play()
         Xp = self._past
         m, r = Xp.shape[0], self.n_components
         kappa = float(self._k(x, x)[0, 0])
@@ -167,9 +219,7 @@ class OnlineKernelPCA(_Learner):
                 Kplus = (U * inv) @ U.T
                 expected = realized = leader = kappa - y @ Kplus @ y
             else:
-                eta, top = self.eta_, np.abs(lam).max()
-                if self.eta == "auto" and top > 0 and eta * top > 2.0 ** 1000:
-                    eta = 2.0 ** 1000 / top
+                eta = self._step(lam)
                 mu = np.zeros(m)
                 mu[~null] = -eta * lam[~null]
                 lbar = np.exp(cap_log(mu, D))
@@ -182,10 +232,34 @@ class OnlineKernelPCA(_Learner):
                 realized = kappa - y @ P @ y
                 Ut = U[:, m - r:]  # Follow the Leader: the r leading eigenvectors
                 leader = kappa - y @ (Ut * inv[m - r:]) @ Ut.T @ y
+        self._past = np.vstack([Xp, x])
+        return self._commit(expected, realized, leader, play, kappa, corner, lam)
+
+    def _play(self):
+        """The trial's uniform: with eta="auto" the master plays the learner
+        with its weight (and the learner draws with u / weight), else Follow
+        the Leader.  Returns (the learner's uniform, whether it plays)."""
+        u = self._rng.random()
+        play = self._master is None or u < self._master.weight
+        if self._master is not None and play:
+            u = u / self._master.weight
+        return u, play
+
+    def _step(self, lam):
+        """The trial's rate: eta, or eta_ limited to 2**1000 / max|lambda|."""
+        eta, top = self.eta_, np.abs(lam).max()
+        if self.eta == "auto" and top > 0 and eta * top > 2.0 ** 1000:
+            eta = 2.0 ** 1000 / top
+        return eta
+
+    def _commit(self, expected, realized, leader, play, kappa, corner, lam, residual=0.0):
+        """eta="auto": the trial's gap (``x = eta k(x, x)``; for the span
+        projection, no corner, the whole loss) and rate, the master's step;
+        then the records (the losses plus `residual`)."""
         if self.eta == "auto":
             with np.errstate(over="ignore"):
-                xs = eta * kappa if corner is not None else np.inf
-            if np.isinf(xs):  # the span projection (or Follow the Leader): the whole loss
+                xs = self._step(lam) * kappa if corner is not None else np.inf
+            if np.isinf(xs):
                 gap = max(expected, 0.0)
             else:
                 gap = max(expected, 0.0) * (1.0 + np.expm1(-xs) / xs) if xs > 0 else 0.0
@@ -196,16 +270,64 @@ class OnlineKernelPCA(_Learner):
         if self._master is not None:
             expected = self._master.step(expected, leader)
             realized = realized if play else leader
-        self._past = np.vstack([Xp, x])
-        self._expected.append(float(expected))
-        self._realized.append(float(realized))
+        self._expected.append(float(expected + residual))
+        self._realized.append(float(realized + residual))
         self.corners_.append(corner)
         self.eigenvalues_history_.append(lam)
         self.n_trials_ += 1
         return self
 
+    def _switch(self):
+        """The bounded mode's map and matrix from ``eigh`` of the landmarks'
+        kernel matrix (the instances stored)."""
+        K = self._k(self._past, self._past)
+        lam, U = np.linalg.eigh((K + K.T) / 2)
+        tol = lam.shape[0] * np.finfo(np.float64).eps * np.abs(lam).max()
+        keep = np.flatnonzero(lam > tol)[-self.map_size:]
+        M = U[:, keep] / np.sqrt(lam[keep])
+        if keep.size == 0:
+            M = np.zeros((lam.shape[0], 1))
+        self._map = (M, np.diag(lam[keep]) if keep.size else np.zeros((1, 1)))
+        self.truncation_error_ = float(np.sum(np.maximum(np.delete(lam, keep), 0.0)))
+
+    def _bounded_trial(self, x):
+        """One trial of the bounded mode: KW Alg. 6 in the map's feature space."""
+        if self._map is None:
+            self._switch()
+        M, C = self._map
+        u, play = self._play()
+        phi = (self._k(x[np.newaxis], self._past) @ M)[0]
+        kappa = float(self._k(x, x)[0, 0])
+        khat = float(phi @ phi)
+        mu, V = np.linalg.eigh(C)
+        Dm, r = mu.shape[0], self.n_components
+        tol = Dm * np.finfo(np.float64).eps * np.abs(mu).max()
+        p = np.where(np.abs(mu) > tol, (V.T @ phi) ** 2, 0.0)
+        D = Dm - r
+        corner = None
+        if D <= 0:
+            expected = realized = leader = khat - p.sum()
+        else:
+            eta = self._step(mu)
+            nu = np.zeros(Dm)
+            live = np.abs(mu) > tol
+            nu[live] = -eta * mu[live]
+            lbar = np.exp(cap_log(nu, D))
+            corner = sample_corner(lbar, D, PresetUniform(u), self.sampler)
+            keep = np.setdiff1d(np.arange(Dm), corner)
+            expected = khat - np.sum((1.0 - D * lbar) * p)
+            realized = khat - p[keep].sum()
+            leader = khat - p[Dm - r:].sum()
+        res = kappa - khat
+        self.approximation_error_ += res
+        self._map = (M, C + np.outer(phi, phi))
+        return self._commit(expected, realized, leader, play, khat, corner, mu, res)
+
     @property
     def eigenvalues_(self) -> FloatArray:
-        """Ascending eigenvalues of the kernel matrix of the instances so far."""
+        """Ascending eigenvalues of the kernel matrix of the instances so far
+        (in the bounded mode: of ``C``)."""
+        if self._map is not None:
+            return np.linalg.eigvalsh(self._map[1])
         K = self._k(self._past, self._past)
         return np.linalg.eigvalsh((K + K.T) / 2)
