@@ -340,10 +340,13 @@ static int root_fast(int m, int l, const double *dlam, const double *w,
         double r = rho;
         fns->dlaed4(&mi, &li, (double *)dlam, (double *)w, delta, &r, lam,
                     &inf);
-        if (vecmode)
-            ok = inf == 0 && isfinite(*lam) && isfinite(delta[0])
-                 && isfinite(delta[1]);
-        else
+        if (vecmode) {
+            /* dlaed5's vector, normalised by a plain sqrt of squares: 0
+             * when they overflow (rho w_k^2 ~ 1e-160 of the gap: the
+             * learners' reduced deflation tolerance, rank_one_update.h) */
+            const double nrm2 = delta[0] * delta[0] + delta[1] * delta[1];
+            ok = inf == 0 && isfinite(*lam) && nrm2 > 0.5 && nrm2 < 2.0;
+        } else
             ok = inf == 0 && root_ok(m, l, delta, *lam);
         *failed = !ok;
     }
@@ -450,7 +453,7 @@ int opf_sec_solve(int m, const double *dlam, const double *w, double rho,
     double *lam = ws->lam;
     /* For m == 2 dlaed4 (via dlaed5) returns the unit eigenvector in delta
      * rather than the differences. */
-    const int vecmode = m == 2 && !(flags & OPF_FORCE_BISECTION);
+    int vecmode = m == 2 && !(flags & OPF_FORCE_BISECTION);
 
     if (opf_pool_size(fns->pool) > 1 && m >= OPF_SPLIT_MIN)
         return solve_split(m, dlam, w, rho, ws, s, fns, flags, reverse,
@@ -464,6 +467,14 @@ int opf_sec_solve(int m, const double *dlam, const double *w, double rho,
                            vecmode, &failed);
         if (failed)
             (*n_dlaed4_failures)++;
+        if (!ok && vecmode) {
+            /* both roots again by bisection, then the Loewner vectors
+             * (a root's delta in vector mode is not the differences) */
+            vecmode = 0;
+            flags |= OPF_FORCE_BISECTION;
+            l = -1;
+            continue;
+        }
         if (!ok && !vecmode) {
             ok = bisect_root(m, l, dlam, w, rho, delta, &lam[l], ws->dd);
             if (ok)

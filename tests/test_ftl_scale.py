@@ -145,6 +145,32 @@ def test_axis_rows_spread_over_560_decades(state):
 
 
 @pytest.mark.parametrize("state", ["dense", "clustered"])
+@pytest.mark.parametrize("c", [1e80, 1e120, 2.0 ** 440])
+def test_two_rows_spread_past_2_to_500(c, state):
+    """A row of norm c then one of norm 1, n = 2 (a fuzzed stream CI found):
+    the second update's secular block has rho w^2 ~ 1/c^2 of its gap, where
+    LAPACK's order-2 solver (dlaed5) normalises its eigenvector by a sqrt of
+    squares that overflow (components ~c^2): the eigenvectors came back 0.
+    Now such a root is bisected and its vector formed by the Loewner
+    formula.  Oracle: eigh of C = X^T X, whose eigenvalues are 1 apart
+    from c^2 (well separated)."""
+    X = np.array([[0.689413798, -0.724367735], [0.986849108, 0.161644169]])
+    X[0] *= c
+    ftl = opf.FollowTheLeader(1, state=state).fit(X)
+    Q = ftl.eigenvectors_
+    assert_allclose(Q.T @ Q, np.eye(2), atol=1e-14)
+    _, V = np.linalg.eigh(X.T @ X)
+    assert abs(abs(ftl.components_[0] @ V[:, 1]) - 1.0) <= 1e-14
+    # the second loss: |x_2|^2 - (u^T x_2)^2 with u = x_1 / |x_1|
+    u = X[0] / np.linalg.norm(X[0])
+    assert ftl.expected_losses_[1] == pytest.approx(X[1] @ X[1] - (u @ X[1]) ** 2,
+                                                    rel=1e-13)
+    # the smaller eigenvalue of C (from the rows, not from eigh's rounding of c^2)
+    small = (X[1] @ X[1]) - (u @ X[1]) ** 2
+    assert -ftl.eigenvalues_[1] == pytest.approx(small, rel=1e-12)
+
+
+@pytest.mark.parametrize("state", ["dense", "clustered"])
 def test_alg6_keeps_its_documented_floor(state):
     """WK Alg. 6 keeps A = -log(n) I - eta C^t exactly while its spread
     stays below 2**60 (weights exp(-2**60) are 0 in float64 either way),
