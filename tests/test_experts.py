@@ -57,7 +57,7 @@ def test_capped_hedge_large_n_in_every_instruction_set(eta, share):
     for level in range(top + 1):
         with _kernels.tuning(cpu_level=level):  # the engine built here keeps it
             fast = opf.CappedHedge(n_components=k, **kw).fit(X)
-        assert fast._engine.context.cpu_level == level
+        assert fast._engine[2].context.cpu_level == level
         assert_allclose(fast.expected_losses_, slow.expected_losses_, rtol=1e-9, atol=0)
         assert_allclose(fast.realized_losses_, slow.realized_losses_, rtol=1e-12, atol=0)
         assert_allclose(fast.weights_, slow.weights_, rtol=1e-9, atol=1e-300)

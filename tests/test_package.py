@@ -131,11 +131,13 @@ def test_the_library_imports_nothing_of_the_application():
     assert {m: found for m, found in leaks.items() if found} == {}
 
 
-def test_importing_the_package_loads_no_module_of_the_application():
+def test_importing_the_package_loads_no_module_of_the_application(tmp_path):
     code = ("import sys, onlinepca_fast; print('\\n'.join(m for m in sys.modules "
             "if m.startswith('onlinepca_fast')))")
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    # (from a scratch folder: in a checkout's root, "import onlinepca_fast"
+    # would find the uncompiled sources rather than the installed package)
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                         text=True, check=True)
     loaded = run.stdout.split()
     assert f"{NAME}.learners" in loaded
     assert [m for m in loaded if _application(m)] == []

@@ -344,7 +344,9 @@ def test_ctrl_c_stops_the_running_fits_on_threads_inside_a_chunk():
     lasted 1.56 s under load).  Now run_many sets the pool's stop flag, which
     the loops poll between trials: both running fits stop inside their one
     chunk, each left exactly as after the rows it processed."""
-    X, _ = shifting_subspaces(30, 2, (15000, 15000), random_state=0)
+    # (a fit of these 300,000 rows lasts about a second, far past the 0.2 s
+    # wait: 30,000 rows could end before it and let the third fit start)
+    X, _ = shifting_subspaces(30, 2, (150000, 150000), random_state=0)
     estimators = [_OneChunk(2, eta=1.0, reorthogonalize_every=None,  # one chunk
                             random_state=s).partial_fit(X[:5]) for s in range(3)]
     _OneChunk.copies = []
