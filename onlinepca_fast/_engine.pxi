@@ -74,7 +74,6 @@ cdef class Engine:
         else:
             self.s.eta = config.eta
             self.s.rate = NULL
-        self.s.m_stop = 0 if state == OPF_STATE_CLUSTERED else -1
         if limit is not None:
             self._bind_limit(limit, n, n - d, config.auto_rate, config.kind,
                              config.matrix_input)
@@ -88,6 +87,7 @@ cdef class Engine:
         n x n (n for the experts) with share="past"."""
         cdef Engine self = Engine.__new__(Engine)
         self._configure(config, OPF_STATE_DENSE, shared)
+        self.s.m_stop = -1  # never switch (until the learner sets it)
         cdef Py_ssize_t n = self.s.n
         cdef int kind = self.s.kind
         cdef bint basis = kind == OPF_KIND_MEG or kind == OPF_KIND_CUMULATIVE
@@ -127,6 +127,7 @@ cdef class Engine:
         the learner binds a new engine."""
         cdef Engine self = Engine.__new__(Engine)
         self._configure(config, OPF_STATE_CLUSTERED, shared)
+        self.s.m_stop = 0  # never switch (until the learner sets it)
         cdef Py_ssize_t cap = b.shape[0], n = self.s.n
         if not (n >= 2 and self.s.d < n and clus.shape[0] == 2 and dims.shape[0] == 2
                 and 1 <= cap <= n and b.shape[1] == n and r.shape[0] == cap
