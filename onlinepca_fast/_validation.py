@@ -325,6 +325,17 @@ def argparse_type(constraint, label, parse=float):
     return convert
 
 
+def store_params(estimator: Any, args: dict[str, Any]) -> None:
+    """Store ``__init__``'s arguments, its ``locals()`` on entry, on the
+    estimator under their own names and unchanged: scikit-learn's contract
+    (``get_params`` and ``clone`` read them back by the names of the
+    signature, which stays written out in each ``__init__``); they are
+    checked by :func:`check_params` when data arrives."""
+    for name, value in args.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
 def check_params(constraints, values, context=None):
     """Check every ``values[name]`` against ``constraints[name]``; return the
     converted values as a dict (raises at the first bad one, naming it)."""

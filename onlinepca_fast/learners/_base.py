@@ -74,6 +74,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import validate_data
 
 from .. import _kernels
+from .._docs import fill_doc
 from .._guard import guard_of, reads_state, settled
 from .._typing import ArrayLike, FloatArray
 from .._validation import (
@@ -153,6 +154,7 @@ class LossRecords:
         return view
 
 
+@fill_doc
 class OnlineLearner(BaseEstimator):
     """Shared machinery: parameters, validation, loss records, the guard,
     pickling and copies.
@@ -215,8 +217,7 @@ class OnlineLearner(BaseEstimator):
 
         Returns
         -------
-        self : object
-            The learner.
+        %(returns_self)s
         """
         guard = guard_of(self)
         level = guard.enter_write(self, "set_params")
@@ -430,13 +431,11 @@ class OnlineLearner(BaseEstimator):
             (float32 exactly); sparse input is densified in chunks of rows
             (memory of one chunk, ~8 MiB), with the numbers of the dense
             array bit for bit.
-        y : None
-            Ignored.
+        %(y)s
 
         Returns
         -------
-        self : object
-            The learner.
+        %(returns_self)s
         """
         return self._learn(X, "X", single=False, reset=not self._fitted())
 
@@ -450,13 +449,11 @@ class OnlineLearner(BaseEstimator):
         ----------
         X : array_like or scipy.sparse matrix of shape (n_trials, n_features)
             The instances (as for :meth:`partial_fit`).
-        y : None
-            Ignored.
+        %(y)s
 
         Returns
         -------
-        self : object
-            The learner.
+        %(returns_self)s
         """
         return self._learn(X, "X", single=False, reset=True)
 
@@ -470,8 +467,7 @@ class OnlineLearner(BaseEstimator):
 
         Returns
         -------
-        self : object
-            The learner.
+        %(returns_self)s
         """
         return self._learn(x, "x", single=True, reset=not self._fitted(), what="learn_one")
 

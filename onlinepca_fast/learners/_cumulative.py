@@ -43,6 +43,7 @@ import warnings
 import numpy as np
 
 from .. import _kernels
+from .._docs import fill_doc
 from .._typing import ArrayLike, FloatArray, Sampler, SeedLike, State
 from .._validation import (
     ETA,
@@ -55,6 +56,7 @@ from .._validation import (
     RandomState,
     Vector,
     none_or,
+    store_params,
 )
 from . import _aliases
 from ._base import SAMPLERS, reads_state
@@ -239,6 +241,7 @@ class _Cumulative(_PCALearner):
     noise_variance_ = property(reads_state(_aliases.noise_variance_.fget))
 
 
+@fill_doc
 class CenteredOnlinePCA(_Cumulative):
     """Centered randomized online PCA (WK Algorithm 6).
 
@@ -293,14 +296,8 @@ class CenteredOnlinePCA(_Cumulative):
         False gives "the uncentered version of Algorithm 6" (WK Sec. 6.2,
         Fig. 4): step (15) is skipped, the center stays ``mean_init``
         (zeros by default) and (16) uses factor 1: ``C^t = sum y y^T``.
-    sampler : {"decomposition", "systematic"}, default="decomposition"
-        As for :class:`OnlinePCA`.
-    random_state : None, int or numpy.random.Generator, default=None
-        As for :class:`OnlinePCA`.
-    record_losses : bool, default=True
-        As for :class:`OnlinePCA`.
-    reorthogonalize_every : int or None, default=10000
-        As for :class:`OnlinePCA`.
+    %(draws_and_records)s
+    %(reorthogonalize_every)s
     state : {"auto", "dense", "clustered"}, default="auto"
         How ``A = log W^0 - eta C^t`` is kept.  "clustered": m explicit
         eigenpairs plus one cluster, the directions no instance has reached
@@ -396,16 +393,7 @@ class CenteredOnlinePCA(_Cumulative):
                  sampler: Sampler = "decomposition", random_state: SeedLike = None,
                  record_losses: bool = True, reorthogonalize_every: int | None = 10_000,
                  state: State = "auto") -> None:
-        self.n_components = n_components
-        self.eta = eta
-        self.center_lr_inv = center_lr_inv
-        self.mean_init = mean_init
-        self.centered = centered
-        self.sampler = sampler
-        self.random_state = random_state
-        self.record_losses = record_losses
-        self.reorthogonalize_every = reorthogonalize_every
-        self.state = state
+        store_params(self, locals())
 
     def _engine_options(self, p, n):
         return dict(kind=_kernels.KIND_CUMULATIVE, d=n - p["n_components"],
@@ -422,6 +410,7 @@ class CenteredOnlinePCA(_Cumulative):
         return np.zeros(n) if p["mean_init"] is None else np.array(p["mean_init"], dtype=float)
 
 
+@fill_doc
 class FollowTheLeader(_Cumulative):
     """Follow the Leader: the top-k subspace of the covariance so far (WK Sec. 7).
 
@@ -441,10 +430,8 @@ class FollowTheLeader(_Cumulative):
     centered : bool, default=False
         Center by the running mean (``m^0 = 0``; WK eq. 15 with
         ``center_lr_inv = 0``).
-    record_losses : bool, default=True
-        As for :class:`OnlinePCA`.
-    reorthogonalize_every : int or None, default=10000
-        As for :class:`OnlinePCA`.
+    %(record_losses)s
+    %(reorthogonalize_every)s
     state : {"auto", "dense", "clustered"}, default="auto"
         As for :class:`CenteredOnlinePCA` (the cluster's value is 0).  In
         the clustered state, while fewer than k directions have been
@@ -496,11 +483,7 @@ class FollowTheLeader(_Cumulative):
 
     def __init__(self, n_components: int, *, centered: bool = False, record_losses: bool = True,
                  reorthogonalize_every: int | None = 10_000, state: State = "auto") -> None:
-        self.n_components = n_components
-        self.centered = centered
-        self.record_losses = record_losses
-        self.reorthogonalize_every = reorthogonalize_every
-        self.state = state
+        store_params(self, locals())
 
     _law = "leader"
     _a0_is_zero = True  # A = -C^t

@@ -15,7 +15,9 @@ import math
 
 
 from .. import _kernels
+from .._docs import fill_doc
 from .._typing import FloatArray, IndexArray, Sampler, SeedLike, Share
+from .._validation import store_params
 from ._base import CAPPED_MIXING, SAMPLERS, SHARES, reads_state
 from ._trial_loop import TrialLoopLearner
 from ._rates import Mixing, Rate
@@ -23,6 +25,7 @@ from ._rates import Mixing, Rate
 __all__ = ["Hedge", "CappedHedge"]
 
 
+@fill_doc
 class _Experts(TrialLoopLearner):
     """Weights over n experts, capped at 1/d; loss vectors in [0, 1]^n (the
     dense state's weights without a basis)."""
@@ -62,10 +65,7 @@ class _Experts(TrialLoopLearner):
     def sample_corner(self, random_state: SeedLike = None) -> IndexArray:
         """Draw the set of ``n - k`` experts of a trial (sorted indices).
 
-        Parameters
-        ----------
-        random_state : None, int or Generator, default=None
-            None uses (and advances) the learner's own generator.
+        %(draw_parameters)s
 
         Returns
         -------
@@ -77,6 +77,7 @@ class _Experts(TrialLoopLearner):
                                   self._draw_rng(random_state), self.sampler)
 
 
+@fill_doc
 class CappedHedge(_Experts):
     """Capped Hedge: learning as well as the best subset of experts (WK Alg. 3).
 
@@ -95,28 +96,13 @@ class CappedHedge(_Experts):
     n_components : int
         The number k of experts left out of the corner, ``1 <= k < n``;
         the learner competes with the best set of ``n - k`` experts.
-    eta : "auto" or float, default="auto"
-        Learning rate.  ``"auto"``: AdaHedge (de Rooij et al., JMLR 2014):
-        ``eta_t = D / Delta_{t-1}``, ``D = d log(n/d)``, with the exact
-        mixability gap and the stabilised step ``lw <- (eta_{t+1}/eta_t)(lw
-        - eta_t l)`` (uncapped: exactly AdaHedge).  Regret against every
-        ``d``-subset ``R_T <= 2 Delta_T <= 2 sqrt(log(n/d) T d^2 / 4) +
-        (4/3 log(n/d) + 2) d`` (``Delta_T = mixability_gap_``; with mixing
-        see :class:`~onlinepca_fast.OnlinePCA`).  A number: the fixed rate (> 0).
+    %(eta_adahedge)s
     share : {None, "fixed", "uniform", "past"}, default=None
         ``"fixed"``: YL Algorithm 1, eq. (4b), before capping;
         ``"uniform"`` / ``"past"``: WK Section 8 mixing of the uniform vector
         / the average of past weight vectors, after capping.
-    alpha : float or "auto", default=0.0
-        Mixing rate, ``0 <= alpha < 1``; ``"auto"``: ``1/(t+1)^2`` at trial t.
-    sampler : {"decomposition", "systematic"}, default="decomposition"
-        How the corner is drawn, see
-        :func:`onlinepca_fast.kernels.sample_corner`.
-    random_state : None, int or numpy.random.Generator, default=None
-        Seeds the draws.
-    record_losses : bool, default=True
-        Keep the per-trial losses (``expected_losses_``,
-        ``realized_losses_``); turn off for unbounded streams.
+    %(alpha_mixing)s
+    %(draws_and_records)s
 
     Attributes
     ----------
@@ -143,13 +129,7 @@ class CappedHedge(_Experts):
     def __init__(self, n_components: int, *, eta: float | str = "auto", share: Share = None,
                  alpha: float | str = 0.0, sampler: Sampler = "decomposition",
                  random_state: SeedLike = None, record_losses: bool = True) -> None:
-        self.n_components = n_components
-        self.eta = eta
-        self.share = share
-        self.alpha = alpha
-        self.sampler = sampler
-        self.random_state = random_state
-        self.record_losses = record_losses
+        store_params(self, locals())
 
     def _params(self, n):
         if n < 2:
@@ -160,6 +140,7 @@ class CappedHedge(_Experts):
         return n - self.n_components
 
 
+@fill_doc
 class Hedge(_Experts):
     """Hedge: the randomized weighted majority over n experts (WK Algorithm 1).
 
@@ -168,27 +149,12 @@ class Hedge(_Experts):
 
     Parameters
     ----------
-    eta : "auto" or float, default="auto"
-        Learning rate.  ``"auto"``: AdaHedge (de Rooij et al., JMLR 2014):
-        ``eta_t = D / Delta_{t-1}``, ``D = d log(n/d)``, with the exact
-        mixability gap and the stabilised step ``lw <- (eta_{t+1}/eta_t)(lw
-        - eta_t l)`` (uncapped: exactly AdaHedge).  Regret against every
-        ``d``-subset ``R_T <= 2 Delta_T <= 2 sqrt(log(n/d) T d^2 / 4) +
-        (4/3 log(n/d) + 2) d`` (``Delta_T = mixability_gap_``; with mixing
-        see :class:`~onlinepca_fast.OnlinePCA`).  A number: the fixed rate (> 0).
+    %(eta_adahedge)s
     share : {None, "fixed", "uniform", "past"}, default=None
         ``"fixed"`` is the fixed-share algorithm (Herbster & Warmuth; YL
         Alg. 1 with k = n - 1).
-    alpha : float or "auto", default=0.0
-        Mixing rate, ``0 <= alpha < 1``; ``"auto"``: ``1/(t+1)^2`` at trial t.
-    sampler : {"decomposition", "systematic"}, default="decomposition"
-        How the corner is drawn, see
-        :func:`onlinepca_fast.kernels.sample_corner`.
-    random_state : None, int or numpy.random.Generator, default=None
-        Seeds the draws.
-    record_losses : bool, default=True
-        Keep the per-trial losses (``expected_losses_``,
-        ``realized_losses_``); turn off for unbounded streams.
+    %(alpha_mixing)s
+    %(draws_and_records)s
 
     Attributes
     ----------
@@ -212,12 +178,7 @@ class Hedge(_Experts):
     def __init__(self, *, eta: float | str = "auto", share: Share = None, alpha: float | str = 0.0,
                  sampler: Sampler = "decomposition", random_state: SeedLike = None,
                  record_losses: bool = True) -> None:
-        self.eta = eta
-        self.share = share
-        self.alpha = alpha
-        self.sampler = sampler
-        self.random_state = random_state
-        self.record_losses = record_losses
+        store_params(self, locals())
 
     def _corner_size(self, n):
         return 1

@@ -23,6 +23,7 @@ import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from .. import _kernels
+from .._docs import fill_doc
 from .._typing import ArrayLike, FloatArray, KernelLike, Sampler, SeedLike
 from .._validation import (
     ETA,
@@ -37,6 +38,7 @@ from .._validation import (
     RandomState,
     as_generator,
     none_or,
+    store_params,
 )
 from ..kernels import cap_log, null_space_tol
 from .._guard import guard_of
@@ -59,6 +61,7 @@ BUDGET = 1000
 MAP_SIZE = 64
 
 
+@fill_doc
 class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineLearner):
     """Online kernel PCA with a capped softmin of the kernel matrix (KW Alg. 6).
 
@@ -129,15 +132,12 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         feature-space eigenvectors of the landmarks (fewer if their kernel
         matrix has a lower numerical rank).  Read at the switch.  A trial
         then costs O(D^2) plus an eigenvector product of at most D^3.
-    sampler : {"decomposition", "systematic"}, default="decomposition"
-        How the corner is drawn, see
-        :func:`onlinepca_fast.kernels.sample_corner`.
+    %(sampler)s
     random_state : None, int or numpy.random.Generator, default=None
         Seeds the draws.  Every trial draws exactly one uniform number
         (``rng.random()``) before its update, also the deterministic first
         trials, so that the stream of draws does not depend on r.
-    record_losses : bool, default=True
-        Keep the per-trial losses.
+    %(record_losses)s
 
     Attributes
     ----------
@@ -296,17 +296,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
                  coef0: float = 1.0, budget: int | None = BUDGET, map_size: int = MAP_SIZE,
                  sampler: Sampler = "decomposition", random_state: SeedLike = None,
                  record_losses: bool = True) -> None:
-        self.n_components = n_components
-        self.kernel = kernel
-        self.eta = eta
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.budget = budget
-        self.map_size = map_size
-        self.sampler = sampler
-        self.random_state = random_state
-        self.record_losses = record_losses
+        store_params(self, locals())
 
     # -- hyper-parameters --------------------------------------------------
     def _config(self, n):

@@ -19,8 +19,9 @@ import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from .. import _kernels
+from .._docs import fill_doc
 from .._typing import ArrayLike, FloatArray, Sampler, SeedLike, Share, State
-from .._validation import REORTHOGONALIZE, STATE, as_real_array
+from .._validation import REORTHOGONALIZE, STATE, as_real_array, store_params
 from . import _aliases, _scoring
 from ._base import CAPPED_MIXING, SAMPLERS, SHARES, reads_state
 from ._rates import MasterMixin, Mixing, Rate, SketchMaster
@@ -78,6 +79,7 @@ def check_meg_steps(X, amax, name, rate):
         _reject_step(name, i, row_norms(X[i:i + 1])[0], "|x|", rate)
 
 
+@fill_doc
 class _PCALearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, TrialLoopLearner):
     """What every PCA learner offers over its state object: the projection
     (``components_``, ``transform``, draws) and the maintained eigensystem.
@@ -199,8 +201,7 @@ class _PCALearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, TrialLoopLe
         ----------
         X : array_like of shape (n_samples, n_features)
             The instances, one trial per row.
-        y : None
-            Ignored.
+        %(y)s
 
         Returns
         -------
@@ -264,10 +265,7 @@ class _PCALearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, TrialLoopLe
         ``limit_weight_``, else the draw from W.  Follow the Leader's is
         the projection onto ``components_`` (deterministic).
 
-        Parameters
-        ----------
-        random_state : None, int or Generator, default=None
-            None uses (and advances) the learner's own generator.
+        %(draw_parameters)s
 
         Returns
         -------
@@ -285,10 +283,7 @@ class _PCALearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, TrialLoopLe
         """The projection of :meth:`sample_projection` as k orthonormal rows V
         (``P = V.T @ V``), in O(n k) memory.
 
-        Parameters
-        ----------
-        random_state : None, int or Generator, default=None
-            None uses (and advances) the learner's own generator.
+        %(draw_parameters)s
 
         Returns
         -------
@@ -363,6 +358,7 @@ class _PCALearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, TrialLoopLe
         return self._state.full_eigensystem(max_features)
 
 
+@fill_doc
 class OnlinePCA(_PCALearner):
     """Uncentered randomized online PCA (WK Algorithm 5).
 
@@ -436,37 +432,9 @@ class OnlinePCA(_PCALearner):
         ``alpha_t = 1/(t+1)^2`` at trial t (adaptive regret on every interval
         ``[r, s]`` at most ``Delta_s (2 + log(2 n r^2/d) / log(n/d))`` with
         ``eta="auto"``; docs: adaptive_rates).
-    sampler : {"decomposition", "systematic"}, default="decomposition"
-        How the projection is drawn, see
-        :func:`onlinepca_fast.kernels.sample_corner`.
-    random_state : None, int or numpy.random.Generator, default=None
-        Seeds the draws.
-    record_losses : bool, default=True
-        Keep the per-trial losses; turn off for unbounded streams (then
-        memory does not grow with the number of trials).
-    reorthogonalize_every : int or None, default=10000
-        Every this many trials (counted since the reset, so independently
-        of how the stream is split into batches) the eigenvectors are
-        re-orthogonalised by one Newton-Schulz step, O(n^3) (clustered
-        state: O(n m^2)).  Rounding in the rank-one updates makes
-        ``||Q^T Q - I||`` grow by ~1e-18 to 1e-16 per trial; the default
-        keeps it below ~1e-12.  None never re-orthogonalises.
-    state : {"auto", "dense", "clustered"}, default="auto"
-        How ``log W`` is kept.  ``"dense"``: all n eigenpairs (n x n).
-        ``"clustered"``: m explicit eigenpairs plus one cluster, their
-        orthogonal complement, with one eigenvalue (``cluster_value_``):
-        capped and never-seen directions, so memory and time per trial are
-        O(n m), m ~ 2k in steady state.  Expected losses agree with the
-        dense state to rounding, draws too while the cluster is at the cap
-        (before, a corner's left-out cluster directions are drawn uniformly
-        in the complement).  ``"auto"``: chosen by the number m of
-        explicit directions, whichever is faster (measured,
-        ``benchmarks/crossover_state.py``): clustered while m < n / 2
-        (dense at every m below 40 features),
-        dense from there (n <= 10,000), clustered again once capping
-        collapses m to half that; decided after each trial by the state
-        alone, so a fit is the same however it is split, timed, pickled
-        or interrupted.  ``share="past"`` needs the dense state.
+    %(draws_and_records)s
+    %(reorthogonalize_every)s
+    %(state_log_w)s
 
     Attributes
     ----------
@@ -550,15 +518,7 @@ class OnlinePCA(_PCALearner):
                  random_state: SeedLike = None, record_losses: bool = True,
                  reorthogonalize_every: int | None = 10_000,
                  state: State = "auto") -> None:
-        self.n_components = n_components
-        self.eta = eta
-        self.share = share
-        self.alpha = alpha
-        self.sampler = sampler
-        self.random_state = random_state
-        self.record_losses = record_losses
-        self.reorthogonalize_every = reorthogonalize_every
-        self.state = state
+        store_params(self, locals())
 
     def _params(self, n):
         p = super()._params(n)
@@ -598,6 +558,7 @@ class OnlinePCA(_PCALearner):
     leader_weight_ = MasterMixin.leader_weight_
 
 
+@fill_doc
 class OnlineAdaptivePCA(OnlinePCA):
     """Online adaptive PCA (YL Algorithm 4): :class:`OnlinePCA` with fixed share.
 
@@ -626,16 +587,9 @@ class OnlineAdaptivePCA(OnlinePCA):
         ``"auto"``: ``alpha_t = 1/(t+1)^2``, with adaptive regret on every
         interval ``[r, s]`` at most ``Delta_s (2 + log(2 n r^2/d) /
         log(n/d))`` (measured no better than 1e-5 on real streams).
-    sampler : {"decomposition", "systematic"}, default="decomposition"
-        As for :class:`OnlinePCA`.
-    random_state : None, int or numpy.random.Generator, default=None
-        As for :class:`OnlinePCA`.
-    record_losses : bool, default=True
-        As for :class:`OnlinePCA`.
-    reorthogonalize_every : int or None, default=10000
-        As for :class:`OnlinePCA`.
-    state : {"auto", "dense", "clustered"}, default="auto"
-        As for :class:`OnlinePCA`.
+    %(draws_and_records)s
+    %(reorthogonalize_every)s
+    %(state_log_w)s
 
     Attributes
     ----------
@@ -660,14 +614,7 @@ class OnlineAdaptivePCA(OnlinePCA):
                  sampler: Sampler = "decomposition", random_state: SeedLike = None,
                  record_losses: bool = True, reorthogonalize_every: int | None = 10_000,
                  state: State = "auto") -> None:
-        self.n_components = n_components
-        self.eta = eta
-        self.alpha = alpha
-        self.sampler = sampler
-        self.random_state = random_state
-        self.record_losses = record_losses
-        self.reorthogonalize_every = reorthogonalize_every
-        self.state = state
+        store_params(self, locals())
 
     def _share(self, p):
         return "fixed"  # YL Algorithm 4 is OnlinePCA with fixed share

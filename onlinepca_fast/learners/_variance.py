@@ -17,8 +17,9 @@ from typing import Literal
 import numpy as np
 
 from .. import _kernels
+from .._docs import fill_doc
 from .._typing import FloatArray, SeedLike
-from .._validation import ALPHA, ETA, REORTHOGONALIZE, Boolean, Options, RandomState
+from .._validation import ALPHA, ETA, REORTHOGONALIZE, Boolean, Options, RandomState, store_params
 from ._base import SHARES, reads_state
 from ._trial_loop import TrialLoopLearner
 from ._pca import _PCALearner, check_meg_steps, meg_step_box
@@ -58,6 +59,7 @@ class _Covariances:
         return -math.inf, math.inf, math.inf, 1.0 + 0.5e-10
 
 
+@fill_doc
 class VarianceMinimizer(_Covariances, TrialLoopLearner):
     """Online variance minimisation over the unit sphere (YL Alg. 5, WK 2006).
 
@@ -85,14 +87,11 @@ class VarianceMinimizer(_Covariances, TrialLoopLearner):
         ``"fixed"``: the fixed share of YL eq. (22b) on the eigenvalues.
     alpha : float or "auto", default=0.0
         Fixed-share rate, ``0 <= alpha < 1``; ``"auto"``: ``1/(t+1)^2``.
-    random_state : None, int or numpy.random.Generator, default=None
-        Seeds the draws.
-    record_losses : bool, default=True
-        Keep the per-trial losses (``expected_losses_``,
-        ``realized_losses_``); turn off for unbounded streams.
-    reorthogonalize_every : int or None, default=10000
-        As for :class:`OnlinePCA` (vector instances; matrix instances
-        recompute the eigenvectors every trial).
+    %(random_state)s
+    %(record_losses)s
+    %(reorthogonalize_every)s
+        (Vector instances only: matrix instances recompute the
+        eigenvectors every trial.)
 
     Attributes
     ----------
@@ -130,12 +129,7 @@ class VarianceMinimizer(_Covariances, TrialLoopLearner):
                  alpha: float | str = 0.0, random_state: SeedLike = None,
                  record_losses: bool = True,
                  reorthogonalize_every: int | None = 10_000) -> None:
-        self.eta = eta
-        self.share = share
-        self.alpha = alpha
-        self.random_state = random_state
-        self.record_losses = record_losses
-        self.reorthogonalize_every = reorthogonalize_every
+        store_params(self, locals())
 
     def _corner_size(self, n):
         return 1
@@ -167,10 +161,7 @@ class VarianceMinimizer(_Covariances, TrialLoopLearner):
     def sample_direction(self, random_state: SeedLike = None) -> FloatArray:
         """Draw a unit vector: eigenvector i of Y with probability sigma_i.
 
-        Parameters
-        ----------
-        random_state : None, int or Generator, default=None
-            None uses (and advances) the learner's own generator.
+        %(draw_parameters)s
 
         Returns
         -------
@@ -182,6 +173,7 @@ class VarianceMinimizer(_Covariances, TrialLoopLearner):
         return self._state.direction(i)
 
 
+@fill_doc
 class SimplexVarianceMinimizer(_Covariances, TrialLoopLearner):
     """Online variance minimisation over the simplex (YL Algorithm 6).
 
@@ -203,9 +195,7 @@ class SimplexVarianceMinimizer(_Covariances, TrialLoopLearner):
     alpha : float or "auto", default=0.0
         Fixed-share rate of YL eq. (29b), ``0 <= alpha < 1``; ``"auto"``:
         ``1/(t+1)^2`` at trial t.
-    record_losses : bool, default=True
-        Keep the per-trial losses (``expected_losses_``,
-        ``realized_losses_``); turn off for unbounded streams.
+    %(record_losses)s
 
     Attributes
     ----------
@@ -239,9 +229,7 @@ class SimplexVarianceMinimizer(_Covariances, TrialLoopLearner):
 
     def __init__(self, *, eta: float | str = "auto", alpha: float | str = 0.0,
                  record_losses: bool = True) -> None:
-        self.eta = eta
-        self.alpha = alpha
-        self.record_losses = record_losses
+        store_params(self, locals())
 
     _basis = False
 
