@@ -35,6 +35,28 @@ docdict["returns_self"] = """\
 self : object
     The learner."""
 
+docdict["reference_batch"] = """\
+Parameters
+----------
+X : array_like of shape (T, n), or (T, n, n) for the learners of matrix instances
+    The instances (one trial per row).
+
+Returns
+-------
+""" + docdict["returns_self"]
+
+docdict["decomposition"] = """\
+d : int
+    Corner size, ``1 <= d <= n``.
+
+Returns
+-------
+p : ndarray of shape (m,)
+    Non-negative coefficients, ``m <= n``, summing to ``sum(w)``.
+corners : ndarray of shape (m, d), dtype intp
+    Row ``j`` holds the sorted indices of corner ``j``; then
+    ``w = sum_j p_j * indicator(corners[j]) / d``."""
+
 # -- the learners' parameters -------------------------------------------------------
 docdict["eta_adahedge"] = """\
 eta : "auto" or float, default="auto"

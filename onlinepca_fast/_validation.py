@@ -398,6 +398,14 @@ def _frame_to_array(X, name):
     return arr
 
 
+def _check_real_dtype(dtype, name, what):
+    """Refuse complex data (ValueError) and non-numeric dtypes (TypeError)."""
+    if dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: {name} must be real, got dtype {dtype}")
+    if dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be a real numeric {what} (int or float), got dtype {dtype}")
+
+
 def as_real_array(X: Any, name: str, convert: bool = True) -> FloatArray:
     """`X` as a float64 ndarray (not necessarily a copy), or raise.
 
@@ -432,15 +440,9 @@ def as_real_array(X: Any, name: str, convert: bool = True) -> FloatArray:
             arr = np.asarray(X)
         except ValueError as exc:  # ragged nested sequences
             raise ValueError(f"{name} must be a rectangular numeric array: {exc}") from None
-    kind = arr.dtype.kind
-    if kind == "O":
+    if arr.dtype.kind == "O":
         return _object_to_float(arr, name)
-    if kind == "c":
-        raise ValueError(f"Complex data not supported: {name} must be real, got "
-                         f"dtype {arr.dtype}")
-    if kind not in "iuf":
-        raise TypeError(f"{name} must be a real numeric array (int or float), got "
-                        f"dtype {arr.dtype}")
+    _check_real_dtype(arr.dtype, name, "array")
     if arr.dtype != np.float64 and convert:
         with np.errstate(over="ignore"):  # float128 beyond range -> inf, checked later
             arr = arr.astype(np.float64)
@@ -506,13 +508,7 @@ def as_sparse_rows(X: Any, name: str) -> Any:
     dense matrix.
     """
     import scipy.sparse
-    kind = X.dtype.kind
-    if kind == "c":
-        raise ValueError(f"Complex data not supported: {name} must be real, got "
-                         f"dtype {X.dtype}")
-    if kind not in "iuf":
-        raise TypeError(f"{name} must be a real numeric sparse matrix (int or float), "
-                        f"got dtype {X.dtype}")
+    _check_real_dtype(X.dtype, name, "sparse matrix")
     if X.ndim != 2:
         raise ValueError(f"{name} must have 2 dimensions, got a sparse array of shape "
                          f"{X.shape}")

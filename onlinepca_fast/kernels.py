@@ -37,6 +37,7 @@ from typing import Any, Literal
 import numpy as np
 
 from . import _kernels
+from ._docs import fill_doc
 from ._kernels import RankOneUpdater
 from ._typing import ArrayLike, FloatArray, IndexArray, SeedLike
 from ._validation import (
@@ -237,6 +238,7 @@ def _capped_vector(w: ArrayLike, d: int) -> tuple[FloatArray, int]:
     return w, d
 
 
+@fill_doc
 def decompose(w: ArrayLike, d: int) -> tuple[FloatArray, IndexArray]:
     """Mixture decomposition of a capped vector into d-corners (WK Alg. 2).
 
@@ -256,15 +258,7 @@ def decompose(w: ArrayLike, d: int) -> tuple[FloatArray, IndexArray]:
     ----------
     w : array_like of shape (n,)
         Non-negative with ``max(w) <= (1 + CAP_RTOL) * sum(w) / d``.
-    d : int
-        Corner size, ``1 <= d <= n``.
-
-    Returns
-    -------
-    p : ndarray of shape (m,)
-        Non-negative coefficients, ``m <= n``, summing to ``sum(w)``.
-    corners : ndarray of shape (m, d), dtype intp
-        Row ``j`` holds the sorted indices of corner ``j``.
+    %(decomposition)s
 
     Notes
     -----

@@ -4,8 +4,8 @@ eigensystem of ``A = log W^0 - eta C^t`` (dense, or clustered: the
 directions no instance has reached form one cluster, :mod:`._state`).
 
 ``explained_variance_`` is read off that state.  WK Algorithm 6 and Follow
-the Leader keep the eigensystem of ``A = a0 I - eta C^t`` (``a0 = log(1/n)``, or 0 and ``eta = 1`` for Follow
-the Leader), where ``C^t`` is the scatter of the rows seen so far about the
+the Leader keep the eigensystem of ``A = a0 I - eta C^t`` (``a0 =
+log(1/n)``, or 0 and ``eta = 1`` for Follow the Leader), where ``C^t`` is the scatter of the rows seen so far about the
 center (eq. 16).  So the covariance's eigenvalues are ``(a0 - lambda_i) /
 eta``, in the order of ``components_``, and as scikit-learn's
 ``IncrementalPCA`` defines them:
@@ -29,10 +29,7 @@ The other learners do not have these attributes: :class:`OnlinePCA` and
 losses so far, mixed and capped (WK Alg. 5, YL Alg. 4), not the data's
 second moments, and :class:`OnlineKernelPCA` works in feature space.
 
-References
-----------
-.. [WK] M. K. Warmuth and D. Kuzmin, "Randomized online PCA algorithms with
-   regret bounds that are logarithmic in the dimension", JMLR 9, 2008.
+The papers (WK) are cited in the package docstring's References.
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
 """Learning from expert advice: Hedge (WK Algorithm 1) and capped Hedge (WK
 Algorithm 3, YL Algorithm 1 with fixed share).
 
-References
-----------
-.. [WK] M. K. Warmuth and D. Kuzmin, "Randomized online PCA algorithms with
-   regret bounds that are logarithmic in the dimension", JMLR 9, 2008.
-.. [YL] J. Yuan and A. Lamperski, "Online adaptive principal component
-   analysis and its extensions", preprint (ICML 2019).
+The papers (WK, YL) are cited in the package docstring's References.
 """
 
 from __future__ import annotations
 
 import math
-
 
 from .. import _kernels
 from .._docs import fill_doc

@@ -6,12 +6,7 @@ compiled code (``src/bordered_update.c``, ``src/kernel_pca.c``), and draws
 its rank-r projection from the capped softmin of the kernel-matrix
 eigenvalues.
 
-References
-----------
-.. [KW] D. Kuzmin and M. K. Warmuth, "Online kernel PCA with entropic matrix
-   updates", ICML 2007.
-.. [WK] M. K. Warmuth and D. Kuzmin, "Randomized online PCA algorithms with
-   regret bounds that are logarithmic in the dimension", JMLR 9, 2008.
+The papers (KW, WK) are cited in the package docstring's References.
 """
 
 from __future__ import annotations

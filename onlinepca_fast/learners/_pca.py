@@ -3,12 +3,7 @@
 ``_cumulative``), over :class:`_PCALearner`, the projection API every PCA
 learner shares.
 
-References
-----------
-.. [WK] M. K. Warmuth and D. Kuzmin, "Randomized online PCA algorithms with
-   regret bounds that are logarithmic in the dimension", JMLR 9, 2008.
-.. [YL] J. Yuan and A. Lamperski, "Online adaptive principal component
-   analysis and its extensions", preprint (ICML 2019).
+The papers (WK, YL) are cited in the package docstring's References.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """Online variance minimisation: over the unit sphere (YL Algorithm 5,
 Warmuth & Kuzmin 2006) and over the simplex (YL Algorithm 6).
 
-References
-----------
-.. [YL] J. Yuan and A. Lamperski, "Online adaptive principal component
-   analysis and its extensions", preprint (ICML 2019).
-.. [WK06] M. K. Warmuth and D. Kuzmin, "Online variance minimization",
-   COLT 2006.
+The papers (YL, WK06) are cited in the package docstring's References.
 """
 
 from __future__ import annotations

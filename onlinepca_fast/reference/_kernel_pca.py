@@ -55,7 +55,9 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.distance import cdist
 
+from .._docs import fill_doc
 from .._typing import ArrayLike, FloatArray, SeedLike
+from .._validation import store_params
 from ._auto_rate import Master
 from ._kernels import PresetUniform, cap_log, sample_corner
 from ._learners import _Learner
@@ -102,6 +104,7 @@ def gram(X: ArrayLike, Y: ArrayLike,
     raise ValueError(f"kernel must be 'linear', 'poly', 'rbf' or a callable, got {kernel!r}")
 
 
+@fill_doc
 class OnlineKernelPCA(_Learner):
     """KW Algorithm 6 with ``eigh`` of the full kernel matrix every trial.
 
@@ -117,41 +120,17 @@ class OnlineKernelPCA(_Learner):
                  gamma: float | str | None = "scale", coef0: float = 1.0,
                  budget: int | None = None, map_size: int = 64,
                  sampler: str = "decomposition", random_state: SeedLike = None) -> None:
-        self.n_components = n_components
-        self.kernel = kernel
-        self.eta = eta
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.budget = budget
-        self.map_size = map_size
-        self.sampler = sampler
-        self.random_state = random_state
+        store_params(self, locals())
 
     def _k(self, X, Y):
         return gram(X, Y, self.kernel, self.degree, self.gamma_, self.coef0)
 
-    def partial_fit(self, X: ArrayLike) -> OnlineKernelPCA:
-        """One trial per row of X; the first batch since the reset sets ``gamma_``.
-
-        Parameters
-        ----------
-        X : array_like of shape (T, n)
-            The instances.
-
-        Returns
-        -------
-        self : object
-            The learner.
-        """
-        X = np.asarray(X, dtype=np.float64)
+    def _begin_batch(self, X):
+        """The first batch since the reset sets ``gamma_``."""
         if not hasattr(self, "n_trials_"):
             self._reset(X.shape[1])
-        if self.gamma_ is None:  # the first batch since the reset
+        if self.gamma_ is None:
             self._set_gamma(X)
-        for x in X:
-            self.learn_one(x)
-        return self
 
     def _set_gamma(self, X):
         """``gamma_`` from the first batch X (its first 100 rows for "scale")."""
@@ -179,18 +158,6 @@ class OnlineKernelPCA(_Learner):
         self.rate_learner_losses_ = []  # eta="auto": the rate learner's, before the master
 
     def learn_one(self, x: ArrayLike) -> OnlineKernelPCA:
-        """One trial on the instance x (the first one resets the learner).
-
-        Parameters
-        ----------
-        x : array_like of shape (n,)
-            The instance.
-
-        Returns
-        -------
-        self : object
-            The learner.
-        """
         x = np.asarray(x, dtype=np.float64)
         if not hasattr(self, "n_trials_"):
             self._reset(x.shape[0])
@@ -234,6 +201,8 @@ class OnlineKernelPCA(_Learner):
                 leader = kappa - y @ (Ut * inv[m - r:]) @ Ut.T @ y
         self._past = np.vstack([Xp, x])
         return self._commit(expected, realized, leader, play, kappa, corner, lam)
+
+    learn_one.__doc__ = _Learner.learn_one.__doc__
 
     def _play(self):
         """The trial's uniform: with eta="auto" the master plays the learner

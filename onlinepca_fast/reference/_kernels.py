@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docs import fill_doc
 from .._typing import ArrayLike, FloatArray, IndexArray, SeedLike
 
 # Capping, decomposition and sampling: everything is sorted, summed exactly
@@ -213,6 +214,7 @@ def _check_capped(w: Any, d: Any) -> tuple[FloatArray, int]:
     return w, d
 
 
+@fill_doc
 def decompose(w: ArrayLike, d: int) -> tuple[FloatArray, IndexArray]:
     """Mixture decomposition of a capped vector into d-corners (WK Alg. 2).
 
@@ -227,16 +229,7 @@ def decompose(w: ArrayLike, d: int) -> tuple[FloatArray, IndexArray]:
     w : array_like of shape (n,)
         Non-negative with ``max(w) <= sum(w)/d`` (up to 1e-9 relative) and
         at least ``d`` positive entries.
-    d : int
-        Corner size, ``1 <= d <= n``.
-
-    Returns
-    -------
-    p : ndarray of shape (m,)
-        Non-negative coefficients, ``m <= n``, summing to ``sum(w)``.
-    corners : ndarray of shape (m, d), dtype intp
-        Row ``j`` holds the sorted indices of corner ``j``; then
-        ``w = sum_j p_j * indicator(corners[j]) / d``.
+    %(decomposition)s
 
     Notes
     -----

@@ -26,12 +26,7 @@ Besides the attributes of the compiled learners, each records, per trial,
 spectrum the corner was drawn from; log-weights for the expert learners), so
 that tests can tell whether a corner split a cluster of equal eigenvalues.
 
-References
-----------
-WK: M. K. Warmuth and D. Kuzmin, "Randomized online PCA algorithms with
-regret bounds that are logarithmic in the dimension", JMLR 9 (2008).
-YL: J. Yuan and A. Lamperski, "Online adaptive principal component analysis
-and its extensions", ICML 2019.
+The papers (WK, YL) are cited in the package docstring's References.
 """
 
 from __future__ import annotations
@@ -41,7 +36,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 from scipy.special import logsumexp
 
+from .._docs import fill_doc
 from .._typing import ArrayLike, FloatArray, SeedLike
+from .._validation import store_params
 from ._kernels import PresetUniform, cap_log, sample_corner
 
 _Self = TypeVar("_Self", bound="_Learner")
@@ -71,6 +68,7 @@ def _eigh(M):
     return np.linalg.eigh((M + M.T) / 2)
 
 
+@fill_doc
 class _Learner:
     """Reset, the trial loop and the loss records shared by all learners."""
 
@@ -96,15 +94,7 @@ class _Learner:
     def fit(self: _Self, X: ArrayLike) -> _Self:
         """Reset, then :meth:`partial_fit` on X.
 
-        Parameters
-        ----------
-        X : array_like of shape (T, n) or (T, n, n)
-            The instances.
-
-        Returns
-        -------
-        self : object
-            The learner.
+        %(reference_batch)s
         """
         X = np.asarray(X, dtype=np.float64)
         self._reset(X.shape[-1])
@@ -113,32 +103,29 @@ class _Learner:
     def partial_fit(self: _Self, X: ArrayLike) -> _Self:
         """One trial per row of X (:meth:`learn_one` on each).
 
-        Parameters
-        ----------
-        X : array_like of shape (T, n) or (T, n, n)
-            The instances.
-
-        Returns
-        -------
-        self : object
-            The learner.
+        %(reference_batch)s
         """
-        for x in np.asarray(X, dtype=np.float64):
+        X = np.asarray(X, dtype=np.float64)
+        self._begin_batch(X)
+        for x in X:
             self.learn_one(x)
         return self
+
+    def _begin_batch(self, X):
+        """A hook run before each batch's trials (kernel PCA's first batch
+        sets its kernel parameter)."""
 
     def learn_one(self: _Self, x: ArrayLike) -> _Self:
         """One trial on the instance x (the first one resets the learner).
 
         Parameters
         ----------
-        x : array_like of shape (n,) or (n, n)
+        x : array_like of shape (n,), or (n, n) for the learners of matrix instances
             The instance.
 
         Returns
         -------
-        self : object
-            The learner.
+        %(returns_self)s
         """
         x = np.asarray(x, dtype=np.float64)
         if not hasattr(self, "n_trials_"):
@@ -172,12 +159,7 @@ class _Shares:
             self, n_components: int | None, eta: float = 1.0, share: str | None = None,
             alpha: float = 0.0, sampler: str = "decomposition", random_state: SeedLike = None,
     ) -> None:
-        self.n_components = n_components
-        self.eta = eta
-        self.share = share
-        self.alpha = alpha
-        self.sampler = sampler
-        self.random_state = random_state
+        store_params(self, locals())
 
     def _n_components(self, n):
         return self.n_components
@@ -377,13 +359,7 @@ class CenteredOnlinePCA(_Learner, _PCAState):
     def __init__(self, n_components: int, eta: float = 1.0, center_lr_inv: float = 0.0,
                  mean_init: ArrayLike | None = None, centered: bool = True,
                  sampler: str = "decomposition", random_state: SeedLike = None) -> None:
-        self.n_components = n_components
-        self.eta = eta
-        self.center_lr_inv = center_lr_inv
-        self.mean_init = mean_init
-        self.centered = centered
-        self.sampler = sampler
-        self.random_state = random_state
+        store_params(self, locals())
 
     def _init_state(self, n):
         self._d = n - self.n_components
@@ -457,8 +433,7 @@ class SimplexVarianceMinimizer(_Learner):
     _randomised = False
 
     def __init__(self, eta: float = 1.0, alpha: float = 0.0) -> None:
-        self.eta = eta
-        self.alpha = alpha
+        store_params(self, locals())
 
     def _init_state(self, n):
         self._y = np.full(n, 1.0 / n)
