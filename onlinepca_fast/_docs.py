@@ -107,7 +107,7 @@ state : {"auto", "dense", "clustered"}, default="auto"
     (before, a corner's left-out cluster directions are drawn uniformly
     in the complement).  ``"auto"``: chosen by the number m of
     explicit directions, whichever is faster (measured,
-    ``benchmarks/crossover_state.py``): clustered while m < n / 2
+    asv ``bench_learners.StateCrossover``): clustered while m < n / 2
     (dense at every m below 40 features),
     dense from there (n <= 10,000), clustered again once capping
     collapses m to half that; decided after each trial by the state
