@@ -57,6 +57,12 @@ corners : ndarray of shape (m, d), dtype intp
     Row ``j`` holds the sorted indices of corner ``j``; then
     ``w = sum_j p_j * indicator(corners[j]) / d``."""
 
+docdict["subset_draw"] = """\
+w : array_like of shape (n,)
+    A capped vector, as for :func:`decompose`.
+d : int
+    Subset size, ``1 <= d <= n``."""
+
 # -- the learners' parameters -------------------------------------------------------
 docdict["eta_adahedge"] = """\
 eta : "auto" or float, default="auto"

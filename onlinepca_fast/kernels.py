@@ -292,6 +292,7 @@ def decompose(w: ArrayLike, d: int) -> tuple[FloatArray, IndexArray]:
     return coef[:m].copy(), np.sort(corners[:m], axis=1)
 
 
+@fill_doc
 def sample_corner(w: ArrayLike, d: int, rng: SeedLike = None,
                   method: Literal["decomposition", "systematic"] = "decomposition") -> IndexArray:
     """Draw a d-subset with inclusion probabilities ``d * w_i / sum(w)``.
@@ -304,10 +305,7 @@ def sample_corner(w: ArrayLike, d: int, rng: SeedLike = None,
 
     Parameters
     ----------
-    w : array_like of shape (n,)
-        A capped vector, as for :func:`decompose`.
-    d : int
-        Subset size, ``1 <= d <= n``.
+    %(subset_draw)s
     rng : None, int or numpy.random.Generator, default=None
         Source of the one uniform number used per draw.
     method : {"decomposition", "systematic"}, default="decomposition"

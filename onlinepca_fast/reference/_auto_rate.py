@@ -131,6 +131,13 @@ def _cap_inf(v, d):
     return b, w
 
 
+def _stream(X, k, weights):
+    """X as floats, n, d = n - k, and the rows' weights (1 if None)."""
+    X = np.asarray(X, dtype=float)
+    n = X.shape[1]
+    return X, n, n - k, (np.ones(X.shape[0]) if weights is None else weights)
+
+
 def limit_meg(X, k, state=False, weights=None):
     """The limit eta -> infinity of OnlinePCA's capped update, in loss units:
     ``W = cap_inf(M)`` of the state before flattening puts 1/d on the
@@ -141,12 +148,8 @@ def limit_meg(X, k, state=False, weights=None):
     kept: docs/adaptive_rates.md, *Ties*.)  Returns the expected losses ``d
     tr(W x x^T)`` (and, with `state`, the final M).  `weights`: the update
     is ``flat_d(M) - w_t x x^T`` (CenteredOnlinePCA: eq. (16)'s factor)."""
-    X = np.asarray(X, dtype=float)
-    n = X.shape[1]
-    d = n - k
-    M = np.zeros((n, n))
-    out = []
-    ws = np.ones(X.shape[0]) if weights is None else weights
+    X, n, d, ws = _stream(X, k, weights)
+    M, out = np.zeros((n, n)), []
     for x, wt in zip(X, ws):
         v, Q = _sym_eigh(M)
         b, w = _cap_inf(v, d)
@@ -174,12 +177,8 @@ def sketch_leader(X, k, ell, weights=None, state=False):
     [C^t]_k||_F^2 / (ell - k)) I (FD's bound, C^t = sum x x^T).  eigh every
     trial; returns the expected losses (and, with `state`, the final S).
     `weights`: S + w_t x x^T."""
-    X = np.asarray(X, dtype=float)
-    n = X.shape[1]
-    d = n - k
-    S = np.zeros((n, n))
-    out = []
-    ws = np.ones(X.shape[0]) if weights is None else weights
+    X, n, d, ws = _stream(X, k, weights)
+    S, out = np.zeros((n, n)), []
     for x, wt in zip(X, ws):
         v, Q = _sym_eigh(-S)  # ascending in -S: the largest of S first
         w = _cap_inf(v, d)[1]

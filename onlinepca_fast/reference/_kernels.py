@@ -283,6 +283,7 @@ def decompose(w: ArrayLike, d: int) -> tuple[FloatArray, IndexArray]:
     return coefs, np.array(corners, dtype=np.intp).reshape(-1, d)
 
 
+@fill_doc
 def sample_corner(
         w: ArrayLike, d: int, rng: SeedLike = None, method: str = "decomposition",
 ) -> IndexArray:
@@ -294,10 +295,7 @@ def sample_corner(
 
     Parameters
     ----------
-    w : array_like of shape (n,)
-        A capped vector, as for :func:`decompose`.
-    d : int
-        Subset size, ``1 <= d <= n``.
+    %(subset_draw)s
     rng : None, int or numpy.random.Generator, default=None
         Passed to ``numpy.random.default_rng``.
     method : {"decomposition", "systematic"}, default="decomposition"
