@@ -330,7 +330,12 @@ cdef double[:, ::1] _c_matrix(object a, str name) except *:
 
 
 cdef class RankOneUpdater:
-    """In-place eigen-update ``Q diag(d) Q^T + rho x x^T`` of order n.
+    # (the first line is the constructor's signature for inspect, help() and
+    # numpydoc: a type's __text_signature__; Python strips it from __doc__)
+    """RankOneUpdater(n, *, product="auto", n_threads=1)
+--
+
+In-place eigen-update ``Q diag(d) Q^T + rho x x^T`` of order n.
 
     Holds all workspace (``2 n^2 + O(n)`` doubles) so that :meth:`update`
     allocates nothing; a learner makes one and calls it every trial.  Not

@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import distributed
 import numpy as np
@@ -562,9 +563,13 @@ def test_cli_sweep_ctrl_c_on_threads_stops_the_fits(tmp_path, monkeypatch, capsy
         return out
 
     def interrupt():
-        while len(started) < 2:
+        # once both fits have run a chunk (a read waits for the chunk in
+        # flight; before the first one the learner is not fitted: 0): on a
+        # loaded machine validating a 400,000-row stream outlasts any fixed wait
+        deadline = time.monotonic() + 120  # (the assertions below then say why)
+        while ((len(started) < 2 or min(getattr(e, "n_trials_", 0) for e in started[:2]) == 0)
+               and time.monotonic() < deadline):
             threading.Event().wait(0.005)
-        threading.Event().wait(0.2)
         signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
     monkeypatch.setattr(parallel, "_fit_stream", watched)

@@ -85,8 +85,8 @@ class VarianceMinimizer(_Covariances, TrialLoopLearner):
     %(random_state)s
     %(record_losses)s
     %(reorthogonalize_every)s
-        (Vector instances only: matrix instances recompute the
-        eigenvectors every trial.)
+        Vector instances only: matrix instances recompute the
+        eigenvectors every trial.
 
     Attributes
     ----------
