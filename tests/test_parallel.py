@@ -13,6 +13,7 @@ import os
 import pickle
 import sys
 import threading
+import time
 
 import distributed
 import numpy as np
@@ -276,14 +277,18 @@ class _Looping(opf.OnlinePCA):
         return self
 
 
-def _ctrl_c_while_two_fit(cls, estimators, streams, delay):
+def _ctrl_c_while_two_fit(cls, estimators, streams, delay, ready=lambda copy: True):
     """run_many(n_jobs=2), SIGINT `delay` seconds after two copies of `cls`
-    started fitting (they record themselves in ``cls.copies``): it raises
-    KeyboardInterrupt once its pool has stopped.  Returns those copies."""
+    started fitting (they record themselves in ``cls.copies``) and are
+    `ready` (waited for: on a loaded machine a fixed delay may end before a
+    fit has done anything): it raises KeyboardInterrupt once its pool has
+    stopped.  Returns those copies."""
     import signal
 
     def interrupt():
-        while len(cls.copies) < 2:
+        deadline = time.monotonic() + 120  # (the test's assertions then say why)
+        while ((len(cls.copies) < 2 or not all(ready(c) for c in cls.copies[:2]))
+               and time.monotonic() < deadline):
             threading.Event().wait(0.005)
         threading.Event().wait(delay)
         signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
@@ -307,7 +312,8 @@ def test_ctrl_c_stops_the_running_fits_on_threads():
     _Looping.copies = []
     estimators = [_Looping(2, eta=1.0, random_state=s) for s in range(3)]
     # the pool has stopped (run_many waited for its threads) ...
-    fits = _ctrl_c_while_two_fit(_Looping, estimators, [X, X, X], 0.1)
+    fits = _ctrl_c_while_two_fit(_Looping, estimators, [X, X, X], 0.1,
+                                 ready=lambda fit: getattr(fit, "batches_done", 0) >= 1)
     # ... the third fit never started, the two running ones stopped early ...
     assert len(fits) == 2
     for fit in fits:
