@@ -9,10 +9,8 @@ these functions work the same in scripts, on servers and in notebooks; pass
 
 References
 ----------
-WK: M. K. Warmuth and D. Kuzmin, "Randomized online PCA algorithms with
-regret bounds that are logarithmic in the dimension", JMLR 9 (2008).
-YL: J. Yuan and A. Lamperski, "Online adaptive principal component analysis
-and its extensions", ICML 2019.
+WK: Warmuth & Kuzmin, JMLR 9 (2008); YL: Yuan & Lamperski, ICML 2019 (the
+full titles are in the README's references).
 """
 
 from __future__ import annotations
