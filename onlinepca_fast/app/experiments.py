@@ -288,6 +288,15 @@ def _boundaries(lengths):
     return np.cumsum(lengths)[:-1].tolist()
 
 
+def _shifting_args(n_features, n_components, segment_length, n_segments, eta, alpha, seeds,
+                   data_seed):
+    """The arguments of the experiments on WK Fig. 3's stream (wk_fig4, yl_fig1), checked."""
+    n, k = _sizes(n_features, n_components)
+    m = as_int(segment_length, "segment_length", 1, 10**7)
+    s = as_int(n_segments, "n_segments", 1, 10**4)
+    return n, k, m, s, _rate(eta), _alpha(alpha), _seeds(seeds), _data_seed(data_seed)
+
+
 def _shifting_stream(n, k, m, s, data_seed):
     """WK Fig. 3's stream of s segments of m points, the segments' lengths and a
     label per segment."""
@@ -345,11 +354,8 @@ def wk_fig4(n_features: int = 20, n_components: int = 2, segment_length: int = 5
     ...      < r["totals"]["best_fixed"]["expected_mean"])
     True
     """
-    n, k = _sizes(n_features, n_components)
-    m = as_int(segment_length, "segment_length", 1, 10**7)
-    s = as_int(n_segments, "n_segments", 1, 10**4)
-    eta, alpha, seeds = _rate(eta), _alpha(alpha), _seeds(seeds)
-    data_seed = _data_seed(data_seed)
+    n, k, m, s, eta, alpha, seeds, data_seed = _shifting_args(
+        n_features, n_components, segment_length, n_segments, eta, alpha, seeds, data_seed)
     X, lengths, segment_labels = _shifting_stream(n, k, m, s, data_seed)
     learners = [
         ("online_pca", "OnlinePCA (WK Alg. 5)",
@@ -409,11 +415,8 @@ def yl_fig1(n_features: int = 20, n_components: int = 2, segment_length: int = 2
     >>> sorted(r["curves"])
     ['adaptive_pca', 'best_fixed', 'ftl', 'online_pca']
     """
-    n, k = _sizes(n_features, n_components)
-    m = as_int(segment_length, "segment_length", 1, 10**7)
-    s = as_int(n_segments, "n_segments", 1, 10**4)
-    eta, alpha, seeds = _rate(eta), _alpha(alpha), _seeds(seeds)
-    data_seed = _data_seed(data_seed)
+    n, k, m, s, eta, alpha, seeds, data_seed = _shifting_args(
+        n_features, n_components, segment_length, n_segments, eta, alpha, seeds, data_seed)
     X, lengths, segment_labels = _shifting_stream(n, k, m, s, data_seed)
     learners = _static_vs_adaptive(k, eta, alpha)
     losses, curves = _learner_curves("yl-fig1", X, learners, seeds, progress)
