@@ -20,14 +20,19 @@ def _gram(X, kernel):
     return reference.gram(X, X, **W.KERNELS[kernel])  # gamma: the learners' default
 
 
-class KernelPCATrial:
-    """Per-trial time with t past instances (10 trials after a fit on t)."""
+class _PerTrial:
+    """What a trial costs with t past instances: a few slow calls a sample."""
 
-    params = ([500, 1000], ["poly2"])
     param_names = ["t", "kernel"]
     timeout = 300
     number = 1
     repeat = 3
+
+
+class KernelPCATrial(_PerTrial):
+    """Per-trial time with t past instances (10 trials after a fit on t)."""
+
+    params = ([500, 1000], ["poly2"])
 
     def setup(self, t, kernel):
         W.one_blas_thread()
@@ -79,15 +84,11 @@ class KernelPCASpeedup:
     track_secular_order.unit = "order"
 
 
-class KernelPCATrialReference:
+class KernelPCATrialReference(_PerTrial):
     """What a reference trial costs with t past instances: the eigh of the
     t x t kernel matrix (reference.OnlineKernelPCA recomputes it each trial)."""
 
     params = ([500, 1000], list(W.KERNELS))
-    param_names = ["t", "kernel"]
-    timeout = 300
-    number = 1
-    repeat = 3
 
     def setup(self, t, kernel):
         W.one_blas_thread()

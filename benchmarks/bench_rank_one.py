@@ -243,66 +243,38 @@ class StructuredProfile:
         W.one_blas_thread()
         return {n: W.structured_profile(W.size(n, 400)) for n in self.params}
 
-    def track_levels(self, profiles, n):
-        return profiles[n]["levels"]
+    #: its track_ benchmarks: name -> (the profile's entry, unit, scale,
+    #: docstring), made by _profile_figure below the class
+    figures = {
+        "levels": ("levels", "levels", 1, None),
+        "blocks": ("blocks", "blocks", 1, None),
+        "mean_rank": ("mean_rank", "rank", 1, None),
+        "max_rank": ("max_rank", "rank", 1, None),
+        "flops_over_dgemm": ("flops_over_dgemm", "ratio", 1, None),
+        "compression_ms": ("compression", "ms", 1e3, None),
+        "application_ms": ("application", "ms", 1e3, None),
+        "rest_of_update_ms": ("rest", "ms", 1e3, None),
+        "application_rate_over_dgemm": ("application_rate_over_dgemm", "ratio", 1, None),
+        "update_over_dgemm": ("update_over_dgemm", "ratio", 1, None),
+        "update_over_dgemm_at_dgemm_rate": ("at_dgemm_rate", "ratio", 1, None),
+        "product_error": ("error", "absolute", 1, "max |G S (hierarchical) - G @ S|."),
+    }
 
-    track_levels.unit = "levels"
 
-    def track_blocks(self, profiles, n):
-        return profiles[n]["blocks"]
+def _profile_figure(name, key, unit, scale, doc):
+    """StructuredProfile's benchmark track_<name>: scale * the profile's `key`."""
+    def track(self, profiles, n):
+        return scale * profiles[n][key]
+    track.__name__ = f"track_{name}"
+    track.__qualname__ = f"StructuredProfile.track_{name}"
+    track.__doc__ = doc
+    track.unit = unit
+    return track
 
-    track_blocks.unit = "blocks"
 
-    def track_mean_rank(self, profiles, n):
-        return profiles[n]["mean_rank"]
-
-    track_mean_rank.unit = "rank"
-
-    def track_max_rank(self, profiles, n):
-        return profiles[n]["max_rank"]
-
-    track_max_rank.unit = "rank"
-
-    def track_flops_over_dgemm(self, profiles, n):
-        return profiles[n]["flops_over_dgemm"]
-
-    track_flops_over_dgemm.unit = "ratio"
-
-    def track_compression_ms(self, profiles, n):
-        return 1e3 * profiles[n]["compression"]
-
-    track_compression_ms.unit = "ms"
-
-    def track_application_ms(self, profiles, n):
-        return 1e3 * profiles[n]["application"]
-
-    track_application_ms.unit = "ms"
-
-    def track_rest_of_update_ms(self, profiles, n):
-        return 1e3 * profiles[n]["rest"]
-
-    track_rest_of_update_ms.unit = "ms"
-
-    def track_application_rate_over_dgemm(self, profiles, n):
-        return profiles[n]["application_rate_over_dgemm"]
-
-    track_application_rate_over_dgemm.unit = "ratio"
-
-    def track_update_over_dgemm(self, profiles, n):
-        return profiles[n]["update_over_dgemm"]
-
-    track_update_over_dgemm.unit = "ratio"
-
-    def track_update_over_dgemm_at_dgemm_rate(self, profiles, n):
-        return profiles[n]["at_dgemm_rate"]
-
-    track_update_over_dgemm_at_dgemm_rate.unit = "ratio"
-
-    def track_product_error(self, profiles, n):
-        """max |G S (hierarchical) - G @ S|."""
-        return profiles[n]["error"]
-
-    track_product_error.unit = "absolute"
+for _name, _figure in StructuredProfile.figures.items():
+    setattr(StructuredProfile, f"track_{_name}", _profile_figure(_name, *_figure))
+del _name, _figure
 
 
 class StructuredThreads:

@@ -9,6 +9,9 @@ object is defined, puts the fragment there, indented as that line.  So
 docstrings) all read the whole text.  MNE-Python's ``fill_doc`` is the
 model.
 
+A module whose fragments serve only its own docstrings (the application's)
+keeps them beside them and decorates with ``doc_filler(fragments)``.
+
 A key that is not in :data:`docdict` raises ``KeyError`` when the module
 defining the docstring is imported, so a typo cannot reach a reader.
 """
@@ -16,9 +19,10 @@ defining the docstring is imported, so a typo cannot reach a reader.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
-__all__ = ["docdict", "fill_doc", "fill_text"]
+__all__ = ["docdict", "doc_filler", "fill_doc", "fill_text"]
 
 _T = TypeVar("_T")
 
@@ -134,36 +138,47 @@ random_state : None, int or Generator, default=None
 _KEY = re.compile(r"^([ \t]*)%\((\w+)\)s[ \t]*$", re.MULTILINE)
 
 
-def fill_text(doc: str) -> str:
-    """`doc` with each line ``%(key)s`` replaced by ``docdict[key]``,
+def fill_text(doc: str, fragments: Mapping[str, str] = docdict) -> str:
+    """`doc` with each line ``%(key)s`` replaced by ``fragments[key]``,
     indented as that line."""
     def fragment(match: re.Match[str]) -> str:
         indent, key = match.groups()
         return "\n".join(indent + line if line else line
-                         for line in docdict[key].splitlines())
+                         for line in fragments[key].splitlines())
     return _KEY.sub(fragment, doc)
 
 
-def _fill(obj: object) -> None:
+def _fill(obj: object, fragments: Mapping[str, str]) -> None:
     """Fill the docstring of a function (and of the functions it wraps)."""
     while obj is not None:
         doc = getattr(obj, "__doc__", None)
         if doc and "%(" in doc:
-            obj.__doc__ = fill_text(doc)
+            obj.__doc__ = fill_text(doc, fragments)
         obj = getattr(obj, "__wrapped__", None)
+
+
+def doc_filler(fragments: Mapping[str, str] = docdict) -> Callable[[_T], _T]:
+    """A decorator like :func:`fill_doc` that knows `fragments` as well as
+    :data:`docdict` (a module's own fragments win)."""
+    known = {**docdict, **fragments}
+
+    def fill(obj: _T) -> _T:
+        _fill(obj, known)
+        if isinstance(obj, type):
+            for value in vars(obj).values():
+                if isinstance(value, property):
+                    _fill(value, known)
+                    _fill(value.fget, known)
+                elif isinstance(value, (staticmethod, classmethod)):
+                    _fill(value.__func__, known)
+                elif callable(value):
+                    _fill(value, known)
+        return obj
+
+    return fill
 
 
 def fill_doc(obj: _T) -> _T:
     """Decorator: fill the docstring of a function or a class, and for a
     class those of the methods and properties its body defines."""
-    _fill(obj)
-    if isinstance(obj, type):
-        for value in vars(obj).values():
-            if isinstance(value, property):
-                _fill(value)
-                _fill(value.fget)
-            elif isinstance(value, (staticmethod, classmethod)):
-                _fill(value.__func__)
-            elif callable(value):
-                _fill(value)
-    return obj
+    return doc_filler()(obj)

@@ -6,10 +6,8 @@ learners record per trial in ``expected_losses_`` / ``realized_losses_``.
 
 References
 ----------
-WK: M. K. Warmuth and D. Kuzmin, "Randomized online PCA algorithms with
-regret bounds that are logarithmic in the dimension", JMLR 9 (2008).
-YL: J. Yuan and A. Lamperski, "Online adaptive principal component analysis
-and its extensions", ICML 2019.
+WK: Warmuth & Kuzmin, JMLR 9 (2008); YL: Yuan & Lamperski, ICML 2019 (the
+full titles are in the README's references).
 """
 
 from __future__ import annotations
@@ -21,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ._docs import doc_filler
 from ._typing import ArrayLike, FloatArray
 from ._validation import (
     N_COMPONENTS,
@@ -47,6 +46,15 @@ __all__ = [
     "batch_loss",
     "compression_scorer",
 ]
+
+# the parameters the regrets against subspaces share
+_fill_doc = doc_filler({"losses_X_k": """\
+losses : array_like of shape (T,)
+    The learner's loss in each trial.
+X : array_like of shape (T, n)
+    The instances, one row per trial.
+n_components : int
+    ``1 <= k < n``."""})
 
 
 # --- validation -------------------------------------------------------------
@@ -180,6 +188,7 @@ def _segments(boundaries: Any, T: int) -> list[tuple[int, int]]:
     return list(zip(starts.tolist(), stops.tolist()))
 
 
+@_fill_doc
 def partition_regret(losses: ArrayLike, X: ArrayLike, n_components: int, boundaries: Sequence[int],
                      centered: bool = False, cumulative: bool = False) -> float | FloatArray:
     """Regret against the best subspace per segment of a given partition (WK Fig. 6).
@@ -191,12 +200,7 @@ def partition_regret(losses: ArrayLike, X: ArrayLike, n_components: int, boundar
 
     Parameters
     ----------
-    losses : array_like of shape (T,)
-        The learner's loss in each trial.
-    X : array_like of shape (T, n)
-        The instances, one row per trial.
-    n_components : int
-        ``1 <= k < n``.
+    %(losses_X_k)s
     boundaries : sequence of int
         The 0-based start indices of the segments after the first, strictly
         increasing in ``[1, T-1]``; empty for a single segment (then this is
@@ -243,6 +247,7 @@ def partition_regret(losses: ArrayLike, X: ArrayLike, n_components: int, boundar
     return total
 
 
+@_fill_doc
 def adaptive_regret(losses: ArrayLike, X: ArrayLike, n_components: int, centered: bool = False,
                     return_interval: bool = False) -> float | tuple[float, tuple[int, int]]:
     """Adaptive regret, YL eq. (3): the worst regret over all intervals.
@@ -256,12 +261,7 @@ def adaptive_regret(losses: ArrayLike, X: ArrayLike, n_components: int, centered
 
     Parameters
     ----------
-    losses : array_like of shape (T,)
-        The learner's loss in each trial.
-    X : array_like of shape (T, n)
-        The instances, one row per trial.
-    n_components : int
-        ``1 <= k < n``.
+    %(losses_X_k)s
     centered : bool, default=False
         Compare with the best affine subspaces (centered data).
     return_interval : bool, default=False

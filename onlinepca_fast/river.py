@@ -373,6 +373,16 @@ class _DictTransformer(_river_base.MiniBatchTransformer):
             key = self._keys[int(bad[0])]
             raise ValueError(f"x[{key!r}] is {float(row[bad[0]])!r}: the values must be finite")
 
+    def _apply(self, x, call):
+        """``call(row)`` on x as the learner's row; a ValueError from it is
+        named by the first non-finite value's key, if there is one."""
+        row = self._to_row(x)
+        try:
+            return call(row)
+        except ValueError:
+            self._check_finite(row)
+            raise
+
     # -- river API -----------------------------------------------------------
     def learn_one(self, x):
         """One trial of the learner on the values of x (a dict of numbers).
@@ -393,13 +403,8 @@ class _DictTransformer(_river_base.MiniBatchTransformer):
         if self._getter is None:
             return self._learn_first(x)
         # an ordinary row takes the learner's compiled learn_one path;
-        # anything else is validated there, and named below
-        row = self._to_row(x)
-        try:
-            self.learner.learn_one(row)
-        except ValueError:
-            self._check_finite(row)
-            raise
+        # anything else is validated there, and named by _apply
+        self._apply(x, self.learner.learn_one)
 
     def _learn_first(self, x):
         if not isinstance(x, Mapping):
@@ -409,12 +414,7 @@ class _DictTransformer(_river_base.MiniBatchTransformer):
             raise ValueError("x has no features: the first dict fixes the features")
         self._set_layout(list(x))
         try:
-            row = self._to_row(x)
-            try:
-                self.learner.learn_one(row)
-            except ValueError:
-                self._check_finite(row)
-                raise
+            self._apply(x, self.learner.learn_one)
         except BaseException:
             self._clear_layout()  # the features are fixed only by a dict learned from
             raise
@@ -437,12 +437,7 @@ class _DictTransformer(_river_base.MiniBatchTransformer):
         names = self._output_names()
         if self._getter is None:
             return dict.fromkeys(names, 0.0)
-        row = self._to_row(x)
-        try:
-            z = self._project(row[np.newaxis])[0]
-        except ValueError:
-            self._check_finite(row)
-            raise
+        z = self._apply(x, lambda row: self._project(row[np.newaxis])[0])
         return dict(zip(names, z.tolist()))
 
     # -- river's mini-batch API ----------------------------------------------

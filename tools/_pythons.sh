@@ -1,11 +1,38 @@
 # shellcheck shell=bash
 # Sourced by tools/build_wheels.sh and tools/test_wheels.sh: the CPython
-# versions the package supports and how to find their interpreters.
+# versions the package supports, how to read them from the command line and
+# how to find their interpreters.
 
 # Keep in step with requires-python and the classifiers in pyproject.toml
 # and with [tool.cibuildwheel] build.
 # shellcheck disable=SC2034  # used by the scripts that source this file
 OPF_SUPPORTED_PYTHONS="3.10 3.11 3.12 3.13"
+
+# opf_parse_arg ARGS...: reads the argument at the start of ARGS by the
+# command line the wheel tools share, `DIR [--python X.Y ...]`: DIR into
+# opf_dir (which the caller sets to ""), the versions after --python (up to
+# the next option) appended to the caller's array `versions`; -h, --help, an
+# unknown option or a second DIR calls the caller's usage.  opf_taken is set
+# to how many arguments were read, for the caller's shift.
+opf_parse_arg() {
+    opf_taken=1
+    case "$1" in
+    --python)
+        shift
+        while [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; do
+            versions+=("$1")
+            opf_taken=$((opf_taken + 1))
+            shift
+        done
+        ;;
+    -h | --help) usage ;;
+    -*) echo "unknown option $1" >&2; usage ;;
+    *)
+        [ -z "$opf_dir" ] || usage
+        opf_dir=$1
+        ;;
+    esac
+}
 
 # opf_find_python X.Y: print the path of a CPython X.Y interpreter that can
 # make virtual environments (with pip), or return 1.  Looks at pyenv's

@@ -40,27 +40,15 @@ usage() {
     exit 2
 }
 
-outdir="" sdist=0
+opf_dir="" sdist=0
 versions=()
 while [ $# -gt 0 ]; do
     case "$1" in
-    --python)
-        shift
-        while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do
-            versions+=("$1")
-            shift
-        done
-        ;;
     --sdist) sdist=1; shift ;;
-    -h | --help) usage ;;
-    -*) echo "unknown option $1" >&2; usage ;;
-    *)
-        [ -z "$outdir" ] || usage
-        outdir=$1
-        shift
-        ;;
+    *) opf_parse_arg "$@"; shift "$opf_taken" ;;
     esac
 done
+outdir=$opf_dir
 [ -n "$outdir" ] || usage
 [ "$(uname -s)" = Linux ] || { echo "build_wheels.sh builds Linux wheels (elsewhere: cibuildwheel, see .github/workflows/wheels.yml)" >&2; exit 1; }
 arch=$(uname -m)

@@ -24,26 +24,14 @@ usage() {
     exit 2
 }
 
-wheeldir="" versions=() pytest_args=()
+opf_dir="" versions=() pytest_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
-    --python)
-        shift
-        while [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; do
-            versions+=("$1")
-            shift
-        done
-        ;;
     --) shift; pytest_args=("$@"); break ;;
-    -h | --help) usage ;;
-    -*) echo "unknown option $1" >&2; usage ;;
-    *)
-        [ -z "$wheeldir" ] || usage
-        wheeldir=$1
-        shift
-        ;;
+    *) opf_parse_arg "$@"; shift "$opf_taken" ;;
     esac
 done
+wheeldir=$opf_dir
 if [ -z "$wheeldir" ] || [ ! -d "$wheeldir" ]; then usage; fi
 wheeldir=$(cd "$wheeldir" && pwd)
 if [ ${#versions[@]} -eq 0 ]; then

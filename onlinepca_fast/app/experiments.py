@@ -56,6 +56,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .. import datasets, metrics
+from .._docs import doc_filler
 from .._guard import reporting
 from .._typing import Result
 from .._validation import ALPHA_VALUE, ETA, N_COMPONENTS, as_int, check_scalar
@@ -80,6 +81,37 @@ __all__ = [
     "save_json",
     "environment",
 ]
+
+
+# the parameters and the result the experiments share, written once in their docstrings
+_fill_doc = doc_filler({
+    "n_and_k": """\
+n_features : int, default=20
+    Dimension ``n``.
+n_components : int, default=2
+    ``k``, also the rank of each segment's covariance.""",
+    "shifts": """\
+n_segments : int, default=3
+    Number of segments, each with its own subspace.
+eta : float, default=1.0
+    Learning rate of the randomized learners.
+alpha : float, default=1e-5
+    Fixed-share rate of ``OnlineAdaptivePCA`` (YL Sec. 6.1).""",
+    "runs": """\
+seeds : int or sequence of int, default=10
+    The learners' seeds (an int ``S`` means ``0..S-1``).
+data_seed : int, default=0
+    Seed of the stream, fixed across the learners' seeds.
+progress : callable or None, default=None
+    Called as ``progress(trials_done, trials_total)`` while the learners
+    run (after each compiled chunk of trials, about every 20 ms), the
+    trials of every learner and seed counted.""",
+    "cumulative_result": """\
+Returns
+-------
+result : dict
+    See the module docstring; the quantity is the cumulative loss.""",
+})
 
 
 # --- validation ---------------------------------------------------------------
@@ -109,6 +141,10 @@ def _rate(value):
 
 def _fmt(eta):
     return eta if eta == "auto" else f"{eta:g}"
+
+
+def _data_seed(value):
+    return as_int(value, "data_seed", 0, 2**63 - 1)
 
 
 def _sizes(n_features, n_components):
@@ -180,6 +216,13 @@ def _run_learners(name, X, learners, seeds, progress):
     return losses
 
 
+def _learner_curves(name, X, learners, seeds, progress, offset=None):
+    """The per-trial losses of :func:`_run_learners` and each learner's curves."""
+    losses = _run_learners(name, X, learners, seeds, progress)
+    curves = {key: _learner_curve(label, key, losses[key], offset) for key, label, _ in learners}
+    return losses, curves
+
+
 def _randomized(learner):
     return getattr(learner, "random_state", None) is not None
 
@@ -217,6 +260,10 @@ def _comparator(label, key, curve):
                 style=_STYLES.get(key, {}))
 
 
+def _best_fixed(X, k):
+    return _comparator("best fixed subspace in hindsight", "best_fixed", _comparator_curve(X, k))
+
+
 def _last(curve):
     return None if curve is None else float(curve[-1])
 
@@ -241,8 +288,26 @@ def _boundaries(lengths):
     return np.cumsum(lengths)[:-1].tolist()
 
 
+def _shifting_args(n_features, n_components, segment_length, n_segments, eta, alpha, seeds,
+                   data_seed):
+    """The arguments of the experiments on WK Fig. 3's stream (wk_fig4, yl_fig1), checked."""
+    n, k = _sizes(n_features, n_components)
+    m = as_int(segment_length, "segment_length", 1, 10**7)
+    s = as_int(n_segments, "n_segments", 1, 10**4)
+    return n, k, m, s, _rate(eta), _alpha(alpha), _seeds(seeds), _data_seed(data_seed)
+
+
+def _shifting_stream(n, k, m, s, data_seed):
+    """WK Fig. 3's stream of s segments of m points, the segments' lengths and a
+    label per segment."""
+    lengths = [m] * s
+    X, labels = datasets.shifting_subspaces(n, k, lengths, random_state=data_seed)
+    return X, lengths, [f"subspace {labels[i]}" for i in np.cumsum([0] + lengths[:-1])]
+
+
 # --- the experiments ------------------------------------------------------------
 
+@_fill_doc
 def wk_fig4(n_features: int = 20, n_components: int = 2, segment_length: int = 500,
             n_segments: int = 3, eta: float = 1.0, alpha: float = 1e-5,
             seeds: int | Sequence[int] = 10, data_seed: int = 0,
@@ -268,31 +333,13 @@ def wk_fig4(n_features: int = 20, n_components: int = 2, segment_length: int = 5
 
     Parameters
     ----------
-    n_features : int, default=20
-        Dimension ``n``.
-    n_components : int, default=2
-        ``k``, also the rank of each segment's covariance.
+    %(n_and_k)s
     segment_length : int, default=500
         Points per segment (WK: 500).
-    n_segments : int, default=3
-        Number of segments, each with its own subspace.
-    eta : float, default=1.0
-        Learning rate of the three randomized learners.
-    alpha : float, default=1e-5
-        Fixed-share rate of ``OnlineAdaptivePCA`` (YL Sec. 6.1).
-    seeds : int or sequence of int, default=10
-        The learners' seeds (an int ``S`` means ``0..S-1``).
-    data_seed : int, default=0
-        Seed of the stream, fixed across the learners' seeds.
-    progress : callable or None, default=None
-        Called as ``progress(trials_done, trials_total)`` while the learners
-        run (after each compiled chunk of trials, about every 20 ms), the
-        trials of every learner and seed counted.
+    %(shifts)s
+    %(runs)s
 
-    Returns
-    -------
-    result : dict
-        See the module docstring; the quantity is the cumulative loss.
+    %(cumulative_result)s
 
     References
     ----------
@@ -307,13 +354,9 @@ def wk_fig4(n_features: int = 20, n_components: int = 2, segment_length: int = 5
     ...      < r["totals"]["best_fixed"]["expected_mean"])
     True
     """
-    n, k = _sizes(n_features, n_components)
-    m = as_int(segment_length, "segment_length", 1, 10**7)
-    s = as_int(n_segments, "n_segments", 1, 10**4)
-    eta, alpha, seeds = _rate(eta), _alpha(alpha), _seeds(seeds)
-    data_seed = as_int(data_seed, "data_seed", 0, 2**63 - 1)
-    lengths = [m] * s
-    X, labels = datasets.shifting_subspaces(n, k, lengths, random_state=data_seed)
+    n, k, m, s, eta, alpha, seeds, data_seed = _shifting_args(
+        n_features, n_components, segment_length, n_segments, eta, alpha, seeds, data_seed)
+    X, lengths, segment_labels = _shifting_stream(n, k, m, s, data_seed)
     learners = [
         ("online_pca", "OnlinePCA (WK Alg. 5)",
          lambda seed: OnlinePCA(k, eta=eta, random_state=seed)),
@@ -323,10 +366,8 @@ def wk_fig4(n_features: int = 20, n_components: int = 2, segment_length: int = 5
          lambda seed: OnlineAdaptivePCA(k, eta=eta, alpha=alpha, random_state=seed)),
         ("ftl", "Follow the Leader (WK Sec. 7)", lambda seed: FollowTheLeader(k)),
     ]
-    losses = _run_learners("wk-fig4", X, learners, seeds, progress)
-    curves = {key: _learner_curve(label, key, losses[key]) for key, label, _ in learners}
-    best = _comparator_curve(X, k)
-    curves["best_fixed"] = _comparator("best fixed subspace in hindsight", "best_fixed", best)
+    losses, curves = _learner_curves("wk-fig4", X, learners, seeds, progress)
+    curves["best_fixed"] = _best_fixed(X, k)
     best_loss = metrics.best_subspace_loss(X, k)
     bound = None if eta == "auto" else metrics.regret_bound(best_loss, n, k, eta)
     notes = [] if bound is None else [
@@ -336,11 +377,12 @@ def wk_fig4(n_features: int = 20, n_components: int = 2, segment_length: int = 5
                   alpha=alpha, data_seed=data_seed, n_seeds=len(seeds))
     return _result("wk-fig4", f"WK Fig. 4: n={n}, k={k}, eta={_fmt(eta)}, {s} segments of {m}",
                    "WK Sec. 8, Fig. 4", params, seeds, X.shape[0], _boundaries(lengths),
-                   [f"subspace {labels[i]}" for i in np.cumsum([0] + lengths[:-1])],
+                   segment_labels,
                    "cumulative loss", curves, losses, notes,
                    dict(best_fixed_loss=best_loss, wk_thm6_bound=bound))
 
 
+@_fill_doc
 def yl_fig1(n_features: int = 20, n_components: int = 2, segment_length: int = 200,
             n_segments: int = 3, eta: float = 1.0, alpha: float = 1e-5,
             seeds: int | Sequence[int] = 10, data_seed: int = 0,
@@ -354,29 +396,13 @@ def yl_fig1(n_features: int = 20, n_components: int = 2, segment_length: int = 2
 
     Parameters
     ----------
-    n_features : int, default=20
-        As for :func:`wk_fig4`.
-    n_components : int, default=2
-        As for :func:`wk_fig4`.
+    %(n_and_k)s
     segment_length : int, default=200
-        As for :func:`wk_fig4`.
-    n_segments : int, default=3
-        As for :func:`wk_fig4`.
-    eta : float, default=1.0
-        As for :func:`wk_fig4`.
-    alpha : float, default=1e-5
-        As for :func:`wk_fig4`.
-    seeds : int or sequence of int, default=10
-        As for :func:`wk_fig4`.
-    data_seed : int, default=0
-        As for :func:`wk_fig4`.
-    progress : callable or None, default=None
-        As for :func:`wk_fig4`.
+        Points per segment.
+    %(shifts)s
+    %(runs)s
 
-    Returns
-    -------
-    result : dict
-        The cumulative losses; see the module docstring.
+    %(cumulative_result)s
 
     References
     ----------
@@ -389,28 +415,23 @@ def yl_fig1(n_features: int = 20, n_components: int = 2, segment_length: int = 2
     >>> sorted(r["curves"])
     ['adaptive_pca', 'best_fixed', 'ftl', 'online_pca']
     """
-    n, k = _sizes(n_features, n_components)
-    m = as_int(segment_length, "segment_length", 1, 10**7)
-    s = as_int(n_segments, "n_segments", 1, 10**4)
-    eta, alpha, seeds = _rate(eta), _alpha(alpha), _seeds(seeds)
-    data_seed = as_int(data_seed, "data_seed", 0, 2**63 - 1)
-    lengths = [m] * s
-    X, labels = datasets.shifting_subspaces(n, k, lengths, random_state=data_seed)
+    n, k, m, s, eta, alpha, seeds, data_seed = _shifting_args(
+        n_features, n_components, segment_length, n_segments, eta, alpha, seeds, data_seed)
+    X, lengths, segment_labels = _shifting_stream(n, k, m, s, data_seed)
     learners = _static_vs_adaptive(k, eta, alpha)
-    losses = _run_learners("yl-fig1", X, learners, seeds, progress)
-    curves = {key: _learner_curve(label, key, losses[key]) for key, label, _ in learners}
-    curves["best_fixed"] = _comparator("best fixed subspace in hindsight", "best_fixed",
-                                       _comparator_curve(X, k))
+    losses, curves = _learner_curves("yl-fig1", X, learners, seeds, progress)
+    curves["best_fixed"] = _best_fixed(X, k)
     params = dict(n_features=n, n_components=k, segment_length=m, n_segments=s, eta=eta,
                   alpha=alpha, data_seed=data_seed, n_seeds=len(seeds))
     return _result("yl-fig1", f"YL Fig. 1: n={n}, k={k}, eta={_fmt(eta)}, alpha={alpha:g}, "
                    f"{s} segments of {m}", "YL Sec. 6.1, Fig. 1", params, seeds, X.shape[0],
                    _boundaries(lengths),
-                   [f"subspace {labels[i]}" for i in np.cumsum([0] + lengths[:-1])],
+                   segment_labels,
                    "cumulative loss", curves, losses, (),
                    dict(best_fixed_loss=metrics.best_subspace_loss(X, k)))
 
 
+@_fill_doc
 def wk_fig6(n_features: int = 20, n_components: int = 2, segment_length: int = 200,
             subspaces: Sequence[int] = (0, 1, 0, 2, 1, 2), eta: float = 1.0, alpha: float = 1e-3,
             seeds: int | Sequence[int] = 10, data_seed: int = 0,
@@ -436,10 +457,7 @@ def wk_fig6(n_features: int = 20, n_components: int = 2, segment_length: int = 2
 
     Parameters
     ----------
-    n_features : int, default=20
-        Dimension n.
-    n_components : int, default=2
-        ``k``, also the rank of each covariance.
+    %(n_and_k)s
     segment_length : int, default=200
         Points per segment.
     subspaces : sequence of int, default=(0, 1, 0, 2, 1, 2)
@@ -448,12 +466,7 @@ def wk_fig6(n_features: int = 20, n_components: int = 2, segment_length: int = 2
         Learning rate of the learners.
     alpha : float, default=1e-3
         Mixing rate of both mixing variants.
-    seeds : int or sequence of int, default=10
-        As for :func:`wk_fig4`.
-    data_seed : int, default=0
-        As for :func:`wk_fig4`.
-    progress : callable or None, default=None
-        As for :func:`wk_fig4`.
+    %(runs)s
 
     Returns
     -------
@@ -479,7 +492,7 @@ def wk_fig6(n_features: int = 20, n_components: int = 2, segment_length: int = 2
     if not subspaces:
         raise ValueError("subspaces must not be empty")
     eta, alpha, seeds = _rate(eta), _alpha(alpha), _seeds(seeds)
-    data_seed = as_int(data_seed, "data_seed", 0, 2**63 - 1)
+    data_seed = _data_seed(data_seed)
     lengths = [m] * len(subspaces)
     X, _ = datasets.shifting_subspaces(n, k, lengths, random_state=data_seed,
                                        subspaces=subspaces)
@@ -492,10 +505,8 @@ def wk_fig6(n_features: int = 20, n_components: int = 2, segment_length: int = 2
         ("share_past", f"OnlinePCA, mixing the past (WK eq. 20, alpha={alpha:g})",
          lambda seed: OnlinePCA(k, eta=eta, share="past", alpha=alpha, random_state=seed)),
     ]
-    losses = _run_learners("wk-fig6", X, learners, seeds, progress)
     partition = _comparator_curve(X, k, boundaries)
-    curves = {key: _learner_curve(label, key, losses[key], offset=partition)
-              for key, label, _ in learners}
+    losses, curves = _learner_curves("wk-fig6", X, learners, seeds, progress, offset=partition)
     partition_loss = float(partition[-1])
     best_loss = metrics.best_subspace_loss(X, k)
     notes = [f"loss of the best partition ({len(subspaces)} segments): {partition_loss:.2f}; "
@@ -510,6 +521,7 @@ def wk_fig6(n_features: int = 20, n_components: int = 2, segment_length: int = 2
                    dict(best_partition_loss=partition_loss, best_fixed_loss=best_loss))
 
 
+@_fill_doc
 def digits(n_components: int = 2, eta: float = 5.0, alpha: float = 1e-4,
            segment_length: int | None = None, seeds: int | Sequence[int] = 10, data_seed: int = 0,
            progress: Callable[[int, int], object] | None = None) -> Result:
@@ -535,17 +547,9 @@ def digits(n_components: int = 2, eta: float = 5.0, alpha: float = 1e-4,
         Fixed-share rate of ``OnlineAdaptivePCA``.
     segment_length : int or None, default=None
         Use at most this many images per class (all by default).
-    seeds : int or sequence of int, default=10
-        As for :func:`wk_fig4`.
-    data_seed : int, default=0
-        As for :func:`wk_fig4`.
-    progress : callable or None, default=None
-        As for :func:`wk_fig4`.
+    %(runs)s
 
-    Returns
-    -------
-    result : dict
-        The cumulative losses; see the module docstring.
+    %(cumulative_result)s
 
     References
     ----------
@@ -556,16 +560,14 @@ def digits(n_components: int = 2, eta: float = 5.0, alpha: float = 1e-4,
     k = as_int(n_components, "n_components", 1, 63)
     eta, alpha, seeds = _rate(eta), _alpha(alpha), _seeds(seeds)
     m = None if segment_length is None else as_int(segment_length, "segment_length", 1, 10**7)
-    data_seed = as_int(data_seed, "data_seed", 0, 2**63 - 1)
+    data_seed = _data_seed(data_seed)
     X, labels = datasets.digits_stream(m, data_seed)
     classes, lengths = np.unique(labels, return_counts=True)
     lengths = lengths.tolist()
     boundaries = _boundaries(lengths)
     learners = _static_vs_adaptive(k, eta, alpha)
-    losses = _run_learners("digits", X, learners, seeds, progress)
-    curves = {key: _learner_curve(label, key, losses[key]) for key, label, _ in learners}
-    curves["best_fixed"] = _comparator("best fixed subspace in hindsight", "best_fixed",
-                                       _comparator_curve(X, k))
+    losses, curves = _learner_curves("digits", X, learners, seeds, progress)
+    curves["best_fixed"] = _best_fixed(X, k)
     curves["best_partition"] = _comparator("best subspace per class, in hindsight",
                                            "best_partition", _comparator_curve(X, k, boundaries))
     params = dict(n_features=X.shape[1], n_components=k, segment_length=m, eta=eta,
@@ -577,6 +579,7 @@ def digits(n_components: int = 2, eta: float = 5.0, alpha: float = 1e-4,
                    [f"digit {c}" for c in classes], "cumulative loss", curves, losses, ())
 
 
+@_fill_doc
 def kw_cone(n_samples: int = 500, n_features: int = 20, n_components: int = 2,
             eta: float | Literal["auto"] = 1.0,
             noise: float = 0.05, seeds: int | Sequence[int] = 10, data_seed: int = 0,
@@ -607,12 +610,7 @@ def kw_cone(n_samples: int = 500, n_features: int = 20, n_components: int = 2,
         ``"auto"``: the AdaHedge rate (docs/adaptive_rates.md).
     noise : float, default=0.05
         Standard deviation of the Gaussian noise.
-    seeds : int or sequence of int, default=10
-        As for :func:`wk_fig4`.
-    data_seed : int, default=0
-        As for :func:`wk_fig4`.
-    progress : callable or None, default=None
-        As for :func:`wk_fig4`.
+    %(runs)s
     embedding : {"padded", "full"}, default="padded"
         The cone of :func:`onlinepca_fast.datasets.noisy_cone`: KW's
         (``"padded"``), or ``"full"``, the cone ``x_1^2 = x_2^2 + ... +
@@ -620,10 +618,7 @@ def kw_cone(n_samples: int = 500, n_features: int = 20, n_components: int = 2,
         ``k(x, x)`` exceeds one near its rim (this experiment's cone in
         0.1.0).
 
-    Returns
-    -------
-    result : dict
-        The cumulative losses; see the module docstring.
+    %(cumulative_result)s
 
     References
     ----------
@@ -634,14 +629,13 @@ def kw_cone(n_samples: int = 500, n_features: int = 20, n_components: int = 2,
     n = as_int(n_features, "n_features", 3, 10**5)
     k = as_int(n_components, "n_components", 1, m - 1)
     eta, seeds = _rate(eta), _seeds(seeds)
-    data_seed = as_int(data_seed, "data_seed", 0, 2**63 - 1)
+    data_seed = _data_seed(data_seed)
     X = datasets.noisy_cone(m, n, noise=noise, random_state=data_seed, embedding=embedding)
     learners = [("kernel_pca", "OnlineKernelPCA (KW Alg. 6, kernel (x.y)^2)",
                  lambda seed: OnlineKernelPCA(n_components=k, kernel="poly", degree=2, gamma=1.0,
                                               coef0=0.0, eta=eta, random_state=seed,
                                               budget=None))]
-    losses = _run_learners("kw-cone", X, learners, seeds, progress)
-    curves = {key: _learner_curve(label, key, losses[key]) for key, label, _ in learners}
+    losses, curves = _learner_curves("kw-cone", X, learners, seeds, progress)
     # offline kernel PCA (KW Alg. 2): project phi(x_t) on the top-k eigenvectors
     # u_j = Phi^T v_j / sqrt(l_j) of the feature-space scatter: the per-trial loss is
     # K_tt - sum_j (v_j . K_t)^2 / l_j.

@@ -9,10 +9,8 @@ these functions work the same in scripts, on servers and in notebooks; pass
 
 References
 ----------
-WK: M. K. Warmuth and D. Kuzmin, "Randomized online PCA algorithms with
-regret bounds that are logarithmic in the dimension", JMLR 9 (2008).
-YL: J. Yuan and A. Lamperski, "Online adaptive principal component analysis
-and its extensions", ICML 2019.
+WK: Warmuth & Kuzmin, JMLR 9 (2008); YL: Yuan & Lamperski, ICML 2019 (the
+full titles are in the README's references).
 """
 
 from __future__ import annotations
@@ -23,10 +21,43 @@ from typing import Any
 
 import numpy as np
 
+from .._docs import doc_filler
 from .._typing import ArrayLike, Result
 from ._output import replacing
 
 __all__ = ["matplotlib_available", "plot_cumulative_loss", "plot_regret", "plot_result"]
+
+# what the plotting functions' docstrings share, written once
+_fill_doc = doc_filler({
+    "segments_ax_title": """\
+boundaries : sequence of int, default=()
+    0-based first trial of each segment after the first, marked by
+    dotted vertical lines.
+segment_labels : sequence of str, optional
+    One label per segment, written above the plot.
+ax : matplotlib Axes, optional
+    Draw here instead of in a new figure.
+title : str, optional
+    Title of the axes.""",
+    "path": """\
+path : str or path-like, optional
+    Save the figure there (the format follows the extension, e.g. PNG;
+    through a temporary file beside it, renamed when complete: if
+    saving fails, an earlier file stays whole).""",
+    "styles": """\
+styles : dict of str to dict, optional
+    Keyword arguments of ``Axes.plot`` per label (``color``,
+    ``linestyle``, ...).""",
+    "figure": """\
+Returns
+-------
+figure : matplotlib.figure.Figure
+
+Raises
+------
+ImportError
+    If matplotlib is not installed.""",
+})
 
 _MISSING = ('plotting needs matplotlib, which is not installed: '
             'pip install "onlinepca_fast[plot]" (or pip install matplotlib)')
@@ -131,6 +162,7 @@ def _series(curves, cumulative, styles):
     return series
 
 
+@_fill_doc
 def plot_cumulative_loss(losses: Mapping[str, ArrayLike], boundaries: Sequence[int] = (),
                          segment_labels: Sequence[str] | None = None, ax: Any = None,
                          title: str | None = None, path: str | os.PathLike[str] | None = None,
@@ -144,31 +176,11 @@ def plot_cumulative_loss(losses: Mapping[str, ArrayLike], boundaries: Sequence[i
         the mean over the runs with a band of one standard deviation (the
         error bars of WK Fig. 4), e.g. the ``expected_losses_`` or
         ``realized_losses_`` of learners fitted with different seeds.
-    boundaries : sequence of int, default=()
-        0-based first trial of each segment after the first, marked by
-        dotted vertical lines.
-    segment_labels : sequence of str, optional
-        One label per segment, written above the plot.
-    ax : matplotlib Axes, optional
-        Draw here instead of in a new figure.
-    title : str, optional
-        Title of the axes.
-    path : str or path-like, optional
-        Save the figure there (the format follows the extension, e.g. PNG;
-        through a temporary file beside it, renamed when complete: if
-        saving fails, an earlier file stays whole).
-    styles : dict of str to dict, optional
-        Keyword arguments of ``Axes.plot`` per label (``color``,
-        ``linestyle``, ...).
+    %(segments_ax_title)s
+    %(path)s
+    %(styles)s
 
-    Returns
-    -------
-    figure : matplotlib.figure.Figure
-
-    Raises
-    ------
-    ImportError
-        If matplotlib is not installed.
+    %(figure)s
 
     References
     ----------
@@ -191,6 +203,7 @@ def plot_cumulative_loss(losses: Mapping[str, ArrayLike], boundaries: Sequence[i
     return _finish(fig, path)
 
 
+@_fill_doc
 def plot_regret(
         regrets: Mapping[str, ArrayLike], boundaries: Sequence[int] = (),
         segment_labels: Sequence[str] | None = None, ax: Any = None, title: str | None = None,
@@ -206,29 +219,13 @@ def plot_regret(
         (mean and a one-standard-deviation band), e.g. from
         :func:`onlinepca_fast.metrics.partition_regret` with
         ``cumulative=True``.
-    boundaries : sequence of int, default=()
-        As for :func:`plot_cumulative_loss`.
-    segment_labels : sequence of str, optional
-        As for :func:`plot_cumulative_loss`.
-    ax : matplotlib Axes, optional
-        As for :func:`plot_cumulative_loss`.
-    title : str, optional
-        As for :func:`plot_cumulative_loss`.
-    path : str or path-like, optional
-        As for :func:`plot_cumulative_loss`.
-    styles : dict of str to dict, optional
-        As for :func:`plot_cumulative_loss`.
+    %(segments_ax_title)s
+    %(path)s
+    %(styles)s
     ylabel : str, default="regret"
         Label of the y axis.
 
-    Returns
-    -------
-    figure : matplotlib.figure.Figure
-
-    Raises
-    ------
-    ImportError
-        If matplotlib is not installed.
+    %(figure)s
 
     References
     ----------
@@ -239,6 +236,7 @@ def plot_regret(
     return _finish(fig, path)
 
 
+@_fill_doc
 def plot_result(result: Result, ax: Any = None, path: str | os.PathLike[str] | None = None,
                 title: str | None = None) -> Any:
     """Plot the result of an experiment of :mod:`onlinepca_fast.app.experiments`.
@@ -255,19 +253,11 @@ def plot_result(result: Result, ax: Any = None, path: str | os.PathLike[str] | N
         As returned by e.g. :func:`onlinepca_fast.app.experiments.wk_fig4`.
     ax : matplotlib Axes, optional
         Draw into these axes (default: a new figure).
-    path : str or path-like, optional
-        As for :func:`plot_cumulative_loss`.
+    %(path)s
     title : str, optional
         Defaults to the result's title.
 
-    Returns
-    -------
-    figure : matplotlib.figure.Figure
-
-    Raises
-    ------
-    ImportError
-        If matplotlib is not installed.
+    %(figure)s
 
     References
     ----------

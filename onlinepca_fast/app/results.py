@@ -11,10 +11,19 @@ from typing import Any
 
 import numpy as np
 
+from .._docs import doc_filler
 from .._typing import Result
 from ._output import replacing
 
 __all__ = ["format_table", "save_csv", "save_json", "environment"]
+
+# the parameters the writers share
+_fill_doc = doc_filler({"result_path": """\
+result : dict
+    As returned by the experiment functions.
+path : str or path-like
+    File to write (through a temporary file beside it, renamed onto
+    `path` when complete: if writing fails, an earlier file stays whole)."""})
 
 
 def environment() -> dict[str, Any]:
@@ -107,16 +116,13 @@ def _jsonable(value):
     return value
 
 
+@_fill_doc
 def save_json(result: Result, path: str | os.PathLike[str], **extra: Any) -> None:
     """Write an experiment's parameters, totals and notes (no curves) as JSON.
 
     Parameters
     ----------
-    result : dict
-        As returned by the experiment functions.
-    path : str or path-like
-        File to write (through a temporary file beside it, renamed onto
-        `path` when complete: if writing fails, an earlier file stays whole).
+    %(result_path)s
     **extra
         More top-level entries (e.g. the names of the other files written).
 
@@ -136,6 +142,7 @@ def save_json(result: Result, path: str | os.PathLike[str], **extra: Any) -> Non
         f.write("\n")
 
 
+@_fill_doc
 def save_csv(result: Result, path: str | os.PathLike[str]) -> None:
     """Write the curves, one row per trial, as CSV.
 
@@ -145,11 +152,7 @@ def save_csv(result: Result, path: str | os.PathLike[str]) -> None:
 
     Parameters
     ----------
-    result : dict
-        As returned by the experiment functions.
-    path : str or path-like
-        File to write (through a temporary file beside it, renamed onto
-        `path` when complete: if writing fails, an earlier file stays whole).
+    %(result_path)s
     """
     # The standard library's csv writer, not pandas: pandas is no dependency of
     # the command line (nor of the experiments), and a frame would only relay

@@ -78,12 +78,20 @@ import numpy as np
 from sklearn.model_selection import ParameterGrid
 
 from .. import datasets, learners, metrics
+from .._docs import doc_filler
 from ._output import replacing
 from .plotting import _MISSING, _save
 from .results import environment
 
 __all__ = ["load_config", "expand", "run_sweep", "write_table", "plot_sweep",
            "format_summary", "ConfigError", "LEARNERS", "DATASETS"]
+
+# the parameters of the functions that take a sweep's table
+_fill_doc = doc_filler({"table": """\
+columns : list of str
+    The table's columns, as returned by :func:`run_sweep`.
+rows : list of dict
+    The table's rows, as returned by :func:`run_sweep`."""})
 
 #: The learners a sweep can run: the linear PCA learners, whose losses are
 #: compared with the best fixed subspace.
@@ -426,6 +434,7 @@ def _cell(value):
     return str(value)
 
 
+@_fill_doc
 def write_table(
         columns: Sequence[str], rows: Sequence[Mapping[str, Any]], path_base: str,
 ) -> list[str]:
@@ -439,10 +448,7 @@ def write_table(
 
     Parameters
     ----------
-    columns : list of str
-        The table's columns, as returned by :func:`run_sweep`.
-    rows : list of dict
-        The table's rows, as returned by :func:`run_sweep`.
+    %(table)s
     path_base : str
         The files' path without the extension.
 
@@ -502,6 +508,7 @@ def _label(row, param_names, varying):
     return row["learner"] + (f" ({', '.join(parts)})" if parts else "") + affine
 
 
+@_fill_doc
 def plot_sweep(columns: Sequence[str], rows: Sequence[Mapping[str, Any]], path: str) -> str:
     """Draw the regret of every configuration, one panel per data set.
 
@@ -510,10 +517,7 @@ def plot_sweep(columns: Sequence[str], rows: Sequence[Mapping[str, Any]], path: 
 
     Parameters
     ----------
-    columns : list of str
-        The table's columns, as returned by :func:`run_sweep`.
-    rows : list of dict
-        The table's rows, as returned by :func:`run_sweep`.
+    %(table)s
     path : str
         The PNG file to write.
 
@@ -566,15 +570,13 @@ def plot_sweep(columns: Sequence[str], rows: Sequence[Mapping[str, Any]], path: 
     return path
 
 
+@_fill_doc
 def format_summary(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
     """Mean regret over seeds per configuration and data set, as a text table.
 
     Parameters
     ----------
-    columns : list of str
-        The table's columns, as returned by :func:`run_sweep`.
-    rows : list of dict
-        The table's rows, as returned by :func:`run_sweep`.
+    %(table)s
 
     Returns
     -------
