@@ -16,8 +16,10 @@ default re-orthogonalisation (see the long-run tests for the drift
 without it).
 """
 
+import copy
 import math
 import pickle
+import threading
 import time
 
 import numpy as np
@@ -303,3 +305,52 @@ def wait_for_writer(learner, thread, timeout=10.0):
             return True
         time.sleep(0.0005)
     return False
+
+
+COPIERS = [copy.copy, copy.deepcopy, lambda x: pickle.loads(pickle.dumps(x))]
+
+
+def fit_while_reading(learner, batches, read, pause=0.0):
+    """Feeds each of ``batches`` to ``learner.partial_fit`` in one thread
+    (sleeping ``pause`` seconds after each) while another calls ``read(i)``
+    for i = 0, 1, 2, ... until the feeding is over.  Returns what the two
+    threads raised (each stops at its first exception): a test expects []."""
+    finished = threading.Event()
+    errors = []
+
+    def feed():
+        try:
+            for batch in batches:
+                learner.partial_fit(batch)
+                if pause:
+                    time.sleep(pause)
+        except Exception as exc:  # noqa: BLE001 - returned to the test
+            errors.append(exc)
+        finally:
+            finished.set()
+
+    def reader():
+        i = 0
+        try:
+            while not finished.is_set():
+                read(i)
+                i += 1
+        except Exception as exc:  # noqa: BLE001 - returned to the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=feed), threading.Thread(target=reader)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
+def assert_copy_of_rows_done(dup, make, X):
+    """``dup``, a copy taken while ``make()`` was fed X, is bit for bit the
+    learner fed X's first ``dup.n_trials_`` rows in one call."""
+    t = dup.n_trials_
+    assert len(dup.expected_losses_) == t == len(dup.realized_losses_)
+    expected = make().partial_fit(X[:t])
+    assert_same_state(dup, expected)
+    return expected
