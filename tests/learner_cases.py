@@ -27,6 +27,7 @@ import pytest
 from numpy.testing import assert_array_equal
 
 import onlinepca_fast as opf
+from onlinepca_fast import reference
 
 RANDOMISED = ["Hedge", "CappedHedge", "OnlinePCA", "OnlineAdaptivePCA",
               "CenteredOnlinePCA", "VarianceMinimizer"]
@@ -354,3 +355,30 @@ def assert_copy_of_rows_done(dup, make, X):
     expected = make().partial_fit(X[:t])
     assert_same_state(dup, expected)
     return expected
+
+
+def clustered_dense_reference(name, k, X, fit_clustered, **params):
+    """The learner ``name`` with ``state="clustered"`` fed X by
+    ``fit_clustered(learner, X)``, what that returned (a record of the
+    trials), and the same learner with ``state="dense"`` and the NumPy
+    reference's, both fitted on X (random_state=0 for the three)."""
+    clustered = getattr(opf, name)(k, state="clustered", random_state=0, **params)
+    record = fit_clustered(clustered, X)
+    dense = getattr(opf, name)(k, state="dense", random_state=0, **params).fit(X)
+    ref = getattr(reference, name)(k, random_state=0, **params).fit(X)
+    return clustered, record, dense, ref
+
+
+def assert_clustered_matches(clustered, dense, ref, values_rtol):
+    """The clustered state's expected losses are the reference's and the
+    dense state's (1e-9), its density matrix the dense one (CAPPED_ATOL), its
+    full eigensystem the dense eigenvalues (``values_rtol``, 1e-9 absolute)
+    with orthonormal eigenvectors (1e-12).  Returns that eigensystem."""
+    for other in (ref, dense):
+        np.testing.assert_allclose(clustered.expected_losses_, other.expected_losses_,
+                                   rtol=0, atol=1e-9)
+    np.testing.assert_allclose(clustered.density_, dense.density_, rtol=0, atol=CAPPED_ATOL)
+    values, vectors = clustered.full_eigensystem()
+    np.testing.assert_allclose(values, dense.eigenvalues_, rtol=values_rtol, atol=1e-9)
+    assert orthogonality(vectors) <= 1e-12
+    return values, vectors
