@@ -16,8 +16,10 @@ default re-orthogonalisation (see the long-run tests for the drift
 without it).
 """
 
+import copy
 import math
 import pickle
+import threading
 import time
 
 import numpy as np
@@ -25,6 +27,7 @@ import pytest
 from numpy.testing import assert_array_equal
 
 import onlinepca_fast as opf
+from onlinepca_fast import reference
 
 RANDOMISED = ["Hedge", "CappedHedge", "OnlinePCA", "OnlineAdaptivePCA",
               "CenteredOnlinePCA", "VarianceMinimizer"]
@@ -303,3 +306,79 @@ def wait_for_writer(learner, thread, timeout=10.0):
             return True
         time.sleep(0.0005)
     return False
+
+
+COPIERS = [copy.copy, copy.deepcopy, lambda x: pickle.loads(pickle.dumps(x))]
+
+
+def fit_while_reading(learner, batches, read, pause=0.0):
+    """Feeds each of ``batches`` to ``learner.partial_fit`` in one thread
+    (sleeping ``pause`` seconds after each) while another calls ``read(i)``
+    for i = 0, 1, 2, ... until the feeding is over.  Returns what the two
+    threads raised (each stops at its first exception): a test expects []."""
+    finished = threading.Event()
+    errors = []
+
+    def feed():
+        try:
+            for batch in batches:
+                learner.partial_fit(batch)
+                if pause:
+                    time.sleep(pause)
+        except Exception as exc:  # noqa: BLE001 - returned to the test
+            errors.append(exc)
+        finally:
+            finished.set()
+
+    def reader():
+        i = 0
+        try:
+            while not finished.is_set():
+                read(i)
+                i += 1
+        except Exception as exc:  # noqa: BLE001 - returned to the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=feed), threading.Thread(target=reader)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
+def assert_copy_of_rows_done(dup, make, X):
+    """``dup``, a copy taken while ``make()`` was fed X, is bit for bit the
+    learner fed X's first ``dup.n_trials_`` rows in one call."""
+    t = dup.n_trials_
+    assert len(dup.expected_losses_) == t == len(dup.realized_losses_)
+    expected = make().partial_fit(X[:t])
+    assert_same_state(dup, expected)
+    return expected
+
+
+def clustered_dense_reference(name, k, X, fit_clustered, **params):
+    """The learner ``name`` with ``state="clustered"`` fed X by
+    ``fit_clustered(learner, X)``, what that returned (a record of the
+    trials), and the same learner with ``state="dense"`` and the NumPy
+    reference's, both fitted on X (random_state=0 for the three)."""
+    clustered = getattr(opf, name)(k, state="clustered", random_state=0, **params)
+    record = fit_clustered(clustered, X)
+    dense = getattr(opf, name)(k, state="dense", random_state=0, **params).fit(X)
+    ref = getattr(reference, name)(k, random_state=0, **params).fit(X)
+    return clustered, record, dense, ref
+
+
+def assert_clustered_matches(clustered, dense, ref, values_rtol):
+    """The clustered state's expected losses are the reference's and the
+    dense state's (1e-9), its density matrix the dense one (CAPPED_ATOL), its
+    full eigensystem the dense eigenvalues (``values_rtol``, 1e-9 absolute)
+    with orthonormal eigenvectors (1e-12).  Returns that eigensystem."""
+    for other in (ref, dense):
+        np.testing.assert_allclose(clustered.expected_losses_, other.expected_losses_,
+                                   rtol=0, atol=1e-9)
+    np.testing.assert_allclose(clustered.density_, dense.density_, rtol=0, atol=CAPPED_ATOL)
+    values, vectors = clustered.full_eigensystem()
+    np.testing.assert_allclose(values, dense.eigenvalues_, rtol=values_rtol, atol=1e-9)
+    assert orthogonality(vectors) <= 1e-12
+    return values, vectors

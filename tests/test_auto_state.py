@@ -55,23 +55,32 @@ class Switches:
         monkeypatch.setattr(_trial_loop.TrialLoopLearner, "_switch_if_due", logged)
 
 
+PLAIN_WAYS = ["one batch", "batches of 7", "learn_one", "pickle every 7"]
+
+
+def feed(learner, X, how):
+    """Feeds X to the learner one of the ``PLAIN_WAYS``; returns the learner
+    (another object after a pickle round trip)."""
+    if how == "one batch":
+        learner.partial_fit(X)
+    elif how == "learn_one":
+        for x in X:
+            learner.learn_one(x)
+    else:
+        for i in range(0, len(X), 7):
+            if how == "pickle every 7":
+                learner = pickle.loads(pickle.dumps(learner))
+            learner.partial_fit(X[i:i + 7])
+    return learner
+
+
 def fit_two_phase(how, Y, L, make, interrupt_at=None, monkeypatch=None):
     learner = make()
     rows = [(Y, 0.01), (L, 300.0)]
     for part, eta in rows:
         learner.set_params(eta=eta)
-        if how == "one batch":
-            learner.partial_fit(part)
-        elif how == "batches of 7":
-            for i in range(0, len(part), 7):
-                learner.partial_fit(part[i:i + 7])
-        elif how == "learn_one":
-            for x in part:
-                learner.learn_one(x)
-        elif how == "pickle every 7":
-            for i in range(0, len(part), 7):
-                learner = pickle.loads(pickle.dumps(learner))
-                learner.partial_fit(part[i:i + 7])
+        if how in PLAIN_WAYS:
+            learner = feed(learner, part, how)
         elif how == "chunks of one trial":
             monkeypatch.setattr(_guard, "CHUNK_SECONDS", 0.0)
             learner.partial_fit(part)
@@ -142,16 +151,8 @@ def test_centered_pca_turns_dense_at_the_same_trial_however_it_is_fed(how, monke
     assert switches.log == [("dense", hi + 1, hi)]
     switches.log.clear()
     other = make()
-    if how == "batches of 7":
-        for i in range(0, len(X), 7):
-            other.partial_fit(X[i:i + 7])
-    elif how == "learn_one":
-        for x in X:
-            other.learn_one(x)
-    elif how == "pickle every 7":
-        for i in range(0, len(X), 7):
-            other = pickle.loads(pickle.dumps(other))
-            other.partial_fit(X[i:i + 7])
+    if how in PLAIN_WAYS:
+        other = feed(other, X, how)
     else:
         other.partial_fit(X[:hi + 1])  # ends on the trial that makes dense due
         assert not other._state.clustered  # changed before the call returned

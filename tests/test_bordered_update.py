@@ -309,6 +309,22 @@ def _grow(K, force_flags=0):
     return ev, Q, orders
 
 
+def _rbf_gram(X, gamma):
+    """The rbf Gram matrix exp(-gamma |x_i - x_j|^2) of the rows of X, symmetrised."""
+    sq = (X * X).sum(1)
+    K = np.exp(-gamma * (sq[:, None] + sq[None, :] - 2 * X @ X.T))
+    return (K + K.T) / 2
+
+
+def _assert_grown_accurately(K, w, V, scale):
+    """(w, V) grown from K agrees with eigh: eigenvalues within GROWTH_RTOL
+    scale, ||V^T V - I||_2 <= GROWTH_RTOL and ||K V - V diag(w)||_2 <=
+    GROWTH_RTOL scale."""
+    assert np.abs(w - np.linalg.eigvalsh(K)).max() <= GROWTH_RTOL * scale
+    assert np.linalg.norm(V.T @ V - np.eye(K.shape[0]), 2) <= GROWTH_RTOL
+    assert np.linalg.norm(K @ V - V * w, 2) <= GROWTH_RTOL * scale
+
+
 @pytest.mark.parametrize("rank", [3, 20, None])
 def test_growing_kernel_matrix(rank):
     """Grow a Gram matrix X X^T row by row: low rank must stay cheap and exact."""
@@ -332,19 +348,9 @@ def test_growing_rbf_kernel():
     """A full-rank rbf kernel grown point by point for 300 points: the
     eigensystem agrees with eigh at the end and stays orthogonal (the
     drift grows slowly, about linearly in the number of steps)."""
-    rng = np.random.default_rng(1)
-    T = 300
-    X = rng.standard_normal((T, 5))
-    sq = (X * X).sum(1)
-    K = np.exp(-0.1 * (sq[:, None] + sq[None, :] - 2 * X @ X.T))
-    K = (K + K.T) / 2
+    K = _rbf_gram(np.random.default_rng(1).standard_normal((300, 5)), gamma=0.1)
     w, V, orders = _grow(K)
-    w_ref = np.linalg.eigvalsh(K)
-    scale = w_ref.max()
-    assert np.abs(w - w_ref).max() <= GROWTH_RTOL * scale
-    drift = np.linalg.norm(V.T @ V - np.eye(T), 2)
-    assert drift <= GROWTH_RTOL
-    assert np.linalg.norm(K @ V - V * w, 2) <= GROWTH_RTOL * scale
+    _assert_grown_accurately(K, w, V, scale=np.linalg.eigvalsh(K).max())
     # numerically full rank in its leading part: little deflates early on
     assert orders[50] == 51
 
@@ -353,17 +359,9 @@ def test_growing_rbf_kernel():
                                    _kernels.R1_TEST_BAD_DLAED4])
 def test_growing_with_fallbacks(flags):
     """Every fallback path keeps a long growth accurate, too."""
-    rng = np.random.default_rng(6)
-    T = 120
-    X = rng.standard_normal((T, 4))
-    sq = (X * X).sum(1)
-    K = np.exp(-0.2 * (sq[:, None] + sq[None, :] - 2 * X @ X.T))
-    K = (K + K.T) / 2
+    K = _rbf_gram(np.random.default_rng(6).standard_normal((120, 4)), gamma=0.2)
     w, V, _ = _grow(K, flags)
-    scale = np.abs(w).max()
-    assert np.abs(w - np.linalg.eigvalsh(K)).max() <= GROWTH_RTOL * scale
-    assert np.linalg.norm(V.T @ V - np.eye(T), 2) <= GROWTH_RTOL
-    assert np.linalg.norm(K @ V - V * w, 2) <= GROWTH_RTOL * scale
+    _assert_grown_accurately(K, w, V, scale=np.abs(w).max())
 
 
 def test_validation():

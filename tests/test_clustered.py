@@ -11,7 +11,8 @@ import pickle
 
 import numpy as np
 import pytest
-from learner_cases import CAPPED_ATOL, assert_same_state, orthogonality, unit_ball
+from learner_cases import CAPPED_ATOL, assert_same_state, unit_ball
+from learner_cases import assert_clustered_matches, clustered_dense_reference
 
 import onlinepca_fast as opf
 from onlinepca_fast import _kernels, reference
@@ -54,25 +55,16 @@ CONFIGS = [
 
 @pytest.mark.parametrize("params", CONFIGS, ids=lambda p: "-".join(map(str, p.values())))
 def test_expected_losses_match_the_reference_and_the_dense_state(params):
-    X = crossing_stream()
-    clustered = opf.OnlinePCA(K, state="clustered", random_state=0, **params)
-    before = trajectory(clustered, X)
-    dense = opf.OnlinePCA(K, state="dense", random_state=0, **params).fit(X)
-    ref = reference.OnlinePCA(K, random_state=0, **params).fit(X)
-    np.testing.assert_allclose(clustered.expected_losses_, ref.expected_losses_, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(clustered.expected_losses_, dense.expected_losses_,
-                               rtol=0, atol=1e-9)
+    clustered, before, dense, ref = clustered_dense_reference(
+        "OnlinePCA", K, crossing_stream(), trajectory, **params)
+    # the same losses, the same parameter
+    values, vectors = assert_clustered_matches(clustered, dense, ref, values_rtol=0)
     if params["eta"] == 0.3 and params.get("share") != "uniform":
         # the stream crosses: no cluster (all explicit), capped cluster, and back
         mult = np.array([b[0] for b in before])
         assert (mult == 0).any() and (mult > 0).any()
         assert np.count_nonzero(np.diff((mult == 0).astype(int)) != 0) >= 2
         assert any(b[1] for b in before)
-    # the same parameter
-    np.testing.assert_allclose(clustered.density_, dense.density_, rtol=0, atol=CAPPED_ATOL)
-    values, vectors = clustered.full_eigensystem()
-    np.testing.assert_allclose(values, dense.eigenvalues_, rtol=0, atol=1e-9)
-    assert orthogonality(vectors) <= 1e-12
     np.testing.assert_allclose((vectors * np.exp(values)) @ vectors.T, dense.density_,
                                rtol=0, atol=CAPPED_ATOL)
 

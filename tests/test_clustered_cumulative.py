@@ -15,7 +15,8 @@ import pickle
 
 import numpy as np
 import pytest
-from learner_cases import CAPPED_ATOL, assert_same_state, orthogonality, unit_ball
+from learner_cases import assert_same_state, unit_ball
+from learner_cases import assert_clustered_matches, clustered_dense_reference
 
 import onlinepca_fast as opf
 from onlinepca_fast import reference
@@ -54,21 +55,12 @@ def multiplicities(learner, X):
 @pytest.mark.parametrize("params", CONFIGS, ids=["centered", "uncentered", "lr-systematic",
                                                  "eta4"])
 def test_centered_pca_matches_the_reference_and_the_dense_state(params):
-    X = reaching_stream()
-    clustered = opf.CenteredOnlinePCA(K, state="clustered", random_state=0, **params)
-    mult = multiplicities(clustered, X)
-    dense = opf.CenteredOnlinePCA(K, state="dense", random_state=0, **params).fit(X)
-    ref = reference.CenteredOnlinePCA(K, random_state=0, **params).fit(X)
+    clustered, mult, dense, ref = clustered_dense_reference(
+        "CenteredOnlinePCA", K, reaching_stream(), multiplicities, **params)
     # the stream goes from a large cluster to none
     assert mult[30] >= N - 3 and mult[-1] == 0
-    for other in (ref, dense):
-        np.testing.assert_allclose(clustered.expected_losses_, other.expected_losses_,
-                                   rtol=0, atol=1e-9)
+    assert_clustered_matches(clustered, dense, ref, values_rtol=1e-9)
     np.testing.assert_array_equal(clustered.mean_, dense.mean_)
-    values, vectors = clustered.full_eigensystem()
-    np.testing.assert_allclose(values, dense.eigenvalues_, rtol=1e-9, atol=1e-9)
-    assert orthogonality(vectors) <= 1e-12
-    np.testing.assert_allclose(clustered.density_, dense.density_, rtol=0, atol=CAPPED_ATOL)
     # the last trials draw from a capped (or no) cluster: the same corners
     np.testing.assert_allclose(clustered.realized_losses_[-20:], dense.realized_losses_[-20:],
                                rtol=0, atol=1e-9)

@@ -15,9 +15,9 @@ import sys
 import threading
 import time
 
-import distributed
 import numpy as np
 import pytest
+from dask_cluster import local_client
 from learner_cases import LEARNERS, assert_same_state, make_data
 from numpy.testing import assert_array_equal
 
@@ -29,19 +29,9 @@ from onlinepca_fast.parallel import run_many
 
 @pytest.fixture(scope="module")
 def client():
-    import cloudpickle
-
     # the workers cannot import this test module: ship its functions by value
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=":0")
-    dask_client = distributed.Client(cluster)
-    try:
+    with local_client(by_value=__name__) as dask_client:
         yield dask_client
-    finally:
-        dask_client.close()
-        cluster.close()
-        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
 def _chunks(seed, n=6, size=70, T=300):
@@ -422,15 +412,7 @@ def test_a_dask_worker_killed_with_the_scattered_streams_loses_nothing():
     again and the fits rerun: the results equal the plain loop's."""
     import signal
 
-    import cloudpickle
-
-    module = sys.modules[__name__]
-    registered = module.__name__ in cloudpickle.list_registry_pickle_by_value()
-    cloudpickle.register_pickle_by_value(module)
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=":0")
-    dask_client = distributed.Client(cluster)
-    try:
+    with local_client(by_value=__name__) as dask_client:
         X, _ = shifting_subspaces(6, 2, (100, 100), random_state=3)
         Y = X[::-1].copy()
         estimators = [_Slow(2, eta=1.0, random_state=s) for s in range(6)]
@@ -458,11 +440,6 @@ def test_a_dask_worker_killed_with_the_scattered_streams_loses_nothing():
         assert not runner.is_alive()
         assert "error" not in out, repr(out.get("error"))
         fitted = out["fitted"]
-    finally:
-        dask_client.close()
-        cluster.close()
-        if not registered:  # (the module's client fixture registered it too)
-            cloudpickle.unregister_pickle_by_value(module)
     for est, X_i, f in zip(estimators, streams, fitted):
         oracle = opf.OnlinePCA(2, eta=1.0, random_state=est.random_state).partial_fit(X_i)
         assert f.n_trials_ == len(X_i)

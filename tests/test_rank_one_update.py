@@ -47,6 +47,14 @@ def random_orthogonal(n, rng):
     return q * np.sign(np.diag(r))
 
 
+def random_problem(n, rng):
+    """A generic update: a random orthogonal basis, ascending standard normal
+    eigenvalues and a standard normal x (drawn in this order)."""
+    evecs = random_orthogonal(n, rng)
+    evals = np.sort(rng.standard_normal(n))
+    return evals, evecs, rng.standard_normal(n)
+
+
 def formed(evals, evecs, rho, x):
     a = (evecs * evals) @ evecs.T + rho * np.outer(x, x)
     return 0.5 * (a + a.T)
@@ -82,9 +90,7 @@ def run(evals, evecs, rho, x, **kw):
 @pytest.mark.parametrize("rho", [1.0, -1.0, 0.37, -25.0])
 def test_random_against_eigh(n, rho):
     rng = np.random.default_rng(n)
-    evecs = random_orthogonal(n, rng)
-    evals = np.sort(rng.standard_normal(n))
-    x = rng.standard_normal(n)
+    evals, evecs, x = random_problem(n, rng)
     _, _, info = run(evals, evecs, rho, x)
     assert info["m"] == n  # generic data: nothing deflates
     assert info["n_bisection"] == 0 and info["n_eig"] == 0
@@ -212,9 +218,7 @@ def test_z_spanning_1e_200_to_1(n, rho, basis):
                                  1e100, -1e100])
 def test_rho_tiny_and_huge(n, rho):
     rng = np.random.default_rng(31 * n)
-    evecs = random_orthogonal(n, rng)
-    evals = np.sort(rng.standard_normal(n))
-    x = rng.standard_normal(n)
+    evals, evecs, x = random_problem(n, rng)
     run(evals, evecs, rho, x)
 
 
@@ -347,9 +351,7 @@ FALLBACK_GRID = ([(n, case) for n in (2, 3, 20, 100) for case in FALLBACK_CASES]
 
 
 def fallback_problem(case, n, rng):
-    evecs = random_orthogonal(n, rng)
-    evals = np.sort(rng.standard_normal(n))
-    x = rng.standard_normal(n)
+    evals, evecs, x = random_problem(n, rng)
     if case == "cluster":
         evals[: n // 2] = evals[n // 4]
         evals.sort()
@@ -360,23 +362,30 @@ def fallback_problem(case, n, rng):
     return evals, evecs, x
 
 
-@pytest.mark.parametrize("n, case", FALLBACK_GRID)
-@pytest.mark.parametrize("rho", [0.8, -0.8])
+def on_fallback_grid(test):
+    """Runs ``test(n, case, rho)`` for each (n, case) of FALLBACK_GRID and
+    rho = 0.8 and -0.8."""
+    test = pytest.mark.parametrize("rho", [0.8, -0.8])(test)
+    return pytest.mark.parametrize("n, case", FALLBACK_GRID)(test)
+
+
+def forced(force, n, case, rho, seed):
+    """The info of an update forced onto one path, checked against eigh."""
+    evals, evecs, x = fallback_problem(case, n, np.random.default_rng(seed))
+    return run(evals, evecs, rho, x, _force=force)[2]
+
+
+@on_fallback_grid
 def test_forced_bisection(n, case, rho):
-    rng = np.random.default_rng(53 * n)
-    evals, evecs, x = fallback_problem(case, n, rng)
-    _, _, info = run(evals, evecs, rho, x, _force="bisection")
+    info = forced("bisection", n, case, rho, seed=53 * n)
     # a block of order 1 has a closed form and needs no root finder
     assert info["n_bisection"] == (info["m"] if info["m"] >= 2 else 0)
     assert info["n_dlaed4_failures"] == 0 and info["n_eig"] == 0
 
 
-@pytest.mark.parametrize("n, case", FALLBACK_GRID)
-@pytest.mark.parametrize("rho", [0.8, -0.8])
+@on_fallback_grid
 def test_forced_eig(n, case, rho):
-    rng = np.random.default_rng(59 * n)
-    evals, evecs, x = fallback_problem(case, n, rng)
-    _, _, info = run(evals, evecs, rho, x, _force="eig")
+    info = forced("eig", n, case, rho, seed=59 * n)
     assert info["n_eig"] == (1 if info["m"] >= 2 else 0)
     assert info["n_bisection"] == 0
 
@@ -438,9 +447,7 @@ def test_updater_counts_fallbacks():
 def test_updater_in_place_matches_function():
     rng = np.random.default_rng(71)
     n = 40
-    evecs = random_orthogonal(n, rng)
-    evals = np.sort(rng.standard_normal(n))
-    x = rng.standard_normal(n)
+    evals, evecs, x = random_problem(n, rng)
     expect_evals, expect_evecs = rank_one_update(evals, evecs, -0.3, x)
     upd = RankOneUpdater(n)
     upd.update(evals, evecs, -0.3, x)
@@ -451,8 +458,7 @@ def test_updater_in_place_matches_function():
 def test_updater_rejects_bad_arguments_and_keeps_state():
     rng = np.random.default_rng(73)
     n = 6
-    evecs = random_orthogonal(n, rng)
-    evals = np.sort(rng.standard_normal(n))
+    evals, evecs, _ = random_problem(n, rng)
     upd = RankOneUpdater(n)
     with pytest.raises(ValueError, match=r"n must be >= 1"):
         RankOneUpdater(0)
@@ -574,9 +580,7 @@ def test_bad_input(bad, exc, match):
 def test_inputs_not_modified_without_overwrite():
     rng = np.random.default_rng(83)
     n = 25
-    evecs = random_orthogonal(n, rng)
-    evals = np.sort(rng.standard_normal(n))
-    x = rng.standard_normal(n)
+    evals, evecs, x = random_problem(n, rng)
     saved = (evals.copy(), evecs.copy(), x.copy())
     for force in (None, "bisection", "eig"):
         new_evals, new_evecs = rank_one_update(evals, evecs, -1.5, x,
@@ -591,9 +595,7 @@ def test_inputs_not_modified_without_overwrite():
 def test_overwrite_reuses_arrays():
     rng = np.random.default_rng(89)
     n = 12
-    evecs = random_orthogonal(n, rng)
-    evals = np.sort(rng.standard_normal(n))
-    x = rng.standard_normal(n)
+    evals, evecs, x = random_problem(n, rng)
     expect = rank_one_update(evals, evecs, 2.0, x)
     new_evals, new_evecs = rank_one_update(evals, evecs, 2.0, x,
                                            overwrite=True)

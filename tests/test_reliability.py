@@ -29,7 +29,15 @@ import types
 
 import numpy as np
 import pytest
-from learner_cases import LEARNERS, assert_same_state, fitted, make_data
+from learner_cases import (
+    COPIERS,
+    LEARNERS,
+    assert_copy_of_rows_done,
+    assert_same_state,
+    fit_while_reading,
+    fitted,
+    make_data,
+)
 from learner_cases import wait_for_writer as _wait_for_writer
 
 import onlinepca_fast as opf
@@ -51,37 +59,15 @@ def test_copies_taken_during_a_fit_are_never_torn():
     X = make_data("vector", size * batches, 3, n=n)
     make = lambda: opf.OnlinePCA(3, eta=2.0, random_state=0)  # noqa: E731
     learner = make()
-    finished = threading.Event()
-    copies, errors = [], []
+    copies = []
 
-    def feed():
-        try:
-            for b in range(batches):
-                learner.partial_fit(X[b * size:(b + 1) * size])
-                time.sleep(0.002)  # room for copies between batches too
-        except Exception as exc:  # noqa: BLE001 - inspected below
-            errors.append(exc)
-        finally:
-            finished.set()
+    def take(i):
+        copies.append(COPIERS[i % 3](learner))
+        time.sleep(0)
 
-    takers = [copy.copy, copy.deepcopy, lambda x: pickle.loads(pickle.dumps(x))]
-
-    def take():
-        i = 0
-        while not finished.is_set():
-            try:
-                copies.append(takers[i % 3](learner))
-            except Exception as exc:  # noqa: BLE001
-                errors.append(exc)
-            i += 1
-            time.sleep(0)
-
-    threads = [threading.Thread(target=feed), threading.Thread(target=take)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    # a pause after each batch: room for copies between batches too
+    batches_of_X = (X[b * size:(b + 1) * size] for b in range(batches))
+    assert fit_while_reading(learner, batches_of_X, take, pause=0.002) == []
     assert learner.n_trials_ == size * batches
     assert copies
     extra = make_data("vector", 5, 4, n=n)
@@ -90,12 +76,9 @@ def test_copies_taken_during_a_fit_are_never_torn():
         if "n_features_in_" not in dup.__dict__:  # copied before the first batch
             assert pickle.dumps(dup) == pickle.dumps(make())
             continue
-        t = dup.n_trials_
-        assert len(dup.expected_losses_) == t == len(dup.realized_losses_)
         Q = dup.eigenvectors_
         assert np.abs(Q.T @ Q - np.eye(n)).max() <= ORTH_ATOL
-        expected = make().partial_fit(X[:t])
-        assert_same_state(dup, expected)
+        expected = assert_copy_of_rows_done(dup, make, X)
         assert_same_state(dup.partial_fit(extra), expected.partial_fit(extra))
 
 

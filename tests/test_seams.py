@@ -17,7 +17,14 @@ import weakref
 
 import numpy as np
 import pytest
-from learner_cases import LEARNERS, assert_same_state, make_data
+from learner_cases import (
+    COPIERS,
+    LEARNERS,
+    assert_copy_of_rows_done,
+    assert_same_state,
+    fit_while_reading,
+    make_data,
+)
 
 import onlinepca_fast as opf
 from onlinepca_fast import _guard, _kernels
@@ -130,48 +137,22 @@ def test_reads_during_a_fit_are_consistent_and_never_refused():
     X = make_data("vector", size * batches, 3, n=n)
     make = lambda: opf.OnlinePCA(3, eta=2.0, random_state=0)  # noqa: E731
     learner = make().partial_fit(X[:1])
-    finished = threading.Event()
-    copies, worst, errors = [], [0.0], []
+    copies, worst = [], [0.0]
 
-    def feed():
-        try:
-            for b in range(batches):
-                learner.partial_fit(X[1 + b * size:1 + (b + 1) * size] if b < batches - 1
-                                    else X[1 + b * size:])
-        except Exception as exc:  # noqa: BLE001 - the test inspects it
-            errors.append(exc)
-        finally:
-            finished.set()
+    def read(i):
+        C = learner.components_
+        worst[0] = max(worst[0], np.abs(C @ C.T - np.eye(3)).max())
+        if i % 7 == 0 and len(copies) < 40:
+            copies.append(COPIERS[(i // 7) % 3](learner))
 
-    takers = [copy.copy, copy.deepcopy, lambda x: pickle.loads(pickle.dumps(x))]
-
-    def read():
-        i = 0
-        try:
-            while not finished.is_set():
-                C = learner.components_
-                worst[0] = max(worst[0], np.abs(C @ C.T - np.eye(3)).max())
-                if i % 7 == 0 and len(copies) < 40:
-                    copies.append(takers[(i // 7) % 3](learner))
-                i += 1
-        except Exception as exc:  # noqa: BLE001
-            errors.append(exc)
-
-    threads = [threading.Thread(target=feed), threading.Thread(target=read)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    batches_of_X = (X[1 + b * size:1 + (b + 1) * size] if b < batches - 1 else X[1 + b * size:]
+                    for b in range(batches))
+    assert fit_while_reading(learner, batches_of_X, read) == []
     assert learner.n_trials_ == len(X)
     assert worst[0] <= 1e-10
     assert copies
-    mid_batch = 0
     for dup in copies[::4]:
-        t = dup.n_trials_
-        mid_batch += (t - 1) % size != 0
-        assert len(dup.expected_losses_) == t == len(dup.realized_losses_)
-        assert_same_state(dup, make().partial_fit(X[:t]))
+        assert_copy_of_rows_done(dup, make, X)
 
 
 # --- item 12: a reader does not make the writer fail ---------------------------------

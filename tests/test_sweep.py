@@ -16,10 +16,10 @@ import subprocess
 import sys
 import time
 
-import distributed
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from dask_cluster import local_client
 from failing_writes import disk_full, failing_open, snapshot
 from numpy.testing import assert_allclose
 
@@ -90,14 +90,8 @@ TIMING = "us_per_trial"
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=":0")
-    dask_client = distributed.Client(cluster)
-    try:
+    with local_client() as dask_client:
         yield dask_client
-    finally:
-        dask_client.close()
-        cluster.close()
 
 
 @pytest.fixture(scope="module")
