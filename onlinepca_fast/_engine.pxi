@@ -264,3 +264,59 @@ cdef class Engine:
         if status == OPF_EINTR:
             return done, status
         raise status_error(status, "trial", trials_done=done)
+
+
+# What the clustered state's trial computes (src/state_clustered_draw.c),
+# for the accessors of ClusteredState: the weights of W and a drawn corner.
+
+def cluster_capped_weights(Py_ssize_t n, Py_ssize_t d, const double[::1] mu not None,
+                           double mu_c):
+    """W = cap(exp(A)) of the clustered cumulative state: ``(w, wc, lc)``,
+    the weights of the explicit directions (as ``mu``), the cluster's weight
+    and its capped log-weight (0, 0 without a cluster)
+    (``opf_cl_capped_weights``)."""
+    cdef Py_ssize_t m = mu.shape[0]
+    if not (1 <= d < n and m <= n and (m > 0 or n > 0)):
+        raise ValueError("cluster_capped_weights: inconsistent sizes")
+    w = np.empty(m)
+    work = np.empty(3 * (m + 1))
+    cdef double[::1] w_v = w
+    cdef double[::1] work_v = work
+    cdef double lc = 0.0, wc = 0.0
+    cdef int st
+    with nogil:
+        st = opf_cl_capped_weights(n, d, m, &mu[0] if m else NULL, mu_c,
+                                   &w_v[0] if m else NULL, &lc, &wc, &work_v[0])
+    _check(st, "cluster_capped_weights")
+    return w, wc, lc
+
+
+def cluster_corner(Py_ssize_t n, Py_ssize_t d, const double[::1] om not None,
+                   double lc, double wc, int sampler, rng):
+    """A corner of W drawn as the clustered state's trial draws it
+    (``opf_cl_corner_plan``), with one uniform of ``rng`` if a draw is
+    needed: ``(explicit, left_out)``, the explicit directions in the corner
+    and how many cluster directions it leaves out."""
+    cdef Py_ssize_t m = om.shape[0], ne = 0, left_out = 0
+    cdef opf_cl_plan p
+    cdef double u
+    cdef int st = OPF_OK
+    if not (1 <= d < n and m <= n):
+        raise ValueError("cluster_corner: inconsistent sizes")
+    wexp = np.empty(n)
+    corner = np.empty(n, dtype=np.intp)
+    work = np.empty(n)
+    iwork = np.empty(3 * n, dtype=np.intp)
+    cdef double[::1] wexp_v = wexp
+    cdef Py_ssize_t[::1] corner_v = corner
+    cdef double[::1] work_v = work
+    cdef Py_ssize_t[::1] iwork_v = iwork
+    p = opf_cl_corner_plan(n, d, m, &om[0] if m else NULL, lc, wc, &wexp_v[0])
+    if p.size > 0:
+        u = rng.random()
+        with nogil:
+            st = opf_draw_corner(sampler, p.v, p.len, p.size, u, &corner_v[0],
+                                 &work_v[0], &iwork_v[0])
+        _check(st, "cluster_corner")
+    ne = opf_cl_corner_take(&p, m, &corner_v[0], &left_out)
+    return corner[:ne].copy(), left_out

@@ -64,6 +64,9 @@ cdef extern from "common.h" nogil:
         opf_pool *pool
     void opf_transpose(Py_ssize_t m, Py_ssize_t n, const double *a, Py_ssize_t lda,
                        double *b, Py_ssize_t ldb)
+    int opf_draw_corner(int sampler, const double *w, Py_ssize_t n, Py_ssize_t d,
+                        double u, Py_ssize_t *corner, double *work,
+                        Py_ssize_t *iwork)
 
 cdef extern from "interrupt.h" nogil:
     int opf_interrupt_arm()
@@ -271,3 +274,16 @@ cdef extern from "kernel_pca.h" nogil:
     void opf_kpca_map(const opf_lapack *fns, Py_ssize_t nl, Py_ssize_t dim,
                       const double *M, const double *K, Py_ssize_t ldk,
                       Py_ssize_t T, double *Phi, double *khat)
+
+cdef extern from "state_clustered_draw.h" nogil:
+    ctypedef struct opf_cl_plan:
+        const double *v
+        Py_ssize_t len, size, left_out
+    int opf_cl_capped_weights(Py_ssize_t n, Py_ssize_t d, Py_ssize_t m,
+                              const double *mu, double mu_c, double *cw,
+                              double *lc, double *wc, double *work)
+    opf_cl_plan opf_cl_corner_plan(Py_ssize_t n, Py_ssize_t d, Py_ssize_t m,
+                                   const double *om, double lc, double wc,
+                                   double *wexp)
+    Py_ssize_t opf_cl_corner_take(const opf_cl_plan *p, Py_ssize_t m,
+                                  Py_ssize_t *corner, Py_ssize_t *left_out)

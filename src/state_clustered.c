@@ -308,39 +308,6 @@ static ptrdiff_t merge_into_cluster(const double *mu, ptrdiff_t m,
 }
 
 
-/*
- * W = cap(exp(A)) of the cumulative state, as groups: the explicit capped
- * weights to w->cw[0..m), the cluster's capped log-weight and weight to
- * *lc, *wc.  As the dense state (state_dense.c, cap_log_at_any_level), the
- * values are capped relative to the d-th largest when that is beyond
- * +-512, so that the normalisation does not cancel.
- */
-static int cumulative_weights(const opf_learner *s, opf_ws *w,
-                              ptrdiff_t m, double *lc, double *wc)
-{
-    const ptrdiff_t n = s->n, d = s->d, c = n - m;
-    const double mu_c = s->clus[0];
-    ptrdiff_t g = 0, i;
-    const double vd = c >= d ? mu_c : s->lam[m - 1 - (d - c - 1)];
-    const double sh = opf_cap_level(vd);
-    if (c > 0) {
-        w->dsm[g] = mu_c - sh;
-        w->mult[g++] = (double)c;
-    }
-    for (i = m - 1; i >= 0; i--) {
-        w->dsm[g] = s->lam[i] - sh;
-        w->mult[g++] = 1.0;
-    }
-    if (opf_cap_groups(w->dsm, w->mult, g, d, w->xs) < 0)
-        return OPF_EINVAL; /* not reached: d < n */
-    g = 0;
-    *lc = c > 0 ? w->xs[g++] : 0.0;
-    *wc = c > 0 ? exp(*lc) : 0.0;
-    for (i = m - 1; i >= 0; i--)
-        w->cw[i] = exp(w->xs[g++]);
-    return OPF_OK;
-}
-
 /* ---- the state operations (state.h) --------------------------------------- */
 
 static int clustered_begin(const opf_learner *s, opf_ws *w)
@@ -371,8 +338,8 @@ static int clustered_draw(const opf_learner *s, opf_ws *w, double u,
         e += s->omega[i] * w->z[i] * w->z[i];
     if (s->n - m > 0)
         e += s->clus[1] * beta2;
-    if ((st = opf_cl_draw(s, w, u, m, w->nb, beta2, x, s->omega, s->clus[0],
-                   s->clus[1], rl)) != OPF_OK)
+    if ((st = opf_cl_draw(s, w, u, m, beta2, s->omega, s->clus[0],
+                          s->clus[1], rl)) != OPF_OK)
         return st;
     *el = e * (double)s->d;
     return OPF_OK;
@@ -393,14 +360,14 @@ static int clustered_draw_cumulative(const opf_learner *s, opf_ws *w,
         *rl = *el = opf_cl_leader_loss(s, w, m, w->nb, beta2, y);
         return OPF_OK;
     }
-    if ((st = cumulative_weights(s, w, m, &lc, &wc)) != OPF_OK)
+    if ((st = opf_cl_capped_weights(s->n, s->d, m, s->lam, s->clus[0], w->cw,
+                                    &lc, &wc, w->dsm)) != OPF_OK)
         return st;
     for (i = 0; i < m; i++)
         e += w->cw[i] * w->z[i] * w->z[i];
     if (s->n - m > 0)
         e += wc * beta2;
-    if ((st = opf_cl_draw(s, w, u, m, w->nb, beta2, y, w->cw, lc, wc, rl))
-        != OPF_OK)
+    if ((st = opf_cl_draw(s, w, u, m, beta2, w->cw, lc, wc, rl)) != OPF_OK)
         return st;
     *el = e * (double)s->d;
     return OPF_OK;
