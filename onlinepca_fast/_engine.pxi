@@ -26,11 +26,13 @@ cdef class Engine:
     cdef object _keep  # the arrays s points into, and the workspace
     cdef object _lock
     cdef object _keep_limit  # the master's state and workspace (eta="auto")
+    cdef int _state  # STATE_DENSE or STATE_CLUSTERED: which table s.ops is
 
     def __cinit__(self, *args, **kwargs):
         self._lock = threading.Lock()
 
-    cdef int _configure(self, object config, int state, object shared) except -1:
+    cdef int _configure(self, object config, int state, const opf_state_ops *ops,
+                        object shared) except -1:
         """The parameters of ``opf_learner`` from the config, and the shared
         arrays (t, rate, limit, mean, wsum) checked against n."""
         cdef Py_ssize_t n = config.n
@@ -48,7 +50,8 @@ cdef class Engine:
         self.s.n = n
         self.s.d = d
         self.s.kind = config.kind
-        self.s.state = state
+        self._state = state
+        self.s.ops = ops
         self.s.sampler = config.sampler
         self.s.share = config.share
         self.s.centered = config.centered
@@ -86,7 +89,7 @@ cdef class Engine:
         for the eigen-learners (1 x 1 for the experts, no basis), ``wsum``
         n x n (n for the experts) with share="past"."""
         cdef Engine self = Engine.__new__(Engine)
-        self._configure(config, OPF_STATE_DENSE, shared)
+        self._configure(config, OPF_STATE_DENSE, &opf_dense_state, shared)
         self.s.m_stop = -1  # never switch (until the learner sets it)
         cdef Py_ssize_t n = self.s.n
         cdef int kind = self.s.kind
@@ -126,7 +129,7 @@ cdef class Engine:
         stops with ``STATUS_ECAPACITY``; the state grows (a new object) and
         the learner binds a new engine."""
         cdef Engine self = Engine.__new__(Engine)
-        self._configure(config, OPF_STATE_CLUSTERED, shared)
+        self._configure(config, OPF_STATE_CLUSTERED, &opf_clustered_state, shared)
         self.s.m_stop = 0  # never switch (until the learner sets it)
         cdef Py_ssize_t cap = b.shape[0], n = self.s.n
         if not (n >= 2 and self.s.d < n and clus.shape[0] == 2 and dims.shape[0] == 2
@@ -187,7 +190,7 @@ cdef class Engine:
     @property
     def state(self):
         """:data:`STATE_DENSE` or :data:`STATE_CLUSTERED`."""
-        return self.s.state
+        return self._state
 
     @property
     def context(self):

@@ -176,9 +176,14 @@ cdef extern from "learner.h" nogil:
     int OPF_KIND_MEG, OPF_KIND_CUMULATIVE, OPF_KIND_EXPERTS, OPF_KIND_SIMPLEX_VAR
     int OPF_SHARE_NONE, OPF_SHARE_FIXED, OPF_SHARE_UNIFORM, OPF_SHARE_PAST
     int OPF_STATE_DENSE, OPF_STATE_CLUSTERED
+    ctypedef struct opf_state_ops:
+        pass
+    const opf_state_ops opf_dense_state
+    const opf_state_ops opf_clustered_state
     ctypedef struct opf_learner:
         Py_ssize_t n, d
-        int kind, sampler, share, state, centered, mean_first, matrix_input
+        int kind, sampler, share, centered, mean_first, matrix_input
+        const opf_state_ops *ops
         int with_matrices
         double eta, alpha, center_lr_inv
         double *rate

@@ -206,11 +206,11 @@ static int trial_meg(const opf_learner *s, const opf_state_ops *ops,
             return st;
     } else {
         ops->coords(s, w, x, &c);
-        if ((st = ops->draw(s, w, u, x, &c, el, rl)) != OPF_OK)
+        if ((st = ops->draw(s, w, u, 0, &c, el, rl)) != OPF_OK)
             return st;
         if (!s->rate || opf_rate_trial(s->rate, n, (double)s->d,
                                        *el, c.size, &step, &gamma, &delta)) {
-            if ((st = ops->update(s, w, step, x, &c, 0)) != OPF_OK)
+            if ((st = ops->update(s, w, step, x, &c)) != OPF_OK)
                 return st;
             /* the exact gap from the updated eigenvalues, O(n) */
             if (s->rate && isfinite(s->rate[1]) && step == s->rate[1]) {
@@ -221,7 +221,7 @@ static int trial_meg(const opf_learner *s, const opf_state_ops *ops,
             }
         }
     }
-    if ((st = ops->finish_meg(s, w, t, gamma)) != OPF_OK)
+    if ((st = ops->finish(s, w, t, gamma)) != OPF_OK)
         return st;
     if (s->rate)
         opf_rate_commit(s->rate, opf_rate_scale(n, (double)s->d),
@@ -308,6 +308,7 @@ static int trial_cumulative(const opf_learner *s, const opf_state_ops *ops,
      * so y_1 = 0 (an uncentered first instance would set the rate's first
      * gap; docs/adaptive_rates.md) */
     const int first = s->centered && s->mean_first && t == 1;
+    const int leader = s->sampler == OPF_SAMPLER_LEADER;
     ptrdiff_t i;
     opf_coords c;
     int st, learn;
@@ -316,15 +317,24 @@ static int trial_cumulative(const opf_learner *s, const opf_state_ops *ops,
     for (i = 0; i < n; i++)
         w->yc[i] = first ? 0.0 : x[i] - s->mean[i];
     ops->coords(s, w, w->yc, &c);
-    if ((st = ops->draw_cumulative(s, w, u, w->yc, &c, el, rl)) != OPF_OK)
-        return st;
+    if (leader) {
+        *el = *rl = ops->leader_loss(s, w, w->yc, &c);
+    } else {
+        /* W = cap(exp(A)) */
+        if ((st = ops->cap(s, w)) != OPF_OK
+            || (st = ops->draw(s, w, u, 1, &c, el, rl)) != OPF_OK)
+            return st;
+    }
     if (s->centered)
         f = opf_center_factor(s->center_lr_inv, t); /* eq. (16) */
     learn = !s->rate || opf_rate_trial(s->rate, (double)n, (double)s->d,
                                        *el, c.size, &step, &gamma, &delta);
-    if (f > 0.0 && learn && !first)
-        if ((st = ops->update(s, w, step * f, w->yc, &c, 1)) != OPF_OK)
+    if (f > 0.0 && learn && !first) {
+        if ((st = ops->update(s, w, step * f, w->yc, &c)) != OPF_OK)
             return st;
+        if (ops->merge) /* A's entries that reached the cluster, at once */
+            ops->merge(s, w, leader);
+    }
     if (s->rate) {
         ops->scale(s, w, gamma);
         opf_rate_commit(s->rate, opf_rate_scale((double)n, (double)s->d),
@@ -335,7 +345,7 @@ static int trial_cumulative(const opf_learner *s, const opf_state_ops *ops,
         memcpy(s->mean, x, sizeof(double) * (size_t)n);
     else if (s->centered) /* eq. (15) */
         opf_center_update(s->mean, x, n, s->center_lr_inv, t);
-    ops->finish_cumulative(s, w);
+    ops->settle(s, w, opf_cumulative_floor(leader));
     return OPF_OK;
 }
 
@@ -345,25 +355,13 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
 {
     const int basis = s->kind == OPF_KIND_MEG
                       || s->kind == OPF_KIND_CUMULATIVE;
-    const opf_state_ops *ops = s->state == OPF_STATE_CLUSTERED
-                                   ? &opf_clustered_state : &opf_dense_state;
+    const opf_state_ops *ops = s->ops;
     const ptrdiff_t stride = s->matrix_input ? s->n * s->n : s->n;
     opf_ws w;
     ptrdiff_t i;
     *status = OPF_OK;
-    if (s->kind < OPF_KIND_MEG || s->kind > OPF_KIND_SIMPLEX_VAR
-        || (s->state != OPF_STATE_DENSE && s->state != OPF_STATE_CLUSTERED)
-        || (s->state == OPF_STATE_CLUSTERED
-            && (!basis || s->matrix_input
-                || (s->share != OPF_SHARE_NONE && s->share != OPF_SHARE_FIXED
-                    && s->share != OPF_SHARE_UNIFORM)
-                || s->n < 2 || s->d < 1 || s->d >= s->n || s->cap < 1
-                || s->cap > s->n
-                || (s->kind == OPF_KIND_CUMULATIVE
-                    && (s->share != OPF_SHARE_NONE || !s->mean))
-                || (s->kind == OPF_KIND_MEG
-                    && s->sampler == OPF_SAMPLER_LEADER)
-                || !opf_lapack_ok(s->fns)))
+    if (s->kind < OPF_KIND_MEG || s->kind > OPF_KIND_SIMPLEX_VAR || !ops
+        || !ops->valid(s)
         || (s->lim && ((s->kind != OPF_KIND_MEG
                         && s->kind != OPF_KIND_CUMULATIVE)
                        || s->sampler == OPF_SAMPLER_LEADER
@@ -418,11 +416,9 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
 
 int opf_learner_switch_due(const opf_learner *s)
 {
-    const opf_state_ops *ops = s->state == OPF_STATE_CLUSTERED
-                                   ? &opf_clustered_state : &opf_dense_state;
-    if (s->kind != OPF_KIND_MEG && s->kind != OPF_KIND_CUMULATIVE)
+    if ((s->kind != OPF_KIND_MEG && s->kind != OPF_KIND_CUMULATIVE) || !s->ops)
         return 0;
-    return ops->switch_due(s);
+    return s->ops->switch_due(s);
 }
 
 OPF_MULTIVERSION

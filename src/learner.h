@@ -38,18 +38,26 @@ enum {
     OPF_SHARE_PAST = 3     /* WK eq. (20): (1-a) W + a mean(W^0..W^{t-1}) */
 };
 
-/* The representation of an eigen-learner's log W (or A): */
+/* The representations of an eigen-learner's log W (or A), as the binding
+ * names them (the table is `ops` below): */
 enum {
     OPF_STATE_DENSE = 0,    /* lam, Q: all n eigenpairs (n x n) */
     OPF_STATE_CLUSTERED = 1 /* m explicit eigenpairs and one cluster:
                                below, and state_clustered.c */
 };
 
+/* The operations of the state's representation (state.h): opf_dense_state
+ * or opf_clustered_state, chosen by the caller with the arrays below. */
+typedef struct opf_state_ops opf_state_ops;
+extern const opf_state_ops opf_dense_state;
+extern const opf_state_ops opf_clustered_state;
+
 typedef struct {
     /* parameters */
     ptrdiff_t n, d;          /* dimension, corner size d = n - k */
     int kind, sampler, share;
-    int state;               /* OPF_STATE_*: CLUSTERED for MEG (share NONE,
+    const opf_state_ops *ops; /* the representation: opf_dense_state, or
+                                opf_clustered_state for MEG (share NONE,
                                 FIXED or UNIFORM, vector instances) and
                                 CUMULATIVE only */
     int centered;            /* CUMULATIVE: learn the center (eq. 15) */

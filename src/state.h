@@ -44,6 +44,7 @@ typedef struct {
     double *z, *y, *yc, *r1w, *decw;
     ptrdiff_t *corner, *deciw;
     ptrdiff_t m, nb; /* clustered: the trial's m and B's rows so far */
+    double lc, wc;   /* clustered cap: the cluster's capped log-weight, weight */
 } opf_ws;
 
 /* The instance in the state's coordinates (coords): the rate's instance
@@ -54,8 +55,17 @@ typedef struct {
     double size, xx, rr, ss;
 } opf_coords;
 
-typedef struct {
+/* The operations of one representation, in the order a trial takes them.
+ * Only what the representation does is here: what the learner's kind
+ * decides (which weights to draw from, which floor, when to merge) is
+ * learner.c's, passed as an argument.  A slot left NULL has nothing to do
+ * in that representation. */
+struct opf_state_ops {
+    /* the workspace of one call, split from s->work */
     opf_ws (*split)(const opf_learner *s);
+    /* whether the learner's parameters are within the representation's
+     * contract (opf_learner_trials returns OPF_EINVAL otherwise) */
+    int (*valid)(const opf_learner *s);
     /* before a trial: dense share="past" keeps W^{t-1} and the state aside
      * (OPF_EINTR: nothing changed); clustered: room for a row of B
      * (OPF_ECAPACITY) */
@@ -63,37 +73,40 @@ typedef struct {
     /* z = Q^T x and its energies (x: the instance, or y = x - m^{t-1}) */
     void (*coords)(const opf_learner *s, opf_ws *w, const double *x,
                    opf_coords *c);
-    /* MEG: the expected loss of W and the realized loss of a corner drawn
-     * from it with u */
-    int (*draw)(const opf_learner *s, opf_ws *w, double u, const double *x,
+    /* cap(exp(log-weights)) into the workspace: W of the cumulative law
+     * (WK Alg. 6), accurate at any level */
+    int (*cap)(const opf_learner *s, opf_ws *w);
+    /* the expected loss of W and the realized loss of a corner drawn from
+     * it with u: W's weights are the state's own (capped 0) or those cap
+     * left in the workspace (capped 1) */
+    int (*draw)(const opf_learner *s, opf_ws *w, double u, int capped,
                 const opf_coords *c, double *el, double *rl);
-    /* CUMULATIVE: the same for W = cap(exp(A)), or Follow the Leader's
-     * loss (sampler OPF_SAMPLER_LEADER); y = x - m^{t-1} */
-    int (*draw_cumulative)(const opf_learner *s, opf_ws *w, double u,
-                           const double *y, const opf_coords *c, double *el,
-                           double *rl);
-    /* log W (or A) - rho x x^T; on failure nothing changed.  cumulative:
-     * the clustered state merges the entries that reached the cluster */
+    /* the energy of x (coords) outside the k leading directions of the
+     * ascending log-weights (Follow the Leader's loss) */
+    double (*leader_loss)(const opf_learner *s, opf_ws *w, const double *x,
+                          const opf_coords *c);
+    /* log-weights - rho x x^T; on failure nothing changed */
     int (*update)(const opf_learner *s, opf_ws *w, double rho,
-                  const double *x, const opf_coords *c, int cumulative);
+                  const double *x, const opf_coords *c);
+    /* explicit entries that reached the cluster merge into it (ulps of
+     * max(1, |mu_c|), or of |mu_c| with data_units: state_clustered.c) */
+    void (*merge)(const opf_learner *s, opf_ws *w, int data_units);
     /* log tr exp of the updated log-weights (the rate's exact gap); NaN:
      * no weight to take it of (the clustered state before any direction) */
     double (*log_partition)(const opf_learner *s, const opf_ws *w);
-    /* MEG after the update: log W *= gamma (the rate's stabilised step),
-     * mixing, capping, the floor, the exponentials */
-    int (*finish_meg)(const opf_learner *s, opf_ws *w, ptrdiff_t t,
-                      double gamma);
-    /* CUMULATIVE: A *= gamma (eta = "auto") */
+    /* after the update, the state's own weights: log W *= gamma (the
+     * rate's stabilised step), mixing, capping, the floor, the exponentials */
+    int (*finish)(const opf_learner *s, opf_ws *w, ptrdiff_t t,
+                  double gamma);
+    /* log-weights *= gamma */
     void (*scale)(const opf_learner *s, opf_ws *w, double gamma);
-    /* CUMULATIVE after the center: the floor and level shift of A */
-    void (*finish_cumulative)(const opf_learner *s, opf_ws *w);
+    /* unnormalised log-weights (A): lift the level, floor `span` below the
+     * top (logweights.h) */
+    void (*settle)(const opf_learner *s, opf_ws *w, double span);
     /* state="auto": the trial left the state at its m_stop */
     int (*switch_due)(const opf_learner *s);
     int poll_site; /* the before-a-trial poll site (interrupt.h) */
-} opf_state_ops;
-
-extern const opf_state_ops opf_dense_state;
-extern const opf_state_ops opf_clustered_state;
+};
 
 /* The dense workspace and finish, which the experts' trial shares (their
  * weights are the dense state's diagonal without a basis). */

@@ -324,60 +324,45 @@ static void clustered_coords(const opf_learner *s, opf_ws *w,
     c->size = c->xx;
 }
 
+/* W = cap(exp(A)) as groups: to w->cw, w->lc, w->wc */
+static int clustered_cap(const opf_learner *s, opf_ws *w)
+{
+    return opf_cl_capped_weights(s->n, s->d, w->m, s->lam, s->clus[0], w->cw,
+                                 &w->lc, &w->wc, w->dsm);
+}
+
 /* 2. losses and the draw */
 static int clustered_draw(const opf_learner *s, opf_ws *w, double u,
-                          const double *x, const opf_coords *c, double *el,
+                          int capped, const opf_coords *c, double *el,
                           double *rl)
 {
     const ptrdiff_t m = w->m;
     const double beta2 = c->ss + c->rr;
+    const double *om = capped ? w->cw : s->omega;
+    const double lc = capped ? w->lc : s->clus[0];
+    const double wc = capped ? w->wc : s->clus[1];
     double e = 0.0;
     ptrdiff_t i;
     int st;
     for (i = 0; i < m; i++)
-        e += s->omega[i] * w->z[i] * w->z[i];
-    if (s->n - m > 0)
-        e += s->clus[1] * beta2;
-    if ((st = opf_cl_draw(s, w, u, m, beta2, s->omega, s->clus[0],
-                          s->clus[1], rl)) != OPF_OK)
-        return st;
-    *el = e * (double)s->d;
-    return OPF_OK;
-}
-
-/* 2. losses and the draw, with W = cap(exp(A)) */
-static int clustered_draw_cumulative(const opf_learner *s, opf_ws *w,
-                                     double u, const double *y,
-                                     const opf_coords *c, double *el,
-                                     double *rl)
-{
-    const ptrdiff_t m = w->m;
-    const double beta2 = c->ss + c->rr;
-    double lc, wc, e = 0.0;
-    ptrdiff_t i;
-    int st;
-    if (s->sampler == OPF_SAMPLER_LEADER) {
-        *rl = *el = opf_cl_leader_loss(s, w, m, w->nb, beta2, y);
-        return OPF_OK;
-    }
-    if ((st = opf_cl_capped_weights(s->n, s->d, m, s->lam, s->clus[0], w->cw,
-                                    &lc, &wc, w->dsm)) != OPF_OK)
-        return st;
-    for (i = 0; i < m; i++)
-        e += w->cw[i] * w->z[i] * w->z[i];
+        e += om[i] * w->z[i] * w->z[i];
     if (s->n - m > 0)
         e += wc * beta2;
-    if ((st = opf_cl_draw(s, w, u, m, beta2, w->cw, lc, wc, rl)) != OPF_OK)
+    if ((st = opf_cl_draw(s, w, u, m, beta2, om, lc, wc, rl)) != OPF_OK)
         return st;
     *el = e * (double)s->d;
     return OPF_OK;
 }
 
-/* 3. the rank-one update on [Q, r/beta]; the cumulative state merges the
- * entries that reached the cluster at once (MEG: after capping) */
+static double clustered_leader_loss(const opf_learner *s, opf_ws *w,
+                                    const double *x, const opf_coords *c)
+{
+    return opf_cl_leader_loss(s, w, w->m, w->nb, c->ss + c->rr, x);
+}
+
+/* 3. the rank-one update on [Q, r/beta] */
 static int clustered_update(const opf_learner *s, opf_ws *w, double rho,
-                            const double *x, const opf_coords *c,
-                            int cumulative)
+                            const double *x, const opf_coords *c)
 {
     ptrdiff_t m, nb;
     int st;
@@ -385,12 +370,16 @@ static int clustered_update(const opf_learner *s, opf_ws *w, double rho,
     if ((st = update(s, w, w->m, w->nb, rho, c->xx, c->rr, c->ss, &m, &nb))
         != OPF_OK)
         return st;
-    if (cumulative && m < s->n)
-        m = merge_into_cluster(s->lam, m, s->clus[0],
-                               s->sampler == OPF_SAMPLER_LEADER);
     w->m = m;
     w->nb = nb;
     return OPF_OK;
+}
+
+/* the cumulative state merges at once (MEG: after capping, in finish) */
+static void clustered_merge(const opf_learner *s, opf_ws *w, int data_units)
+{
+    if (w->m < s->n)
+        w->m = merge_into_cluster(s->lam, w->m, s->clus[0], data_units);
 }
 
 /* the log-partition of the updated groups (learner.c: the rate's exact gap) */
@@ -408,7 +397,7 @@ static double clustered_log_partition(const opf_learner *s, const opf_ws *w)
 }
 
 /* 4. mixing and capping on the groups, merging, 5. keep finite */
-static int clustered_finish_meg(const opf_learner *s, opf_ws *w,
+static int clustered_finish(const opf_learner *s, opf_ws *w,
                                 ptrdiff_t t, double gamma)
 {
     const ptrdiff_t n = s->n, d = s->d;
@@ -487,13 +476,12 @@ static void clustered_scale(const opf_learner *s, opf_ws *w, double gamma)
 }
 
 /* keep finite: A's level is not normalised (as the dense state) */
-static void clustered_finish_cumulative(const opf_learner *s, opf_ws *w)
+static void clustered_settle(const opf_learner *s, opf_ws *w, double span)
 {
     const ptrdiff_t m = w->m;
     double top = m < s->n ? s->clus[0] : s->lam[m - 1];
     top = opf_lift_level(s->lam, m, &s->clus[0], top);
-    opf_floor_ascending(s->lam, m, top,
-                        opf_cumulative_floor(s->sampler == OPF_SAMPLER_LEADER));
+    opf_floor_ascending(s->lam, m, top, span);
     s->clus[1] = exp(s->clus[0]);
     s->dims[0] = m;
     s->dims[1] = w->nb;
@@ -504,10 +492,37 @@ static int clustered_switch_due(const opf_learner *s)
     return s->m_stop > 0 && s->dims[0] >= s->m_stop;
 }
 
+/* MEG (share none, fixed or uniform) and the cumulative learners
+ * (uncentered or centered, not Follow the Leader's MEG), vector instances,
+ * 1 <= d < n, B of 1..n rows, and the LAPACK table it calls */
+static int clustered_valid(const opf_learner *s)
+{
+    return (s->kind == OPF_KIND_MEG || s->kind == OPF_KIND_CUMULATIVE)
+           && !s->matrix_input
+           && (s->share == OPF_SHARE_NONE || s->share == OPF_SHARE_FIXED
+               || s->share == OPF_SHARE_UNIFORM)
+           && s->n >= 2 && s->d >= 1 && s->d < s->n && s->cap >= 1
+           && s->cap <= s->n
+           && !(s->kind == OPF_KIND_CUMULATIVE
+                && (s->share != OPF_SHARE_NONE || !s->mean))
+           && !(s->kind == OPF_KIND_MEG && s->sampler == OPF_SAMPLER_LEADER)
+           && opf_lapack_ok(s->fns);
+}
+
 const opf_state_ops opf_clustered_state = {
-    clustered_split,  clustered_begin,          clustered_coords,
-    clustered_draw,   clustered_draw_cumulative, clustered_update,
-    clustered_log_partition, clustered_finish_meg, clustered_scale,
-    clustered_finish_cumulative, clustered_switch_due,
-    OPF_POLL_CLUSTERED_TRIAL
+    .split = clustered_split,
+    .valid = clustered_valid,
+    .begin = clustered_begin,
+    .coords = clustered_coords,
+    .cap = clustered_cap,
+    .draw = clustered_draw,
+    .leader_loss = clustered_leader_loss,
+    .update = clustered_update,
+    .merge = clustered_merge,
+    .log_partition = clustered_log_partition,
+    .finish = clustered_finish,
+    .scale = clustered_scale,
+    .settle = clustered_settle,
+    .switch_due = clustered_switch_due,
+    .poll_site = OPF_POLL_CLUSTERED_TRIAL,
 };

@@ -467,46 +467,47 @@ static void dense_coords(const opf_learner *s, opf_ws *w, const double *x,
     c->xx = c->rr = c->ss = 0.0;
 }
 
-static int dense_draw(const opf_learner *s, opf_ws *w, double u,
-                      const double *x, const opf_coords *c, double *el,
-                      double *rl)
+/* W = cap(exp(A)): capped log-weights to lamsave, weights to w->omega */
+static int dense_cap(const opf_learner *s, opf_ws *w)
 {
-    int st;
-    (void)x;
-    (void)c;
-    if ((st = opf_draw_corner(s->sampler, s->omega, s->n, s->d, u, w->corner,
-                              w->decw, w->deciw)) != OPF_OK)
-        return st;
-    losses(s, w, s->omega, w->lam2, 1, el, rl);
+    if (cap_log_at_any_level(s, w, s->lam, 1, w->lamsave, w->omega, w->z,
+                             NAN, NULL, NULL) != OPF_OK) /* z is spent */
+        return OPF_EINVAL;
     return OPF_OK;
 }
 
-/* W = cap(exp(A)): capped log-weights to lamsave, weights to w->omega */
-static int dense_draw_cumulative(const opf_learner *s, opf_ws *w, double u,
-                                 const double *y, const opf_coords *c,
-                                 double *el, double *rl)
+static int dense_draw(const opf_learner *s, opf_ws *w, double u, int capped,
+                      const opf_coords *c, double *el, double *rl)
 {
+    const double *omega = capped ? w->omega : s->omega;
     int st;
-    (void)y;
     (void)c;
-    if (s->sampler != OPF_SAMPLER_LEADER)
-        if (cap_log_at_any_level(s, w, s->lam, 1, w->lamsave, w->omega, w->z,
-                                 NAN, NULL, NULL) != OPF_OK) /* z is spent */
-            return OPF_EINVAL;
-    if ((st = opf_draw_corner(s->sampler, w->omega, s->n, s->d, u, w->corner,
+    if ((st = opf_draw_corner(s->sampler, omega, s->n, s->d, u, w->corner,
                               w->decw, w->deciw)) != OPF_OK)
         return st;
-    losses(s, w, w->omega, w->lam2, s->sampler != OPF_SAMPLER_LEADER, el,
-           rl);
+    losses(s, w, omega, w->lam2, 1, el, rl);
     return OPF_OK;
+}
+
+/* the top d of the ascending log-weights: the corner left out of the k
+ * leading directions */
+static double dense_leader_loss(const opf_learner *s, opf_ws *w,
+                                const double *x, const opf_coords *c)
+{
+    double r = 0.0;
+    ptrdiff_t i;
+    (void)x;
+    (void)c;
+    for (i = s->n - s->d; i < s->n; i++)
+        r += w->lam2[i];
+    return r;
 }
 
 static int dense_update(const opf_learner *s, opf_ws *w, double rho,
-                        const double *x, const opf_coords *c, int cumulative)
+                        const double *x, const opf_coords *c)
 {
     opf_r1_info info;
     (void)c;
-    (void)cumulative;
     return opf_rank_one_update_scaled(s->n, s->lam, s->q, s->n, -rho, x,
                                       w->r1w, s->r1iwork, s->fns, 0,
                                       r1_scale(s->lam, s->n), &info);
@@ -518,7 +519,7 @@ static double dense_log_partition(const opf_learner *s, const opf_ws *w)
     return opf_rate_log_partition(s->lam, s->n);
 }
 
-static int dense_finish_meg(const opf_learner *s, opf_ws *w, ptrdiff_t t,
+static int dense_finish(const opf_learner *s, opf_ws *w, ptrdiff_t t,
                             double gamma)
 {
     int st;
@@ -536,18 +537,12 @@ static void dense_scale(const opf_learner *s, opf_ws *w, double gamma)
     opf_rate_scale_log(s->lam, s->n, gamma);
 }
 
-static void dense_finish_cumulative(const opf_learner *s, opf_ws *w)
+static void dense_settle(const opf_learner *s, opf_ws *w, double span)
 {
     const ptrdiff_t n = s->n;
     (void)w;
-    if (s->sampler != OPF_SAMPLER_LEADER) {
-        opf_keep_finite(s->lam, n, 1, 1);
-        return;
-    }
-    /* Follow the Leader: finiteness only (logweights.h) */
     opf_floor_ascending(s->lam, n,
-                        opf_lift_level(s->lam, n, NULL, s->lam[n - 1]),
-                        opf_cumulative_floor(1));
+                        opf_lift_level(s->lam, n, NULL, s->lam[n - 1]), span);
 }
 
 static int dense_switch_due(const opf_learner *s)
@@ -555,9 +550,26 @@ static int dense_switch_due(const opf_learner *s)
     return s->m_stop >= 0 && opf_explicit_count(s->lam, s->n) <= s->m_stop;
 }
 
+/* any learner: the experts and the simplex learner use its weights and
+ * workspace without a basis */
+static int dense_valid(const opf_learner *s)
+{
+    return s->lam && s->omega;
+}
+
 const opf_state_ops opf_dense_state = {
-    opf_dense_split,  dense_begin,          dense_coords,
-    dense_draw,       dense_draw_cumulative, dense_update,
-    dense_log_partition, dense_finish_meg, dense_scale,
-    dense_finish_cumulative, dense_switch_due, POLL_TRIAL
+    .split = opf_dense_split,
+    .valid = dense_valid,
+    .begin = dense_begin,
+    .coords = dense_coords,
+    .cap = dense_cap,
+    .draw = dense_draw,
+    .leader_loss = dense_leader_loss,
+    .update = dense_update,
+    .log_partition = dense_log_partition,
+    .finish = dense_finish,
+    .scale = dense_scale,
+    .settle = dense_settle,
+    .switch_due = dense_switch_due,
+    .poll_site = POLL_TRIAL,
 };
