@@ -27,6 +27,8 @@ cdef class Engine:
     cdef object _lock
     cdef object _keep_limit  # the master's state and workspace (eta="auto")
     cdef int _state  # STATE_DENSE or STATE_CLUSTERED: which table s.ops is
+    cdef opf_dense _dense  # the arrays of s.state (one of the two)
+    cdef opf_clustered _clustered
 
     def __cinit__(self, *args, **kwargs):
         self._lock = threading.Lock()
@@ -110,10 +112,11 @@ cdef class Engine:
         cdef Py_ssize_t[::1] iwork_v = iwork
         cdef int[::1] r1iwork_v = r1iwork
         self._keep = (lam, omega, q, shared, work, iwork, r1iwork)
-        self.s.lam = &lam[0]
-        self.s.omega = &omega[0]
-        self.s.q = &q[0, 0]
-        self.s.wsum = &wsum[0]
+        self._dense.lam = &lam[0]
+        self._dense.omega = &omega[0]
+        self._dense.q = &q[0, 0]
+        self._dense.wsum = &wsum[0]
+        self.s.state = &self._dense
         self.s.work = &work_v[0]
         self.s.iwork = &iwork_v[0]
         self.s.r1iwork = &r1iwork_v[0]
@@ -144,15 +147,14 @@ cdef class Engine:
         cdef Py_ssize_t[::1] iwork_v = iwork
         cdef int[::1] r1iwork_v = r1iwork
         self._keep = (b, r, mu, omega, clus, dims, shared, work, iwork, r1iwork)
-        self.s.cap = cap
-        self.s.b = &b[0, 0]
-        self.s.r = &r[0, 0]
-        self.s.lam = &mu[0]
-        self.s.omega = &omega[0]
-        self.s.clus = &clus[0]
-        self.s.dims = &dims[0]
-        self.s.wsum = NULL
-        self.s.q = NULL
+        self._clustered.cap = cap
+        self._clustered.b = &b[0, 0]
+        self._clustered.r = &r[0, 0]
+        self._clustered.mu = &mu[0]
+        self._clustered.omega = &omega[0]
+        self._clustered.clus = &clus[0]
+        self._clustered.dims = &dims[0]
+        self.s.state = &self._clustered
         self.s.work = &work_v[0]
         self.s.iwork = &iwork_v[0]
         self.s.r1iwork = &r1iwork_v[0]

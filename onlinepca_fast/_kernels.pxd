@@ -191,17 +191,9 @@ cdef extern from "learner.h" nogil:
         double *lim
         double *limw
         int *limiw
-        double *lam
-        double *omega
-        double *q
+        void *state
         double *mean
-        double *wsum
         Py_ssize_t *t
-        Py_ssize_t cap
-        double *b
-        double *r
-        double *clus
-        Py_ssize_t *dims
         double *work
         Py_ssize_t *iwork
         int *r1iwork
@@ -279,6 +271,23 @@ cdef extern from "kernel_pca.h" nogil:
     void opf_kpca_map(const opf_lapack *fns, Py_ssize_t nl, Py_ssize_t dim,
                       const double *M, const double *K, Py_ssize_t ldk,
                       Py_ssize_t T, double *Phi, double *khat)
+
+cdef extern from "state_dense.h" nogil:
+    ctypedef struct opf_dense:
+        double *lam
+        double *omega
+        double *q
+        double *wsum
+
+cdef extern from "state_clustered.h" nogil:
+    ctypedef struct opf_clustered:
+        Py_ssize_t cap
+        double *b
+        double *r
+        double *mu
+        double *omega
+        double *clus
+        Py_ssize_t *dims
 
 cdef extern from "state_clustered_draw.h" nogil:
     ctypedef struct opf_cl_plan:

@@ -80,23 +80,12 @@ typedef struct {
     double *limw;            /* its workspace: opf_limit_work_len(n, k) */
     int *limiw;              /* opf_limit_iwork_len(k) ints */
     /* state (caller-owned) */
-    double *lam;             /* dense: n; clustered: cap, the m explicit
-                                log-eigenvalues mu ascending */
-    double *omega;           /* as lam: exp(lam), kept with it (MEG,
-                                EXPERTS, SIMPLEX_VAR) so a trial needs one
-                                exp pass */
-    double *q;               /* dense: n x n row-major, columns =
-                                eigenvectors (MEG and CUMULATIVE only) */
+    void *state;             /* the representation's arrays, opaque here:
+                                an opf_dense (state_dense.h; the experts'
+                                and the simplex learner's weights too) or
+                                an opf_clustered (state_clustered.h) */
     double *mean;            /* n: center m^t (CUMULATIVE) */
-    double *wsum;            /* n x n (or n for EXPERTS): sum of past W */
     ptrdiff_t *t;            /* trials so far */
-    /* the clustered state (state_clustered.c): log W = Q diag(lam) Q^T +
-     * mu_c (I - Q Q^T), Q (n x m) = B^T R */
-    ptrdiff_t cap;           /* rows of b */
-    double *b;               /* cap x n, nb orthonormal rows used */
-    double *r;               /* cap x cap (nb x m used) */
-    double *clus;            /* 2: mu_c, exp(mu_c) */
-    ptrdiff_t *dims;         /* 2: m, nb */
     /* workspace: opf_learner_work_len / opf_clustered_work_len and
      * opf_learner_iwork_len */
     double *work;

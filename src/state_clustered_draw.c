@@ -43,27 +43,27 @@ static void gaussians(double *v, ptrdiff_t n, uint64_t *st)
 }
 
 /* Remove from v its components along Q = B^T R (m columns). */
-static void project_out_q(const opf_learner *s, opf_ws *w, ptrdiff_t m,
+static void project_out_q(const opf_learner *s, const opf_clustered *cs, opf_ws *w, ptrdiff_t m,
                           ptrdiff_t nb, double *v)
 {
     if (m == 0)
         return;
-    gemv_b(s, (int)nb, 1.0, v, 0.0, w->y2);       /* B v */
-    gemv_rt(s, (int)nb, (int)m, w->y2, w->tmp);   /* Q^T v */
+    gemv_b(s, cs, (int)nb, 1.0, v, 0.0, w->y2);       /* B v */
+    gemv_rt(s, cs, (int)nb, (int)m, w->y2, w->tmp);   /* Q^T v */
     memset(w->y2, 0, (size_t)nb * sizeof(double));
-    gemv_r(s, (int)nb, (int)m, 1.0, w->tmp, w->y2); /* R Q^T v */
-    gemv_bt(s, (int)nb, -1.0, w->y2, v);
+    gemv_r(s, cs, (int)nb, (int)m, 1.0, w->tmp, w->y2); /* R Q^T v */
+    gemv_bt(s, cs, (int)nb, -1.0, w->y2, v);
 }
 
 /* Project h out of Q and of the `count` orthonormal directions before it
  * in w->haar (classical Gram-Schmidt, twice); returns its norm. */
-static double project_out_all(const opf_learner *s, opf_ws *w,
+static double project_out_all(const opf_learner *s, const opf_clustered *cs, opf_ws *w,
                               ptrdiff_t m, ptrdiff_t nb, ptrdiff_t count,
                               double *h)
 {
     const ptrdiff_t n = s->n;
     for (int pass = 0; pass < 2; pass++) {
-        project_out_q(s, w, m, nb, h);
+        project_out_q(s, cs, w, m, nb, h);
         for (ptrdiff_t p = 0; p < count; p++) {
             const double *hp = w->haar + p * n;
             const double c = opf_cl_dot(hp, h, n);
@@ -222,7 +222,7 @@ ptrdiff_t opf_cl_corner_take(const opf_cl_plan *p, ptrdiff_t m,
  * om[0..m) and the cluster's (capped log-weight lc, weight wc): explicit
  * entries of the corner contribute z_i^2, the cluster's slots the energy
  * of x in the complement (beta2) minus that of the directions left out. */
-int opf_cl_draw(const opf_learner *s, opf_ws *w, double u, ptrdiff_t m,
+int opf_cl_draw(const opf_learner *s, const opf_clustered *cs, opf_ws *w, double u, ptrdiff_t m,
                 double beta2, const double *om, double lc, double wc,
                 double *rl)
 {
@@ -254,7 +254,7 @@ int opf_cl_draw(const opf_learner *s, opf_ws *w, double u, ptrdiff_t m,
  * taken (twice), taken when more than half its norm remains (the
  * learner's components_ uses the same rule).
  */
-double opf_cl_leader_loss(const opf_learner *s, opf_ws *w, ptrdiff_t m,
+double opf_cl_leader_loss(const opf_learner *s, const opf_clustered *cs, opf_ws *w, ptrdiff_t m,
                           ptrdiff_t nb, double beta2, const double *y)
 {
     const ptrdiff_t n = s->n, k = n - s->d;
@@ -271,7 +271,7 @@ double opf_cl_leader_loss(const opf_learner *s, opf_ws *w, ptrdiff_t m,
         double *h = w->haar + got * n;
         memset(h, 0, (size_t)n * sizeof(double));
         h[i] = 1.0;
-        const double nrm = project_out_all(s, w, m, nb, got, h);
+        const double nrm = project_out_all(s, cs, w, m, nb, got, h);
         if (!(nrm > 0.5))
             continue;
         for (ptrdiff_t j = 0; j < n; j++)

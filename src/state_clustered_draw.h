@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "state.h"
+#include "state_clustered.h"
 
 /* W = cap(exp(A)) of the cumulative law as groups: the explicit weights
  * to cw[0..m), the cluster's capped log-weight and weight to *lc, *wc;
@@ -39,7 +40,7 @@ ptrdiff_t opf_cl_corner_take(const opf_cl_plan *p, ptrdiff_t m,
 
 /* The realized loss of the corner drawn with u (opf_cl_corner_plan) from
  * x's coordinates z in w->z and its energy beta2 in the complement. */
-int opf_cl_draw(const opf_learner *s, opf_ws *w, double u, ptrdiff_t m,
+int opf_cl_draw(const opf_learner *s, const opf_clustered *cs, opf_ws *w, double u, ptrdiff_t m,
                 double beta2, const double *om, double lc, double wc,
                 double *rl);
 
@@ -48,7 +49,7 @@ int opf_cl_draw(const opf_learner *s, opf_ws *w, double u, ptrdiff_t m,
 double opf_haar_energy(ptrdiff_t e, ptrdiff_t c, double u, double beta2);
 
 /* Follow the Leader's loss of y (state_clustered_draw.c). */
-double opf_cl_leader_loss(const opf_learner *s, opf_ws *w, ptrdiff_t m,
+double opf_cl_leader_loss(const opf_learner *s, const opf_clustered *cs, opf_ws *w, ptrdiff_t m,
                           ptrdiff_t nb, double beta2, const double *y);
 
 #endif
