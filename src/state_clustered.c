@@ -79,25 +79,15 @@ static opf_ws clustered_split(const opf_learner *s, const void *self)
     const opf_clustered *cs = self;
     opf_ws w;
     const size_t c1 = (size_t)cs->cap + 1, nn = (size_t)s->n;
-    double *p = s->work;
+    /* vectors of the small update (m + 1), of x's length (n) */
+    double **const small[] = {&w.y, &w.y2, &w.z, &w.sv, &w.dsm, &w.xs, &w.tmp,
+                              &w.mult, &w.cw};
+    double **const vectors[] = {&w.rb, &w.yc, &w.wexp, &w.decw};
     memset(&w, 0, sizeof w);
-    w.y = p;
-    w.y2 = w.y + c1;
-    w.z = w.y2 + c1;
-    w.sv = w.z + c1;
-    w.dsm = w.sv + c1;
-    w.xs = w.dsm + c1;
-    w.tmp = w.xs + c1;
-    w.mult = w.tmp + c1;
-    w.cw = w.mult + c1;
-    w.qsm = w.cw + c1;
+    w.qsm = opf_carve(s->work, c1, small, 9);
     w.rnew = w.qsm + c1 * c1;
     w.r1w = w.rnew + c1 * c1;
-    w.rb = w.r1w + opf_r1_work_len((ptrdiff_t)c1);
-    w.yc = w.rb + nn;
-    w.wexp = w.yc + nn;
-    w.decw = w.wexp + nn;
-    w.haar = w.decw + nn;
+    w.haar = opf_carve(w.r1w + opf_r1_work_len((ptrdiff_t)c1), nn, vectors, 4);
     w.blk = w.haar + (size_t)(s->n - s->d) * nn;
     w.corner = s->iwork;
     w.deciw = s->iwork + s->n;

@@ -62,14 +62,10 @@ static opf_ws dense_split(const opf_learner *s, const void *self)
     const ptrdiff_t n = s->n;
     (void)self;
     memset(&w, 0, sizeof w);
+    double **const vectors[] = {&w.omega, &w.z, &w.y, &w.lam2, &w.lamsave,
+                                &w.omegasave};
     w.hint = s->work;
-    w.omega = s->work + OPF_HINT_LEN;
-    w.z = w.omega + n;
-    w.y = w.z + n;
-    w.lam2 = w.y + n;
-    w.lamsave = w.lam2 + n;
-    w.omegasave = w.lamsave + n;
-    w.capw = w.omegasave + n;
+    w.capw = opf_carve(s->work + OPF_HINT_LEN, (size_t)n, vectors, 6);
     w.decw = w.capw + 3 * n;
     w.yc = w.y; /* y = x - m^{t-1} of the cumulative learners */
     if (s->kind == OPF_KIND_MEG || s->kind == OPF_KIND_CUMULATIVE) {
