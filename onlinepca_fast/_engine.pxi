@@ -26,11 +26,15 @@ cdef class Engine:
     cdef object _keep  # the arrays s points into, and the workspace
     cdef object _lock
     cdef object _keep_limit  # the master's state and workspace (eta="auto")
+    cdef int _state  # STATE_DENSE or STATE_CLUSTERED: which table s.ops is
+    cdef opf_dense _dense  # the arrays of s.state (one of the two)
+    cdef opf_clustered _clustered
 
     def __cinit__(self, *args, **kwargs):
         self._lock = threading.Lock()
 
-    cdef int _configure(self, object config, int state, object shared) except -1:
+    cdef int _configure(self, object config, int state, const opf_state_ops *ops,
+                        object shared) except -1:
         """The parameters of ``opf_learner`` from the config, and the shared
         arrays (t, rate, limit, mean, wsum) checked against n."""
         cdef Py_ssize_t n = config.n
@@ -48,7 +52,8 @@ cdef class Engine:
         self.s.n = n
         self.s.d = d
         self.s.kind = config.kind
-        self.s.state = state
+        self._state = state
+        self.s.ops = ops
         self.s.sampler = config.sampler
         self.s.share = config.share
         self.s.centered = config.centered
@@ -86,7 +91,7 @@ cdef class Engine:
         for the eigen-learners (1 x 1 for the experts, no basis), ``wsum``
         n x n (n for the experts) with share="past"."""
         cdef Engine self = Engine.__new__(Engine)
-        self._configure(config, OPF_STATE_DENSE, shared)
+        self._configure(config, OPF_STATE_DENSE, &opf_dense_state, shared)
         self.s.m_stop = -1  # never switch (until the learner sets it)
         cdef Py_ssize_t n = self.s.n
         cdef int kind = self.s.kind
@@ -107,10 +112,11 @@ cdef class Engine:
         cdef Py_ssize_t[::1] iwork_v = iwork
         cdef int[::1] r1iwork_v = r1iwork
         self._keep = (lam, omega, q, shared, work, iwork, r1iwork)
-        self.s.lam = &lam[0]
-        self.s.omega = &omega[0]
-        self.s.q = &q[0, 0]
-        self.s.wsum = &wsum[0]
+        self._dense.lam = &lam[0]
+        self._dense.omega = &omega[0]
+        self._dense.q = &q[0, 0]
+        self._dense.wsum = &wsum[0]
+        self.s.state = &self._dense
         self.s.work = &work_v[0]
         self.s.iwork = &iwork_v[0]
         self.s.r1iwork = &r1iwork_v[0]
@@ -126,7 +132,7 @@ cdef class Engine:
         stops with ``STATUS_ECAPACITY``; the state grows (a new object) and
         the learner binds a new engine."""
         cdef Engine self = Engine.__new__(Engine)
-        self._configure(config, OPF_STATE_CLUSTERED, shared)
+        self._configure(config, OPF_STATE_CLUSTERED, &opf_clustered_state, shared)
         self.s.m_stop = 0  # never switch (until the learner sets it)
         cdef Py_ssize_t cap = b.shape[0], n = self.s.n
         if not (n >= 2 and self.s.d < n and clus.shape[0] == 2 and dims.shape[0] == 2
@@ -141,15 +147,14 @@ cdef class Engine:
         cdef Py_ssize_t[::1] iwork_v = iwork
         cdef int[::1] r1iwork_v = r1iwork
         self._keep = (b, r, mu, omega, clus, dims, shared, work, iwork, r1iwork)
-        self.s.cap = cap
-        self.s.b = &b[0, 0]
-        self.s.r = &r[0, 0]
-        self.s.lam = &mu[0]
-        self.s.omega = &omega[0]
-        self.s.clus = &clus[0]
-        self.s.dims = &dims[0]
-        self.s.wsum = NULL
-        self.s.q = NULL
+        self._clustered.cap = cap
+        self._clustered.b = &b[0, 0]
+        self._clustered.r = &r[0, 0]
+        self._clustered.mu = &mu[0]
+        self._clustered.omega = &omega[0]
+        self._clustered.clus = &clus[0]
+        self._clustered.dims = &dims[0]
+        self.s.state = &self._clustered
         self.s.work = &work_v[0]
         self.s.iwork = &iwork_v[0]
         self.s.r1iwork = &r1iwork_v[0]
@@ -187,7 +192,7 @@ cdef class Engine:
     @property
     def state(self):
         """:data:`STATE_DENSE` or :data:`STATE_CLUSTERED`."""
-        return self.s.state
+        return self._state
 
     @property
     def context(self):
@@ -264,3 +269,59 @@ cdef class Engine:
         if status == OPF_EINTR:
             return done, status
         raise status_error(status, "trial", trials_done=done)
+
+
+# What the clustered state's trial computes (src/state_clustered_draw.c),
+# for the accessors of ClusteredState: the weights of W and a drawn corner.
+
+def cluster_capped_weights(Py_ssize_t n, Py_ssize_t d, const double[::1] mu not None,
+                           double mu_c):
+    """W = cap(exp(A)) of the clustered cumulative state: ``(w, wc, lc)``,
+    the weights of the explicit directions (as ``mu``), the cluster's weight
+    and its capped log-weight (0, 0 without a cluster)
+    (``opf_cl_capped_weights``)."""
+    cdef Py_ssize_t m = mu.shape[0]
+    if not (1 <= d < n and m <= n and (m > 0 or n > 0)):
+        raise ValueError("cluster_capped_weights: inconsistent sizes")
+    w = np.empty(m)
+    work = np.empty(3 * (m + 1))
+    cdef double[::1] w_v = w
+    cdef double[::1] work_v = work
+    cdef double lc = 0.0, wc = 0.0
+    cdef int st
+    with nogil:
+        st = opf_cl_capped_weights(n, d, m, &mu[0] if m else NULL, mu_c,
+                                   &w_v[0] if m else NULL, &lc, &wc, &work_v[0])
+    _check(st, "cluster_capped_weights")
+    return w, wc, lc
+
+
+def cluster_corner(Py_ssize_t n, Py_ssize_t d, const double[::1] om not None,
+                   double lc, double wc, int sampler, rng):
+    """A corner of W drawn as the clustered state's trial draws it
+    (``opf_cl_corner_plan``), with one uniform of ``rng`` if a draw is
+    needed: ``(explicit, left_out)``, the explicit directions in the corner
+    and how many cluster directions it leaves out."""
+    cdef Py_ssize_t m = om.shape[0], ne = 0, left_out = 0
+    cdef opf_cl_plan p
+    cdef double u
+    cdef int st = OPF_OK
+    if not (1 <= d < n and m <= n):
+        raise ValueError("cluster_corner: inconsistent sizes")
+    wexp = np.empty(n)
+    corner = np.empty(n, dtype=np.intp)
+    work = np.empty(n)
+    iwork = np.empty(3 * n, dtype=np.intp)
+    cdef double[::1] wexp_v = wexp
+    cdef Py_ssize_t[::1] corner_v = corner
+    cdef double[::1] work_v = work
+    cdef Py_ssize_t[::1] iwork_v = iwork
+    p = opf_cl_corner_plan(n, d, m, &om[0] if m else NULL, lc, wc, &wexp_v[0])
+    if p.size > 0:
+        u = rng.random()
+        with nogil:
+            st = opf_draw_corner(sampler, p.v, p.len, p.size, u, &corner_v[0],
+                                 &work_v[0], &iwork_v[0])
+        _check(st, "cluster_corner")
+    ne = opf_cl_corner_take(&p, m, &corner_v[0], &left_out)
+    return corner[:ne].copy(), left_out

@@ -64,6 +64,9 @@ cdef extern from "common.h" nogil:
         opf_pool *pool
     void opf_transpose(Py_ssize_t m, Py_ssize_t n, const double *a, Py_ssize_t lda,
                        double *b, Py_ssize_t ldb)
+    int opf_draw_corner(int sampler, const double *w, Py_ssize_t n, Py_ssize_t d,
+                        double u, Py_ssize_t *corner, double *work,
+                        Py_ssize_t *iwork)
 
 cdef extern from "interrupt.h" nogil:
     int opf_interrupt_arm()
@@ -173,9 +176,14 @@ cdef extern from "learner.h" nogil:
     int OPF_KIND_MEG, OPF_KIND_CUMULATIVE, OPF_KIND_EXPERTS, OPF_KIND_SIMPLEX_VAR
     int OPF_SHARE_NONE, OPF_SHARE_FIXED, OPF_SHARE_UNIFORM, OPF_SHARE_PAST
     int OPF_STATE_DENSE, OPF_STATE_CLUSTERED
+    ctypedef struct opf_state_ops:
+        pass
+    const opf_state_ops opf_dense_state
+    const opf_state_ops opf_clustered_state
     ctypedef struct opf_learner:
         Py_ssize_t n, d
-        int kind, sampler, share, state, centered, mean_first, matrix_input
+        int kind, sampler, share, centered, mean_first, matrix_input
+        const opf_state_ops *ops
         int with_matrices
         double eta, alpha, center_lr_inv
         double *rate
@@ -183,17 +191,9 @@ cdef extern from "learner.h" nogil:
         double *lim
         double *limw
         int *limiw
-        double *lam
-        double *omega
-        double *q
+        void *state
         double *mean
-        double *wsum
         Py_ssize_t *t
-        Py_ssize_t cap
-        double *b
-        double *r
-        double *clus
-        Py_ssize_t *dims
         double *work
         Py_ssize_t *iwork
         int *r1iwork
@@ -271,3 +271,33 @@ cdef extern from "kernel_pca.h" nogil:
     void opf_kpca_map(const opf_lapack *fns, Py_ssize_t nl, Py_ssize_t dim,
                       const double *M, const double *K, Py_ssize_t ldk,
                       Py_ssize_t T, double *Phi, double *khat)
+
+cdef extern from "state_dense.h" nogil:
+    ctypedef struct opf_dense:
+        double *lam
+        double *omega
+        double *q
+        double *wsum
+
+cdef extern from "state_clustered.h" nogil:
+    ctypedef struct opf_clustered:
+        Py_ssize_t cap
+        double *b
+        double *r
+        double *mu
+        double *omega
+        double *clus
+        Py_ssize_t *dims
+
+cdef extern from "state_clustered_draw.h" nogil:
+    ctypedef struct opf_cl_plan:
+        const double *v
+        Py_ssize_t len, size, left_out
+    int opf_cl_capped_weights(Py_ssize_t n, Py_ssize_t d, Py_ssize_t m,
+                              const double *mu, double mu_c, double *cw,
+                              double *lc, double *wc, double *work)
+    opf_cl_plan opf_cl_corner_plan(Py_ssize_t n, Py_ssize_t d, Py_ssize_t m,
+                                   const double *om, double lc, double wc,
+                                   double *wexp)
+    Py_ssize_t opf_cl_corner_take(const opf_cl_plan *p, Py_ssize_t m,
+                                  Py_ssize_t *corner, Py_ssize_t *left_out)

@@ -206,6 +206,17 @@ static inline void opf_gemm_abt(const opf_lapack *fns, int m, int n, int k,
                &lda, &zero, c, &ldc);
 }
 
+/* Carve `count` consecutive arrays of `len` doubles from a caller's
+ * workspace starting at p: *parts[i] = p + i len.  Returns the end, where
+ * the next (differently sized) array starts. */
+static inline double *opf_carve(double *p, size_t len, double **const *parts,
+                                int count)
+{
+    for (int i = 0; i < count; i++, p += len)
+        *parts[i] = p;
+    return p;
+}
+
 /*
  * The explicit directions of an ascending spectrum lam[0..n): n minus the
  * size of its top group, the entries within 4 eps max(1, |top|) of the

@@ -128,13 +128,8 @@ static kpca_ws split(const opf_kpca *s)
 {
     kpca_ws w;
     const ptrdiff_t n = s->capacity;
-    w.z = s->work;
-    w.p = w.z + n;
-    w.mu = w.p + n;
-    w.nu = w.mu + n;
-    w.omega = w.nu + n;
-    w.decw = w.omega + n;
-    w.capw = w.decw + n;
+    double **const vectors[] = {&w.z, &w.p, &w.mu, &w.nu, &w.omega, &w.decw};
+    w.capw = opf_carve(s->work, (size_t)n, vectors, 6);
     w.buw = w.capw + 3 * n;
     w.corner = s->iwork;
     w.deciw = w.corner + n;

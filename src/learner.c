@@ -26,6 +26,7 @@
 #include "logweights.h"
 #include "simd.h"
 #include "state.h"
+#include "state_dense.h"
 #include "systematic.h"
 
 /* The realized loss of the corner drawn from omega with u, and the expected
@@ -35,14 +36,15 @@ static int draw_experts(const opf_learner *s, opf_ws *w,
                         const double *x, double u, double *r, double *e,
                         int *have_e)
 {
+    const opf_dense *ds = s->state;
     ptrdiff_t i;
     int st;
     *r = *e = 0.0;
     *have_e = s->sampler == OPF_SAMPLER_SYSTEMATIC;
     if (*have_e)
-        return opf_sample_systematic_sum(s->omega, s->n, s->d, u, x, r, e,
+        return opf_sample_systematic_sum(ds->omega, s->n, s->d, u, x, r, e,
                                          w->corner);
-    if ((st = opf_draw_corner(s->sampler, s->omega, s->n, s->d, u, w->corner,
+    if ((st = opf_draw_corner(s->sampler, ds->omega, s->n, s->d, u, w->corner,
                               w->decw, w->deciw)) != OPF_OK)
         return st;
     for (i = 0; i < s->d; i++)
@@ -61,29 +63,30 @@ OPF_MULTIVERSION
 static int trial_experts(const opf_learner *s, opf_ws *w,
                          const double *x, double u, double *el, double *rl)
 {
+    const opf_dense *ds = s->state;
     const ptrdiff_t n = s->n, t = *s->t + 1;
     const int fused = !(s->share == OPF_SHARE_FIXED && s->alpha > 0.0)
                       && s->eta + 2.0 * log((double)n) <= OPF_CAP_SHIFT_AT
                       && !s->rate;
     double e = 0.0, r = 0.0, top = -INFINITY, low = INFINITY;
     const double eta = s->eta;
-    double *lam = s->lam;
-    const double *omega = s->omega;
+    double *lam = ds->lam;
+    const double *omega = ds->omega;
     ptrdiff_t i;
     int have_e, st;
     if ((st = draw_experts(s, w, x, u, &r, &e, &have_e)) != OPF_OK)
         return st;
     if (s->share == OPF_SHARE_PAST)
         for (i = 0; i < n; i++)
-            s->wsum[i] += omega[i];
+            ds->wsum[i] += omega[i];
     if (s->rate) {
         double e2 = 0.0, delta = 0.0;
-        delta = opf_rate_vector_step(s->rate, n, (double)s->d, s->lam, x,
-                                     s->omega, &e2, &top, &low,
+        delta = opf_rate_vector_step(s->rate, n, (double)s->d, ds->lam, x,
+                                     ds->omega, &e2, &top, &low,
                                      s->fns->tune.cpu_level);
         *el = (have_e ? e : e2) * (double)s->d;
         *rl = r;
-        if ((st = opf_dense_finish(s, w, t, top, NULL, NULL)) != OPF_OK)
+        if ((st = opf_dense_finish(s, ds, w, t, top, NULL, NULL)) != OPF_OK)
             return st;
         opf_keep_finite(lam, n, 0, 0);
         opf_rate_commit(s->rate, opf_rate_scale((double)n, (double)s->d),
@@ -97,7 +100,7 @@ static int trial_experts(const opf_learner *s, opf_ws *w,
         }
         *el = e * (double)s->d;
         *rl = r;
-        st = opf_dense_finish(s, w, t, -log((double)s->d), x, &low);
+        st = opf_dense_finish(s, ds, w, t, -log((double)s->d), x, &low);
     } else {
         /* one pass: expected loss, the loss update and the new maximum
          * (which capping then need not look for) */
@@ -112,7 +115,7 @@ static int trial_experts(const opf_learner *s, opf_ws *w,
         }
         *el = (have_e ? e : e2) * (double)s->d;
         *rl = r;
-        st = opf_dense_finish(s, w, t, top, NULL, NULL);
+        st = opf_dense_finish(s, ds, w, t, top, NULL, NULL);
     }
     if (st != OPF_OK)
         return st;
@@ -130,8 +133,9 @@ OPF_MULTIVERSION
 static int trial_simplex(const opf_learner *s, opf_ws *w,
                          const double *x, double u, double *el, double *rl)
 {
+    const opf_dense *ds = s->state;
     const ptrdiff_t n = s->n;
-    const double *y = s->omega;
+    const double *y = ds->omega;
     double loss = 0.0;
     ptrdiff_t i;
     (void)u;
@@ -153,20 +157,20 @@ static int trial_simplex(const opf_learner *s, opf_ws *w,
     *el = *rl = loss;
     if (s->rate) { /* AdaHedge on the linearised loss (C y)_i */
         double e, top, low;
-        const double delta = opf_rate_vector_step(s->rate, n, 1.0, s->lam,
+        const double delta = opf_rate_vector_step(s->rate, n, 1.0, ds->lam,
                                                   w->y, y, &e, &top, &low,
                                                   s->fns->tune.cpu_level);
         opf_rate_commit(s->rate, opf_rate_scale((double)n, 1.0), delta);
     } else {
         for (i = 0; i < n; i++)
-            s->lam[i] -= s->eta * w->y[i]; /* (29a) */
+            ds->lam[i] -= s->eta * w->y[i]; /* (29a) */
     }
-    opf_normalize_log(s->lam, n);
+    opf_normalize_log(ds->lam, n);
     if (s->share == OPF_SHARE_FIXED && s->alpha > 0.0)
-        opf_mix_uniform_log(s->lam, n, n, s->alpha); /* (29b) */
+        opf_mix_uniform_log(ds->lam, n, n, s->alpha); /* (29b) */
     for (i = 0; i < n; i++)
-        s->omega[i] = exp(s->lam[i]);
-    opf_keep_finite(s->lam, n, 0, 0);
+        ds->omega[i] = exp(ds->lam[i]);
+    opf_keep_finite(ds->lam, n, 0, 0);
     return OPF_OK;
 }
 
@@ -197,31 +201,31 @@ static int trial_meg(const opf_learner *s, const opf_state_ops *ops,
     double step = s->eta, gamma = 1.0, delta = 0.0;
     opf_coords c;
     int st;
-    if ((st = ops->begin(s, w)) != OPF_OK)
+    if ((st = ops->begin(s, s->state, w)) != OPF_OK)
         return st;
-    if (s->matrix_input) { /* dense only */
-        if ((st = opf_dense_matrix_update(s, w, x, u, el, rl, &gamma,
-                                          &delta))
+    if (s->matrix_input) { /* dense only (valid) */
+        if ((st = ops->matrix_update(s, s->state, w, x, u, el, rl, &gamma,
+                                     &delta))
             != OPF_OK)
             return st;
     } else {
-        ops->coords(s, w, x, &c);
-        if ((st = ops->draw(s, w, u, x, &c, el, rl)) != OPF_OK)
+        ops->coords(s, s->state, w, x, &c);
+        if ((st = ops->draw(s, s->state, w, u, 0, &c, el, rl)) != OPF_OK)
             return st;
         if (!s->rate || opf_rate_trial(s->rate, n, (double)s->d,
                                        *el, c.size, &step, &gamma, &delta)) {
-            if ((st = ops->update(s, w, step, x, &c, 0)) != OPF_OK)
+            if ((st = ops->update(s, s->state, w, step, x, &c)) != OPF_OK)
                 return st;
             /* the exact gap from the updated eigenvalues, O(n) */
             if (s->rate && isfinite(s->rate[1]) && step == s->rate[1]) {
-                const double lse = ops->log_partition(s, w);
+                const double lse = ops->log_partition(s, s->state, w);
                 if (!isnan(lse))
                     delta = opf_rate_exact(s->rate, n, (double)s->d,
                                            *el, lse, &gamma);
             }
         }
     }
-    if ((st = ops->finish_meg(s, w, t, gamma)) != OPF_OK)
+    if ((st = ops->finish(s, s->state, w, t, gamma)) != OPF_OK)
         return st;
     if (s->rate)
         opf_rate_commit(s->rate, opf_rate_scale(n, (double)s->d),
@@ -308,25 +312,35 @@ static int trial_cumulative(const opf_learner *s, const opf_state_ops *ops,
      * so y_1 = 0 (an uncentered first instance would set the rate's first
      * gap; docs/adaptive_rates.md) */
     const int first = s->centered && s->mean_first && t == 1;
+    const int leader = s->sampler == OPF_SAMPLER_LEADER;
     ptrdiff_t i;
     opf_coords c;
     int st, learn;
-    if ((st = ops->begin(s, w)) != OPF_OK)
+    if ((st = ops->begin(s, s->state, w)) != OPF_OK)
         return st;
     for (i = 0; i < n; i++)
         w->yc[i] = first ? 0.0 : x[i] - s->mean[i];
-    ops->coords(s, w, w->yc, &c);
-    if ((st = ops->draw_cumulative(s, w, u, w->yc, &c, el, rl)) != OPF_OK)
-        return st;
+    ops->coords(s, s->state, w, w->yc, &c);
+    if (leader) {
+        *el = *rl = ops->leader_loss(s, s->state, w, w->yc, &c);
+    } else {
+        /* W = cap(exp(A)) */
+        if ((st = ops->cap(s, s->state, w)) != OPF_OK
+            || (st = ops->draw(s, s->state, w, u, 1, &c, el, rl)) != OPF_OK)
+            return st;
+    }
     if (s->centered)
         f = opf_center_factor(s->center_lr_inv, t); /* eq. (16) */
     learn = !s->rate || opf_rate_trial(s->rate, (double)n, (double)s->d,
                                        *el, c.size, &step, &gamma, &delta);
-    if (f > 0.0 && learn && !first)
-        if ((st = ops->update(s, w, step * f, w->yc, &c, 1)) != OPF_OK)
+    if (f > 0.0 && learn && !first) {
+        if ((st = ops->update(s, s->state, w, step * f, w->yc, &c)) != OPF_OK)
             return st;
+        if (ops->merge) /* A's entries that reached the cluster, at once */
+            ops->merge(s, s->state, w, leader);
+    }
     if (s->rate) {
-        ops->scale(s, w, gamma);
+        ops->scale(s, s->state, w, gamma);
         opf_rate_commit(s->rate, opf_rate_scale((double)n, (double)s->d),
                         delta);
         s->rate[2] += f * c.size; /* tr C^t: explained_variance_ at any rate */
@@ -335,7 +349,7 @@ static int trial_cumulative(const opf_learner *s, const opf_state_ops *ops,
         memcpy(s->mean, x, sizeof(double) * (size_t)n);
     else if (s->centered) /* eq. (15) */
         opf_center_update(s->mean, x, n, s->center_lr_inv, t);
-    ops->finish_cumulative(s, w);
+    ops->settle(s, s->state, w, opf_cumulative_floor(leader));
     return OPF_OK;
 }
 
@@ -345,25 +359,14 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
 {
     const int basis = s->kind == OPF_KIND_MEG
                       || s->kind == OPF_KIND_CUMULATIVE;
-    const opf_state_ops *ops = s->state == OPF_STATE_CLUSTERED
-                                   ? &opf_clustered_state : &opf_dense_state;
+    const opf_state_ops *ops = s->ops;
     const ptrdiff_t stride = s->matrix_input ? s->n * s->n : s->n;
     opf_ws w;
     ptrdiff_t i;
     *status = OPF_OK;
-    if (s->kind < OPF_KIND_MEG || s->kind > OPF_KIND_SIMPLEX_VAR
-        || (s->state != OPF_STATE_DENSE && s->state != OPF_STATE_CLUSTERED)
-        || (s->state == OPF_STATE_CLUSTERED
-            && (!basis || s->matrix_input
-                || (s->share != OPF_SHARE_NONE && s->share != OPF_SHARE_FIXED
-                    && s->share != OPF_SHARE_UNIFORM)
-                || s->n < 2 || s->d < 1 || s->d >= s->n || s->cap < 1
-                || s->cap > s->n
-                || (s->kind == OPF_KIND_CUMULATIVE
-                    && (s->share != OPF_SHARE_NONE || !s->mean))
-                || (s->kind == OPF_KIND_MEG
-                    && s->sampler == OPF_SAMPLER_LEADER)
-                || !opf_lapack_ok(s->fns)))
+    if (s->kind < OPF_KIND_MEG || s->kind > OPF_KIND_SIMPLEX_VAR || !ops
+        || !s->state
+        || !ops->valid(s, s->state)
         || (s->lim && ((s->kind != OPF_KIND_MEG
                         && s->kind != OPF_KIND_CUMULATIVE)
                        || s->sampler == OPF_SAMPLER_LEADER
@@ -372,7 +375,7 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
         *status = OPF_EINVAL;
         return 0;
     }
-    w = ops->split(s);
+    w = ops->split(s, s->state);
     for (i = 0; i < T; i++) {
         opf_learner at = *s; /* alpha = "auto": this trial's alpha_t */
         const double *xi = X + i * stride;
@@ -408,7 +411,7 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
             return i;
         }
         (*s->t)++;
-        if (basis && ops->switch_due(s)) {
+        if (basis && ops->switch_due(s, s->state)) {
             *status = OPF_SWITCH;
             return i + 1;
         }
@@ -418,11 +421,9 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
 
 int opf_learner_switch_due(const opf_learner *s)
 {
-    const opf_state_ops *ops = s->state == OPF_STATE_CLUSTERED
-                                   ? &opf_clustered_state : &opf_dense_state;
-    if (s->kind != OPF_KIND_MEG && s->kind != OPF_KIND_CUMULATIVE)
+    if ((s->kind != OPF_KIND_MEG && s->kind != OPF_KIND_CUMULATIVE) || !s->ops)
         return 0;
-    return ops->switch_due(s);
+    return s->ops->switch_due(s, s->state);
 }
 
 OPF_MULTIVERSION

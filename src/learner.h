@@ -38,18 +38,26 @@ enum {
     OPF_SHARE_PAST = 3     /* WK eq. (20): (1-a) W + a mean(W^0..W^{t-1}) */
 };
 
-/* The representation of an eigen-learner's log W (or A): */
+/* The representations of an eigen-learner's log W (or A), as the binding
+ * names them (the table is `ops` below): */
 enum {
     OPF_STATE_DENSE = 0,    /* lam, Q: all n eigenpairs (n x n) */
     OPF_STATE_CLUSTERED = 1 /* m explicit eigenpairs and one cluster:
                                below, and state_clustered.c */
 };
 
+/* The operations of the state's representation (state.h): opf_dense_state
+ * or opf_clustered_state, chosen by the caller with the arrays below. */
+typedef struct opf_state_ops opf_state_ops;
+extern const opf_state_ops opf_dense_state;
+extern const opf_state_ops opf_clustered_state;
+
 typedef struct {
     /* parameters */
     ptrdiff_t n, d;          /* dimension, corner size d = n - k */
     int kind, sampler, share;
-    int state;               /* OPF_STATE_*: CLUSTERED for MEG (share NONE,
+    const opf_state_ops *ops; /* the representation: opf_dense_state, or
+                                opf_clustered_state for MEG (share NONE,
                                 FIXED or UNIFORM, vector instances) and
                                 CUMULATIVE only */
     int centered;            /* CUMULATIVE: learn the center (eq. 15) */
@@ -72,23 +80,12 @@ typedef struct {
     double *limw;            /* its workspace: opf_limit_work_len(n, k) */
     int *limiw;              /* opf_limit_iwork_len(k) ints */
     /* state (caller-owned) */
-    double *lam;             /* dense: n; clustered: cap, the m explicit
-                                log-eigenvalues mu ascending */
-    double *omega;           /* as lam: exp(lam), kept with it (MEG,
-                                EXPERTS, SIMPLEX_VAR) so a trial needs one
-                                exp pass */
-    double *q;               /* dense: n x n row-major, columns =
-                                eigenvectors (MEG and CUMULATIVE only) */
+    void *state;             /* the representation's arrays, opaque here:
+                                an opf_dense (state_dense.h; the experts'
+                                and the simplex learner's weights too) or
+                                an opf_clustered (state_clustered.h) */
     double *mean;            /* n: center m^t (CUMULATIVE) */
-    double *wsum;            /* n x n (or n for EXPERTS): sum of past W */
     ptrdiff_t *t;            /* trials so far */
-    /* the clustered state (state_clustered.c): log W = Q diag(lam) Q^T +
-     * mu_c (I - Q Q^T), Q (n x m) = B^T R */
-    ptrdiff_t cap;           /* rows of b */
-    double *b;               /* cap x n, nb orthonormal rows used */
-    double *r;               /* cap x cap (nb x m used) */
-    double *clus;            /* 2: mu_c, exp(mu_c) */
-    ptrdiff_t *dims;         /* 2: m, nb */
     /* workspace: opf_learner_work_len / opf_clustered_work_len and
      * opf_learner_iwork_len */
     double *work;

@@ -74,43 +74,34 @@ size_t opf_clustered_work_len(ptrdiff_t n, ptrdiff_t cap, ptrdiff_t k)
 }
 
 
-static opf_ws clustered_split(const opf_learner *s)
+static opf_ws clustered_split(const opf_learner *s, const void *self)
 {
+    const opf_clustered *cs = self;
     opf_ws w;
-    const size_t c1 = (size_t)s->cap + 1, nn = (size_t)s->n;
-    double *p = s->work;
+    const size_t c1 = (size_t)cs->cap + 1, nn = (size_t)s->n;
+    /* vectors of the small update (m + 1), of x's length (n) */
+    double **const small[] = {&w.y, &w.y2, &w.z, &w.sv, &w.dsm, &w.xs, &w.tmp,
+                              &w.mult, &w.cw};
+    double **const vectors[] = {&w.rb, &w.yc, &w.wexp, &w.decw};
     memset(&w, 0, sizeof w);
-    w.y = p;
-    w.y2 = w.y + c1;
-    w.z = w.y2 + c1;
-    w.sv = w.z + c1;
-    w.dsm = w.sv + c1;
-    w.xs = w.dsm + c1;
-    w.tmp = w.xs + c1;
-    w.mult = w.tmp + c1;
-    w.cw = w.mult + c1;
-    w.qsm = w.cw + c1;
+    w.qsm = opf_carve(s->work, c1, small, 9);
     w.rnew = w.qsm + c1 * c1;
     w.r1w = w.rnew + c1 * c1;
-    w.rb = w.r1w + opf_r1_work_len((ptrdiff_t)c1);
-    w.yc = w.rb + nn;
-    w.wexp = w.yc + nn;
-    w.decw = w.wexp + nn;
-    w.haar = w.decw + nn;
+    w.haar = opf_carve(w.r1w + opf_r1_work_len((ptrdiff_t)c1), nn, vectors, 4);
     w.blk = w.haar + (size_t)(s->n - s->d) * nn;
     w.corner = s->iwork;
     w.deciw = s->iwork + s->n;
-    w.m = s->dims[0];
-    w.nb = s->dims[1];
+    w.m = cs->dims[0];
+    w.nb = cs->dims[1];
     return w;
 }
 
 /* B <- R^T B (m rows), R <- I: the same Q, nb = m.  Blocked over the
  * columns of B so that the product needs OPF_BLOCK x m of scratch only. */
-static void compress(const opf_learner *s, opf_ws *w, ptrdiff_t m,
+static void compress(const opf_learner *s, const opf_clustered *cs, opf_ws *w, ptrdiff_t m,
                      ptrdiff_t nb)
 {
-    const ptrdiff_t n = s->n, cap = s->cap;
+    const ptrdiff_t n = s->n, cap = cs->cap;
     int im = (int)m, inb = (int)nb, ldb = (int)n, ldr = (int)cap;
     double one = 1.0, zero = 0.0;
     char nt = 'N', tr = 'T';
@@ -118,18 +109,18 @@ static void compress(const opf_learner *s, opf_ws *w, ptrdiff_t m,
         for (ptrdiff_t j0 = 0; j0 < n; j0 += OPF_BLOCK) {
             int jb = (int)(n - j0 < OPF_BLOCK ? n - j0 : OPF_BLOCK);
             /* column-major: blk (jb x m) = B^T[j0:j0+jb, :nb] R[:nb, :m] */
-            s->fns->dgemm(&nt, &tr, &jb, &im, &inb, &one, s->b + j0, &ldb,
-                          s->r, &ldr, &zero, w->blk, &jb);
+            s->fns->dgemm(&nt, &tr, &jb, &im, &inb, &one, cs->b + j0, &ldb,
+                          cs->r, &ldr, &zero, w->blk, &jb);
             for (ptrdiff_t i = 0; i < m; i++)
-                memcpy(s->b + i * n + j0, w->blk + i * jb,
+                memcpy(cs->b + i * n + j0, w->blk + i * jb,
                        (size_t)jb * sizeof(double));
         }
     }
     for (ptrdiff_t j = 0; j < m; j++) {
-        memset(s->r + j * cap, 0, (size_t)m * sizeof(double));
-        s->r[j * cap + j] = 1.0;
+        memset(cs->r + j * cap, 0, (size_t)m * sizeof(double));
+        cs->r[j * cap + j] = 1.0;
     }
-    s->dims[1] = m;
+    cs->dims[1] = m;
 }
 
 /* ---- the trial -------------------------------------------------------------------- */
@@ -146,12 +137,12 @@ static void mix(double *mu, ptrdiff_t m, double *mu_c, ptrdiff_t n,
 /* Compress B when it is due; OPF_ECAPACITY when there is no room for a
  * row, or so little that B would be compressed every few trials (the
  * caller grows the arrays and calls again). */
-static int make_room(const opf_learner *s, opf_ws *w, ptrdiff_t m,
+static int make_room(const opf_learner *s, const opf_clustered *cs, opf_ws *w, ptrdiff_t m,
                      ptrdiff_t *nb)
 {
-    const ptrdiff_t c = s->n - m, cap = s->cap;
+    const ptrdiff_t c = s->n - m, cap = cs->cap;
     if (c > 0 && (*nb + 1 > cap || *nb >= m + m / 2 + 16) && *nb > m) {
-        compress(s, w, m, *nb);
+        compress(s, cs, w, m, *nb);
         *nb = m;
     }
     if (c > 0 && (*nb + 1 > cap || (*nb == m && m + m / 4 + 4 > cap && cap < s->n)))
@@ -161,7 +152,7 @@ static int make_room(const opf_learner *s, opf_ws *w, ptrdiff_t m,
 
 /* 1. z = Q^T x into w->z, s = y - R z into w->sv, r_B into w->rb; returns
  * |x|^2 and the energies |r_B|^2, |s|^2 of x in the complement. */
-static void coordinates(const opf_learner *s, opf_ws *w, ptrdiff_t m,
+static void coordinates(const opf_learner *s, const opf_clustered *cs, opf_ws *w, ptrdiff_t m,
                         ptrdiff_t nb, const double *x, double *xx_out,
                         double *rr_out, double *ss_out)
 {
@@ -170,28 +161,28 @@ static void coordinates(const opf_learner *s, opf_ws *w, ptrdiff_t m,
     double rr = xx, ss = 0.0;
     memcpy(w->rb, x, (size_t)n * sizeof(double));
     if (nb > 0) {
-        gemv_b(s, (int)nb, 1.0, x, 0.0, w->y);
-        gemv_bt(s, (int)nb, -1.0, w->y, w->rb);
+        gemv_b(s, cs, (int)nb, 1.0, x, 0.0, w->y);
+        gemv_bt(s, cs, (int)nb, -1.0, w->y, w->rb);
         rr = opf_cl_dot(w->rb, w->rb, n);
         if (rr < 0.0625 * xx) { /* DGKS with 1/4 in norm: |x| / |r_B| <= 4 keeps the new row orthogonal to ~4 n_B eps */
-            gemv_b(s, (int)nb, 1.0, w->rb, 0.0, w->y2);
-            gemv_bt(s, (int)nb, -1.0, w->y2, w->rb);
+            gemv_b(s, cs, (int)nb, 1.0, w->rb, 0.0, w->y2);
+            gemv_bt(s, cs, (int)nb, -1.0, w->y2, w->rb);
             for (ptrdiff_t i = 0; i < nb; i++)
                 w->y[i] += w->y2[i];
             rr = opf_cl_dot(w->rb, w->rb, n);
         }
-        gemv_rt(s, (int)nb, (int)m, w->y, w->z);
+        gemv_rt(s, cs, (int)nb, (int)m, w->y, w->z);
         memcpy(w->sv, w->y, (size_t)nb * sizeof(double));
         if (nb == m) {
             /* R is square: Q spans B's rows, s is rounding only */
             memset(w->sv, 0, (size_t)nb * sizeof(double));
         } else {
             const double yy = opf_cl_dot(w->y, w->y, nb);
-            gemv_r(s, (int)nb, (int)m, -1.0, w->z, w->sv);
+            gemv_r(s, cs, (int)nb, (int)m, -1.0, w->z, w->sv);
             ss = opf_cl_dot(w->sv, w->sv, nb);
             if (ss < 0.5 * yy) { /* as r_B: a second pass keeps s _|_ R */
-                gemv_rt(s, (int)nb, (int)m, w->sv, w->tmp);
-                gemv_r(s, (int)nb, (int)m, -1.0, w->tmp, w->sv);
+                gemv_rt(s, cs, (int)nb, (int)m, w->sv, w->tmp);
+                gemv_r(s, cs, (int)nb, (int)m, -1.0, w->tmp, w->sv);
                 for (ptrdiff_t i = 0; i < m; i++)
                     w->z[i] += w->tmp[i];
             }
@@ -208,20 +199,20 @@ static void coordinates(const opf_learner *s, opf_ws *w, ptrdiff_t m,
 /*
  * 3. log W (or A) - rho x x^T on [Q, r/beta]: one rank-one update of size
  * m + 1 (m if x's part in the complement is below the deflation
- * tolerance).  On success the new values are in s->lam[0..*mp) (ascending,
+ * tolerance).  On success the new values are in cs->mu[0..*mp) (ascending,
  * at most mu_c) and R, B describe the new Q; on failure nothing changed.
  */
-static int update(const opf_learner *s, opf_ws *w, ptrdiff_t m,
+static int update(const opf_learner *s, const opf_clustered *cs, opf_ws *w, ptrdiff_t m,
                   ptrdiff_t nb, double rho, double xx, double rr, double ss,
                   ptrdiff_t *mp_out, ptrdiff_t *nb_out)
 {
-    const ptrdiff_t n = s->n, cap = s->cap, c = n - m;
+    const ptrdiff_t n = s->n, cap = cs->cap, c = n - m;
     ptrdiff_t i;
-    double dmax = c > 0 ? fabs(s->clus[0]) : 0.0;
+    double dmax = c > 0 ? fabs(cs->clus[0]) : 0.0;
     if (m > 0)
-        dmax = fmax(dmax, fmax(fabs(s->lam[0]), fabs(s->lam[m - 1])));
+        dmax = fmax(dmax, fmax(fabs(cs->mu[0]), fabs(cs->mu[m - 1])));
     /* relative to the entries that carry weight (state_dense.c, r1_scale) */
-    const double dscale = opf_r1_scale(c > 0 ? s->clus[0] : s->lam[m - 1]);
+    const double dscale = opf_r1_scale(c > 0 ? cs->clus[0] : cs->mu[m - 1]);
     dmax = fmin(dmax, dscale);
     const double tol = OPF_R1_DEFLATION_FACTOR * DBL_EPSILON
                        * fmax(dmax, rho * xx);
@@ -247,10 +238,10 @@ static int update(const opf_learner *s, opf_ws *w, ptrdiff_t m,
     *nb_out = nb1;
     if (mp == 0)
         return OPF_OK; /* x = 0 on an untouched learner: nothing changes */
-    memcpy(w->dsm, s->lam, (size_t)m * sizeof(double));
+    memcpy(w->dsm, cs->mu, (size_t)m * sizeof(double));
     memcpy(w->xs, w->z, (size_t)m * sizeof(double));
     if (add) {
-        w->dsm[m] = s->clus[0];
+        w->dsm[m] = cs->clus[0];
         w->xs[m] = beta;
     }
     memset(w->qsm, 0, (size_t)(mp * mp) * sizeof(double));
@@ -267,27 +258,27 @@ static int update(const opf_learner *s, opf_ws *w, ptrdiff_t m,
     if (add) {
         if (append) {
             const double rn = sqrt(rr);
-            double *brow = s->b + nb * n;
+            double *brow = cs->b + nb * n;
             for (i = 0; i < n; i++)
                 brow[i] = w->rb[i] / rn;
-            memset(s->r + nb * cap, 0, (size_t)m * sizeof(double));
-            s->r[nb * cap + m] = rn / beta;
+            memset(cs->r + nb * cap, 0, (size_t)m * sizeof(double));
+            cs->r[nb * cap + m] = rn / beta;
         }
         for (i = 0; i < nb; i++)
-            s->r[i * cap + m] = w->sv[i] / beta;
+            cs->r[i * cap + m] = w->sv[i] / beta;
     }
     {
         int imp = (int)mp, inb1 = (int)nb1, ld = (int)cap;
         double one = 1.0, zero = 0.0;
         char nt = 'N';
         /* column-major: rnew (mp x nb1) = U^T R^T, i.e. rnew = R U row-major */
-        s->fns->dgemm(&nt, &nt, &imp, &inb1, &imp, &one, w->qsm, &imp, s->r,
+        s->fns->dgemm(&nt, &nt, &imp, &inb1, &imp, &one, w->qsm, &imp, cs->r,
                       &ld, &zero, w->rnew, &ld);
         for (i = 0; i < nb1; i++)
-            memcpy(s->r + i * cap, w->rnew + i * cap,
+            memcpy(cs->r + i * cap, w->rnew + i * cap,
                    (size_t)mp * sizeof(double));
     }
-    memcpy(s->lam, w->dsm, (size_t)mp * sizeof(double));
+    memcpy(cs->mu, w->dsm, (size_t)mp * sizeof(double));
     return OPF_OK;
 }
 
@@ -308,163 +299,128 @@ static ptrdiff_t merge_into_cluster(const double *mu, ptrdiff_t m,
 }
 
 
-/*
- * W = cap(exp(A)) of the cumulative state, as groups: the explicit capped
- * weights to w->cw[0..m), the cluster's capped log-weight and weight to
- * *lc, *wc.  As the dense state (state_dense.c, cap_log_at_any_level), the
- * values are capped relative to the d-th largest when that is beyond
- * +-512, so that the normalisation does not cancel.
- */
-static int cumulative_weights(const opf_learner *s, opf_ws *w,
-                              ptrdiff_t m, double *lc, double *wc)
-{
-    const ptrdiff_t n = s->n, d = s->d, c = n - m;
-    const double mu_c = s->clus[0];
-    ptrdiff_t g = 0, i;
-    const double vd = c >= d ? mu_c : s->lam[m - 1 - (d - c - 1)];
-    const double sh = opf_cap_level(vd);
-    if (c > 0) {
-        w->dsm[g] = mu_c - sh;
-        w->mult[g++] = (double)c;
-    }
-    for (i = m - 1; i >= 0; i--) {
-        w->dsm[g] = s->lam[i] - sh;
-        w->mult[g++] = 1.0;
-    }
-    if (opf_cap_groups(w->dsm, w->mult, g, d, w->xs) < 0)
-        return OPF_EINVAL; /* not reached: d < n */
-    g = 0;
-    *lc = c > 0 ? w->xs[g++] : 0.0;
-    *wc = c > 0 ? exp(*lc) : 0.0;
-    for (i = m - 1; i >= 0; i--)
-        w->cw[i] = exp(w->xs[g++]);
-    return OPF_OK;
-}
-
 /* ---- the state operations (state.h) --------------------------------------- */
 
-static int clustered_begin(const opf_learner *s, opf_ws *w)
+static int clustered_begin(const opf_learner *s, void *self, opf_ws *w)
 {
-    w->m = s->dims[0];
-    w->nb = s->dims[1];
-    return make_room(s, w, w->m, &w->nb);
+    const opf_clustered *cs = self;
+    w->m = cs->dims[0];
+    w->nb = cs->dims[1];
+    return make_room(s, cs, w, w->m, &w->nb);
 }
 
-static void clustered_coords(const opf_learner *s, opf_ws *w,
+static void clustered_coords(const opf_learner *s, void *self, opf_ws *w,
                              const double *x, opf_coords *c)
 {
-    coordinates(s, w, w->m, w->nb, x, &c->xx, &c->rr, &c->ss);
+    const opf_clustered *cs = self;
+    coordinates(s, cs, w, w->m, w->nb, x, &c->xx, &c->rr, &c->ss);
     c->size = c->xx;
 }
 
+/* W = cap(exp(A)) as groups: to w->cw, w->lc, w->wc */
+static int clustered_cap(const opf_learner *s, void *self, opf_ws *w)
+{
+    const opf_clustered *cs = self;
+    return opf_cl_capped_weights(s->n, s->d, w->m, cs->mu, cs->clus[0], w->cw,
+                                 &w->lc, &w->wc, w->dsm);
+}
+
 /* 2. losses and the draw */
-static int clustered_draw(const opf_learner *s, opf_ws *w, double u,
-                          const double *x, const opf_coords *c, double *el,
+static int clustered_draw(const opf_learner *s, void *self, opf_ws *w, double u,
+                          int capped, const opf_coords *c, double *el,
                           double *rl)
 {
+    const opf_clustered *cs = self;
     const ptrdiff_t m = w->m;
     const double beta2 = c->ss + c->rr;
+    const double *om = capped ? w->cw : cs->omega;
+    const double lc = capped ? w->lc : cs->clus[0];
+    const double wc = capped ? w->wc : cs->clus[1];
     double e = 0.0;
     ptrdiff_t i;
     int st;
     for (i = 0; i < m; i++)
-        e += s->omega[i] * w->z[i] * w->z[i];
-    if (s->n - m > 0)
-        e += s->clus[1] * beta2;
-    if ((st = opf_cl_draw(s, w, u, m, w->nb, beta2, x, s->omega, s->clus[0],
-                   s->clus[1], rl)) != OPF_OK)
-        return st;
-    *el = e * (double)s->d;
-    return OPF_OK;
-}
-
-/* 2. losses and the draw, with W = cap(exp(A)) */
-static int clustered_draw_cumulative(const opf_learner *s, opf_ws *w,
-                                     double u, const double *y,
-                                     const opf_coords *c, double *el,
-                                     double *rl)
-{
-    const ptrdiff_t m = w->m;
-    const double beta2 = c->ss + c->rr;
-    double lc, wc, e = 0.0;
-    ptrdiff_t i;
-    int st;
-    if (s->sampler == OPF_SAMPLER_LEADER) {
-        *rl = *el = opf_cl_leader_loss(s, w, m, w->nb, beta2, y);
-        return OPF_OK;
-    }
-    if ((st = cumulative_weights(s, w, m, &lc, &wc)) != OPF_OK)
-        return st;
-    for (i = 0; i < m; i++)
-        e += w->cw[i] * w->z[i] * w->z[i];
+        e += om[i] * w->z[i] * w->z[i];
     if (s->n - m > 0)
         e += wc * beta2;
-    if ((st = opf_cl_draw(s, w, u, m, w->nb, beta2, y, w->cw, lc, wc, rl))
-        != OPF_OK)
+    if ((st = opf_cl_draw(s, cs, w, u, m, beta2, om, lc, wc, rl)) != OPF_OK)
         return st;
     *el = e * (double)s->d;
     return OPF_OK;
 }
 
-/* 3. the rank-one update on [Q, r/beta]; the cumulative state merges the
- * entries that reached the cluster at once (MEG: after capping) */
-static int clustered_update(const opf_learner *s, opf_ws *w, double rho,
-                            const double *x, const opf_coords *c,
-                            int cumulative)
+static double clustered_leader_loss(const opf_learner *s, void *self, opf_ws *w,
+                                    const double *x, const opf_coords *c)
 {
+    const opf_clustered *cs = self;
+    return opf_cl_leader_loss(s, cs, w, w->m, w->nb, c->ss + c->rr, x);
+}
+
+/* 3. the rank-one update on [Q, r/beta] */
+static int clustered_update(const opf_learner *s, void *self, opf_ws *w, double rho,
+                            const double *x, const opf_coords *c)
+{
+    const opf_clustered *cs = self;
     ptrdiff_t m, nb;
     int st;
     (void)x;
-    if ((st = update(s, w, w->m, w->nb, rho, c->xx, c->rr, c->ss, &m, &nb))
+    if ((st = update(s, cs, w, w->m, w->nb, rho, c->xx, c->rr, c->ss, &m, &nb))
         != OPF_OK)
         return st;
-    if (cumulative && m < s->n)
-        m = merge_into_cluster(s->lam, m, s->clus[0],
-                               s->sampler == OPF_SAMPLER_LEADER);
     w->m = m;
     w->nb = nb;
     return OPF_OK;
 }
 
-/* the log-partition of the updated groups (learner.c: the rate's exact gap) */
-static double clustered_log_partition(const opf_learner *s, const opf_ws *w)
+/* the cumulative state merges at once (MEG: after capping, in finish) */
+static void clustered_merge(const opf_learner *s, void *self, opf_ws *w, int data_units)
 {
+    const opf_clustered *cs = self;
+    if (w->m < s->n)
+        w->m = merge_into_cluster(cs->mu, w->m, cs->clus[0], data_units);
+}
+
+/* the log-partition of the updated groups (learner.c: the rate's exact gap) */
+static double clustered_log_partition(const opf_learner *s, const void *self, const opf_ws *w)
+{
+    const opf_clustered *cs = self;
     const ptrdiff_t n = s->n, m = w->m;
     ptrdiff_t i;
     if (m == 0)
         return NAN;
-    const double top = m < n ? s->clus[0] : s->lam[m - 1];
-    double sum = (double)(n - m) * exp(s->clus[0] - top);
+    const double top = m < n ? cs->clus[0] : cs->mu[m - 1];
+    double sum = (double)(n - m) * exp(cs->clus[0] - top);
     for (i = 0; i < m; i++)
-        sum += exp(s->lam[i] - top);
+        sum += exp(cs->mu[i] - top);
     return top + log(sum);
 }
 
 /* 4. mixing and capping on the groups, merging, 5. keep finite */
-static int clustered_finish_meg(const opf_learner *s, opf_ws *w,
+static int clustered_finish(const opf_learner *s, void *self, opf_ws *w,
                                 ptrdiff_t t, double gamma)
 {
+    const opf_clustered *cs = self;
     const ptrdiff_t n = s->n, d = s->d;
     const double capv = -log((double)d);
     ptrdiff_t m = w->m, i;
     (void)t;
     if (m == 0)
         return OPF_OK; /* x = 0 on an untouched learner: nothing changes */
-    double mu_c = s->clus[0];
+    double mu_c = cs->clus[0];
     ptrdiff_t cc = n - m;
     if (gamma != 1.0) {
         for (i = 0; i < m; i++)
-            s->lam[i] *= gamma;
+            cs->mu[i] *= gamma;
         mu_c *= gamma;
     }
     if (s->share == OPF_SHARE_FIXED && s->alpha > 0.0) {
         /* YL: v is a distribution before (11b) */
-        const double top = cc > 0 ? mu_c : s->lam[m - 1];
-        const double lse = opf_log_total(s->lam, m, top, (double)cc, mu_c);
+        const double top = cc > 0 ? mu_c : cs->mu[m - 1];
+        const double lse = opf_log_total(cs->mu, m, top, (double)cc, mu_c);
         for (i = 0; i < m; i++)
-            s->lam[i] -= lse;
+            cs->mu[i] -= lse;
         mu_c -= lse;
-        mix(s->lam, m, &mu_c, n, s->alpha);
+        mix(cs->mu, m, &mu_c, n, s->alpha);
     }
     /* groups, descending: the cluster, then the explicit entries */
     ptrdiff_t g = 0;
@@ -473,7 +429,7 @@ static int clustered_finish_meg(const opf_learner *s, opf_ws *w,
         w->mult[g++] = (double)cc;
     }
     for (i = m - 1; i >= 0; i--) {
-        w->dsm[g] = s->lam[i];
+        w->dsm[g] = cs->mu[i];
         w->mult[g++] = 1.0;
     }
     if (opf_cap_groups(w->dsm, w->mult, g, d, w->xs) < 0)
@@ -482,65 +438,95 @@ static int clustered_finish_meg(const opf_learner *s, opf_ws *w,
     if (cc > 0)
         mu_c = w->xs[g++];
     for (i = m - 1; i >= 0; i--)
-        s->lam[i] = w->xs[g++];
+        cs->mu[i] = w->xs[g++];
     if (s->share == OPF_SHARE_UNIFORM && s->alpha > 0.0)
-        mix(s->lam, m, &mu_c, n, s->alpha);
+        mix(cs->mu, m, &mu_c, n, s->alpha);
 
     /* merge the entries that reached the cluster */
     if (cc > 0) {
-        m = merge_into_cluster(s->lam, m, mu_c, 0);
-    } else if (s->lam[m - 1] == capv) {
-        while (m > 0 && s->lam[m - 1] == capv)
+        m = merge_into_cluster(cs->mu, m, mu_c, 0);
+    } else if (cs->mu[m - 1] == capv) {
+        while (m > 0 && cs->mu[m - 1] == capv)
             m--;
         mu_c = capv;
     }
     cc = n - m;
 
     /* 5. keep finite */
-    opf_floor_ascending(s->lam, m, cc > 0 ? mu_c : s->lam[m - 1],
+    opf_floor_ascending(cs->mu, m, cc > 0 ? mu_c : cs->mu[m - 1],
                         OPF_EIGEN_FLOOR);
     for (i = 0; i < m; i++)
-        s->omega[i] = exp(s->lam[i]);
-    s->clus[0] = mu_c;
-    s->clus[1] = exp(mu_c);
-    s->dims[0] = m;
-    s->dims[1] = w->nb;
+        cs->omega[i] = exp(cs->mu[i]);
+    cs->clus[0] = mu_c;
+    cs->clus[1] = exp(mu_c);
+    cs->dims[0] = m;
+    cs->dims[1] = w->nb;
     return OPF_OK;
 }
 
 /* A *= gamma (eta = "auto", as the dense state) */
-static void clustered_scale(const opf_learner *s, opf_ws *w, double gamma)
+static void clustered_scale(const opf_learner *s, void *self, opf_ws *w, double gamma)
 {
+    const opf_clustered *cs = self;
     ptrdiff_t i;
     if (gamma != 1.0) {
         for (i = 0; i < w->m; i++)
-            s->lam[i] *= gamma;
-        s->clus[0] *= gamma;
+            cs->mu[i] *= gamma;
+        cs->clus[0] *= gamma;
     }
 }
 
 /* keep finite: A's level is not normalised (as the dense state) */
-static void clustered_finish_cumulative(const opf_learner *s, opf_ws *w)
+static void clustered_settle(const opf_learner *s, void *self, opf_ws *w, double span)
 {
+    const opf_clustered *cs = self;
     const ptrdiff_t m = w->m;
-    double top = m < s->n ? s->clus[0] : s->lam[m - 1];
-    top = opf_lift_level(s->lam, m, &s->clus[0], top);
-    opf_floor_ascending(s->lam, m, top,
-                        opf_cumulative_floor(s->sampler == OPF_SAMPLER_LEADER));
-    s->clus[1] = exp(s->clus[0]);
-    s->dims[0] = m;
-    s->dims[1] = w->nb;
+    double top = m < s->n ? cs->clus[0] : cs->mu[m - 1];
+    top = opf_lift_level(cs->mu, m, &cs->clus[0], top);
+    opf_floor_ascending(cs->mu, m, top, span);
+    cs->clus[1] = exp(cs->clus[0]);
+    cs->dims[0] = m;
+    cs->dims[1] = w->nb;
 }
 
-static int clustered_switch_due(const opf_learner *s)
+static int clustered_switch_due(const opf_learner *s, const void *self)
 {
-    return s->m_stop > 0 && s->dims[0] >= s->m_stop;
+    const opf_clustered *cs = self;
+    return s->m_stop > 0 && cs->dims[0] >= s->m_stop;
+}
+
+/* MEG (share none, fixed or uniform) and the cumulative learners
+ * (uncentered or centered, not Follow the Leader's MEG), vector instances,
+ * 1 <= d < n, B of 1..n rows, and the LAPACK table it calls */
+static int clustered_valid(const opf_learner *s, const void *self)
+{
+    const opf_clustered *cs = self;
+    return (s->kind == OPF_KIND_MEG || s->kind == OPF_KIND_CUMULATIVE)
+           && !s->matrix_input
+           && (s->share == OPF_SHARE_NONE || s->share == OPF_SHARE_FIXED
+               || s->share == OPF_SHARE_UNIFORM)
+           && s->n >= 2 && s->d >= 1 && s->d < s->n && cs->cap >= 1
+           && cs->cap <= s->n
+           && !(s->kind == OPF_KIND_CUMULATIVE
+                && (s->share != OPF_SHARE_NONE || !s->mean))
+           && !(s->kind == OPF_KIND_MEG && s->sampler == OPF_SAMPLER_LEADER)
+           && opf_lapack_ok(s->fns);
 }
 
 const opf_state_ops opf_clustered_state = {
-    clustered_split,  clustered_begin,          clustered_coords,
-    clustered_draw,   clustered_draw_cumulative, clustered_update,
-    clustered_log_partition, clustered_finish_meg, clustered_scale,
-    clustered_finish_cumulative, clustered_switch_due,
-    OPF_POLL_CLUSTERED_TRIAL
+    .split = clustered_split,
+    .valid = clustered_valid,
+    .begin = clustered_begin,
+    .coords = clustered_coords,
+    .cap = clustered_cap,
+    .draw = clustered_draw,
+    .leader_loss = clustered_leader_loss,
+    .update = clustered_update,
+    .merge = clustered_merge,
+    .log_partition = clustered_log_partition,
+    .finish = clustered_finish,
+    .scale = clustered_scale,
+    .settle = clustered_settle,
+    .switch_due = clustered_switch_due,
+    .poll_site = OPF_POLL_CLUSTERED_TRIAL,
 };

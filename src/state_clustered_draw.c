@@ -11,7 +11,9 @@
 
 #include "state_clustered_draw.h"
 
+#include "cap.h"
 #include "clustered_basis.h"
+#include "logweights.h"
 #include "systematic.h"
 
 /* splitmix64: the generator of the Haar directions, seeded by u's bits */
@@ -41,27 +43,27 @@ static void gaussians(double *v, ptrdiff_t n, uint64_t *st)
 }
 
 /* Remove from v its components along Q = B^T R (m columns). */
-static void project_out_q(const opf_learner *s, opf_ws *w, ptrdiff_t m,
+static void project_out_q(const opf_learner *s, const opf_clustered *cs, opf_ws *w, ptrdiff_t m,
                           ptrdiff_t nb, double *v)
 {
     if (m == 0)
         return;
-    gemv_b(s, (int)nb, 1.0, v, 0.0, w->y2);       /* B v */
-    gemv_rt(s, (int)nb, (int)m, w->y2, w->tmp);   /* Q^T v */
+    gemv_b(s, cs, (int)nb, 1.0, v, 0.0, w->y2);       /* B v */
+    gemv_rt(s, cs, (int)nb, (int)m, w->y2, w->tmp);   /* Q^T v */
     memset(w->y2, 0, (size_t)nb * sizeof(double));
-    gemv_r(s, (int)nb, (int)m, 1.0, w->tmp, w->y2); /* R Q^T v */
-    gemv_bt(s, (int)nb, -1.0, w->y2, v);
+    gemv_r(s, cs, (int)nb, (int)m, 1.0, w->tmp, w->y2); /* R Q^T v */
+    gemv_bt(s, cs, (int)nb, -1.0, w->y2, v);
 }
 
 /* Project h out of Q and of the `count` orthonormal directions before it
  * in w->haar (classical Gram-Schmidt, twice); returns its norm. */
-static double project_out_all(const opf_learner *s, opf_ws *w,
+static double project_out_all(const opf_learner *s, const opf_clustered *cs, opf_ws *w,
                               ptrdiff_t m, ptrdiff_t nb, ptrdiff_t count,
                               double *h)
 {
     const ptrdiff_t n = s->n;
     for (int pass = 0; pass < 2; pass++) {
-        project_out_q(s, w, m, nb, h);
+        project_out_q(s, cs, w, m, nb, h);
         for (ptrdiff_t p = 0; p < count; p++) {
             const double *hp = w->haar + p * n;
             const double c = opf_cl_dot(hp, h, n);
@@ -117,89 +119,129 @@ double opf_haar_energy(ptrdiff_t e, ptrdiff_t c, double u, double beta2)
     return a + b > 0.0 ? beta2 * (a / (a + b)) : beta2 * ((double)e / (double)c);
 }
 
-/* Draw `size` of the `len` weights in wexp (the m explicit entries, then
- * cluster slots): adds z_i^2 of the explicit ones drawn to *r and returns
- * the number of cluster slots drawn in *slots. */
-static int draw_split(const opf_learner *s, opf_ws *w, double u,
-                      ptrdiff_t m, ptrdiff_t len, ptrdiff_t size, double *r,
-                      ptrdiff_t *slots)
+/*
+ * W = cap(exp(A)) of the cumulative law, as groups: the explicit capped
+ * weights to cw[0..m), the cluster's capped log-weight and weight to *lc,
+ * *wc (0 without a cluster).  As the dense state (state_dense.c,
+ * cap_log_at_any_level), the values are capped relative to the d-th
+ * largest when that is beyond +-512, so that the normalisation does not
+ * cancel.  work: 3 (m + 1) doubles.
+ */
+int opf_cl_capped_weights(ptrdiff_t n, ptrdiff_t d, ptrdiff_t m,
+                          const double *mu, double mu_c, double *cw,
+                          double *lc, double *wc, double *work)
 {
-    int st = opf_draw_corner(s->sampler, w->wexp, len, size, u, w->corner,
-                             w->decw, w->deciw);
-    if (st != OPF_OK)
-        return st;
-    for (ptrdiff_t i = 0; i < size; i++) {
-        const ptrdiff_t j = w->corner[i];
-        if (j < m)
-            *r += w->z[j] * w->z[j];
-        else
-            (*slots)++;
+    const ptrdiff_t c = n - m;
+    double *v = work, *mult = work + m + 1, *out = work + 2 * (m + 1);
+    ptrdiff_t g = 0, i;
+    const double vd = c >= d ? mu_c : mu[m - 1 - (d - c - 1)];
+    const double sh = opf_cap_level(vd);
+    if (c > 0) {
+        v[g] = mu_c - sh;
+        mult[g++] = (double)c;
     }
+    for (i = m - 1; i >= 0; i--) {
+        v[g] = mu[i] - sh;
+        mult[g++] = 1.0;
+    }
+    if (opf_cap_groups(v, mult, g, d, out) < 0)
+        return OPF_EINVAL; /* not reached: d < n */
+    g = 0;
+    *lc = c > 0 ? out[g++] : 0.0;
+    *wc = c > 0 ? exp(*lc) : 0.0;
+    for (i = m - 1; i >= 0; i--)
+        cw[i] = exp(out[g++]);
     return OPF_OK;
+}
+
+/*
+ * What the sampler draws from (step 2 of state_clustered.c).  When the
+ * cluster is at the cap (WK Alg. 2: capped entries belong to every corner)
+ * the corner is the whole cluster plus d - c explicit entries drawn from
+ * the explicit weights alone.  With more cluster slots than the k a corner
+ * leaves out, the same marginals come from m + k entries: c - k slots are
+ * in every corner, the other k (virtual) each with probability pv, so that
+ * the cluster's expected count is c d omega_c; the explicit ones with
+ * d omega_i; corners of size m.  Otherwise the full vector: the explicit
+ * weights, then c copies of the cluster's.  Given how many cluster slots
+ * are drawn, which cluster directions are left out is uniform (Haar).
+ */
+opf_cl_plan opf_cl_corner_plan(ptrdiff_t n, ptrdiff_t d, ptrdiff_t m,
+                               const double *om, double lc, double wc,
+                               double *wexp)
+{
+    const ptrdiff_t c = n - m, k = n - d;
+    opf_cl_plan p;
+    ptrdiff_t i;
+    p.v = om;
+    p.len = m;
+    p.size = d;
+    p.left_out = 0;
+    if (c == 0) {
+        return p;
+    } else if (lc == -log((double)d)) {
+        p.size = d - c; /* explicit entries in the corner */
+    } else if (c > k) {
+        const double dd = (double)d;
+        const double pv = fmin(1.0, fmax(0.0, 1.0 - (double)c
+                               * (1.0 - dd * wc) / (double)k));
+        for (i = 0; i < m; i++)
+            wexp[i] = dd * om[i];
+        for (i = 0; i < k; i++)
+            wexp[m + i] = pv;
+        p.v = wexp;
+        p.len = m + k;
+        p.size = m;
+        p.left_out = k;
+    } else {
+        memcpy(wexp, om, (size_t)m * sizeof(double));
+        for (i = m; i < n; i++)
+            wexp[i] = wc;
+        p.v = wexp;
+        p.len = n;
+        p.left_out = c;
+    }
+    return p;
+}
+
+ptrdiff_t opf_cl_corner_take(const opf_cl_plan *p, ptrdiff_t m,
+                             ptrdiff_t *corner, ptrdiff_t *left_out)
+{
+    ptrdiff_t i, ne = 0;
+    *left_out = p->left_out;
+    for (i = 0; i < p->size; i++) {
+        if (corner[i] < m)
+            corner[ne++] = corner[i];
+        else
+            (*left_out)--;
+    }
+    return ne;
 }
 
 /* The realized loss of the corner drawn with u from the explicit weights
  * om[0..m) and the cluster's (capped log-weight lc, weight wc): explicit
  * entries of the corner contribute z_i^2, the cluster's slots the energy
- * of x in the complement (beta2) minus that of the slots left out. */
-int opf_cl_draw(const opf_learner *s, opf_ws *w, double u, ptrdiff_t m,
-                ptrdiff_t nb, double beta2, const double *x, const double *om,
-                double lc, double wc, double *rl)
+ * of x in the complement (beta2) minus that of the directions left out. */
+int opf_cl_draw(const opf_learner *s, const opf_clustered *cs, opf_ws *w, double u, ptrdiff_t m,
+                double beta2, const double *om, double lc, double wc,
+                double *rl)
 {
-    const ptrdiff_t n = s->n, d = s->d, c = n - m;
-    const double cap = -log((double)d);
+    const ptrdiff_t n = s->n, c = n - m;
+    const opf_cl_plan p = opf_cl_corner_plan(n, s->d, m, om, lc, wc,
+                                             w->wexp);
     double r = 0.0;
-    ptrdiff_t i, in_cluster = 0;
-    int st;
-    if (c == 0) {
-        st = opf_draw_corner(s->sampler, om, m, d, u, w->corner,
-                             w->decw, w->deciw);
+    ptrdiff_t i, ne, left_out;
+    if (p.size > 0) {
+        const int st = opf_draw_corner(s->sampler, p.v, p.len, p.size, u,
+                                       w->corner, w->decw, w->deciw);
         if (st != OPF_OK)
             return st;
-        for (i = 0; i < d; i++)
-            r += w->z[w->corner[i]] * w->z[w->corner[i]];
-    } else if (lc == cap) {
-        const ptrdiff_t dd = d - c; /* explicit entries in the corner */
-        if (dd > 0) {
-            st = opf_draw_corner(s->sampler, om, m, dd, u, w->corner,
-                                 w->decw, w->deciw);
-            if (st != OPF_OK)
-                return st;
-            for (i = 0; i < dd; i++)
-                r += w->z[w->corner[i]] * w->z[w->corner[i]];
-        }
-        r += beta2;
-    } else if (c > n - d) {
-        /* More cluster slots than the k left out of a corner: the same
-         * marginals from m + k entries.  c - k slots are in every corner,
-         * the other k (virtual) each with probability pv, so that the
-         * cluster's expected count is c d omega_c; the explicit ones with
-         * d omega_i; corners of size m.  Given how many virtual slots are
-         * drawn, which cluster directions are left out is uniform (Haar):
-         * each is left out with probability 1 - d omega_c, as WK Alg. 2
-         * on all n weights would, in O((m + k)^2) instead of O(n^2). */
-        const ptrdiff_t k = n - d;
-        const double dd = (double)d;
-        ptrdiff_t virt = 0;
-        if (m > 0) {
-            const double pv = fmin(1.0, fmax(0.0, 1.0 - (double)c
-                                   * (1.0 - dd * wc) / (double)k));
-            for (i = 0; i < m; i++)
-                w->wexp[i] = dd * om[i];
-            for (i = 0; i < k; i++)
-                w->wexp[m + i] = pv;
-            if ((st = draw_split(s, w, u, m, m + k, m, &r, &virt)) != OPF_OK)
-                return st;
-        }
-        r += fmax(0.0, beta2 - opf_haar_energy(k - virt, c, u, beta2));
-    } else {
-        memcpy(w->wexp, om, (size_t)m * sizeof(double));
-        for (i = m; i < n; i++)
-            w->wexp[i] = wc;
-        if ((st = draw_split(s, w, u, m, n, d, &r, &in_cluster)) != OPF_OK)
-            return st;
-        r += fmax(0.0, beta2 - opf_haar_energy(c - in_cluster, c, u, beta2));
     }
+    ne = opf_cl_corner_take(&p, m, w->corner, &left_out);
+    for (i = 0; i < ne; i++)
+        r += w->z[w->corner[i]] * w->z[w->corner[i]];
+    if (c > 0)
+        r += fmax(0.0, beta2 - opf_haar_energy(left_out, c, u, beta2));
     *rl = r;
     return OPF_OK;
 }
@@ -212,7 +254,7 @@ int opf_cl_draw(const opf_learner *s, opf_ws *w, double u, ptrdiff_t m,
  * taken (twice), taken when more than half its norm remains (the
  * learner's components_ uses the same rule).
  */
-double opf_cl_leader_loss(const opf_learner *s, opf_ws *w, ptrdiff_t m,
+double opf_cl_leader_loss(const opf_learner *s, const opf_clustered *cs, opf_ws *w, ptrdiff_t m,
                           ptrdiff_t nb, double beta2, const double *y)
 {
     const ptrdiff_t n = s->n, k = n - s->d;
@@ -229,7 +271,7 @@ double opf_cl_leader_loss(const opf_learner *s, opf_ws *w, ptrdiff_t m,
         double *h = w->haar + got * n;
         memset(h, 0, (size_t)n * sizeof(double));
         h[i] = 1.0;
-        const double nrm = project_out_all(s, w, m, nb, got, h);
+        const double nrm = project_out_all(s, cs, w, m, nb, got, h);
         if (!(nrm > 0.5))
             continue;
         for (ptrdiff_t j = 0; j < n; j++)

@@ -56,19 +56,16 @@ size_t opf_learner_iwork_len(ptrdiff_t n)
 }
 
 
-opf_ws opf_dense_split(const opf_learner *s)
+static opf_ws dense_split(const opf_learner *s, const void *self)
 {
     opf_ws w;
     const ptrdiff_t n = s->n;
+    (void)self;
     memset(&w, 0, sizeof w);
+    double **const vectors[] = {&w.omega, &w.z, &w.y, &w.lam2, &w.lamsave,
+                                &w.omegasave};
     w.hint = s->work;
-    w.omega = s->work + OPF_HINT_LEN;
-    w.z = w.omega + n;
-    w.y = w.z + n;
-    w.lam2 = w.y + n;
-    w.lamsave = w.lam2 + n;
-    w.omegasave = w.lamsave + n;
-    w.capw = w.omegasave + n;
+    w.capw = opf_carve(s->work + OPF_HINT_LEN, (size_t)n, vectors, 6);
     w.decw = w.capw + 3 * n;
     w.yc = w.y; /* y = x - m^{t-1} of the cumulative learners */
     if (s->kind == OPF_KIND_MEG || s->kind == OPF_KIND_CUMULATIVE) {
@@ -270,15 +267,15 @@ static void losses(const opf_learner *s, opf_ws *w,
 }
 
 /* out <- Q diag(v) Q^T (n x n, symmetric) via m3 = Q diag(v). */
-static void form(const opf_learner *s, opf_ws *w, const double *v,
+static void form(const opf_learner *s, const opf_dense *ds, opf_ws *w, const double *v,
                  double *out)
 {
     const int n = (int)s->n;
     ptrdiff_t i, j;
     for (i = 0; i < s->n; i++)
         for (j = 0; j < s->n; j++)
-            w->m3[i * s->n + j] = s->q[i * s->n + j] * v[j];
-    opf_gemm_abt(s->fns, n, n, n, s->q, n, w->m3, n, out, n);
+            w->m3[i * s->n + j] = ds->q[i * s->n + j] * v[j];
+    opf_gemm_abt(s->fns, n, n, n, ds->q, n, w->m3, n, out, n);
 }
 
 /* Eigensystem of the symmetric matrix in m1 (destroyed): eigenvalues to
@@ -315,12 +312,12 @@ enum {
 
 /* share="past" (eigen-learners): put back the state kept aside at the start
  * of the trial (dense_begin) and return st. */
-static int undo_trial(const opf_learner *s, opf_ws *w, int st)
+static int undo_trial(const opf_learner *s, const opf_dense *ds, opf_ws *w, int st)
 {
     const ptrdiff_t n = s->n;
-    memcpy(s->lam, w->lamsave, (size_t)n * sizeof(double));
-    memcpy(s->q, w->qsave, (size_t)(n * n) * sizeof(double));
-    memcpy(s->omega, w->omegasave, (size_t)n * sizeof(double));
+    memcpy(ds->lam, w->lamsave, (size_t)n * sizeof(double));
+    memcpy(ds->q, w->qsave, (size_t)(n * n) * sizeof(double));
+    memcpy(ds->omega, w->omegasave, (size_t)n * sizeof(double));
     return st;
 }
 
@@ -329,60 +326,61 @@ static int undo_trial(const opf_learner *s, opf_ws *w, int st)
  * experts' loss update lam - eta step is still to be done, within the
  * capping; ymin receives its minimum).  Leaves the new weights in lam and
  * their exponentials in omega. */
-int opf_dense_finish(const opf_learner *s, opf_ws *w, ptrdiff_t t,
+int opf_dense_finish(const opf_learner *s, const opf_dense *ds, opf_ws *w,
+                     ptrdiff_t t,
                       double xmax, const double *step, double *ymin)
 {
     const ptrdiff_t n = s->n;
     ptrdiff_t i;
     int st;
     if (s->share == OPF_SHARE_FIXED && s->alpha > 0.0) {
-        opf_normalize_log(s->lam, n); /* YL: v is a distribution before (11b) */
-        mix_uniform_log(s->lam, n, s->alpha);
+        opf_normalize_log(ds->lam, n); /* YL: v is a distribution before (11b) */
+        mix_uniform_log(ds->lam, n, s->alpha);
         xmax = NAN;
     }
     /* lam is ascending for the eigen-learners (rank-one update, eig and
      * the monotone mixing keep it so); w->y is free at this point */
-    if (cap_log_at_any_level(s, w, s->lam, s->kind == OPF_KIND_MEG, s->lam,
-                             s->omega, w->y, xmax, step, ymin) != OPF_OK)
+    if (cap_log_at_any_level(s, w, ds->lam, s->kind == OPF_KIND_MEG, ds->lam,
+                             ds->omega, w->y, xmax, step, ymin) != OPF_OK)
         return OPF_EINVAL;
     if (s->alpha <= 0.0)
         return OPF_OK;
     if (s->share == OPF_SHARE_UNIFORM) {
-        mix_uniform_log(s->lam, n, s->alpha);
+        mix_uniform_log(ds->lam, n, s->alpha);
         for (i = 0; i < n; i++)
-            s->omega[i] = exp(s->lam[i]);
+            ds->omega[i] = exp(ds->lam[i]);
     } else if (s->share == OPF_SHARE_PAST) {
         /* W <- (1-a) W + a (W^0 + ... + W^{t-1}) / t */
         const double la = log1p(-s->alpha);
         if (s->kind == OPF_KIND_EXPERTS) {
             /* wsum already holds w^{t-1} */
             for (i = 0; i < n; i++)
-                s->lam[i] = opf_logaddexp(la + s->lam[i],
-                                      log(s->alpha * s->wsum[i] / (double)t));
+                ds->lam[i] = opf_logaddexp(la + ds->lam[i],
+                                      log(s->alpha * ds->wsum[i] / (double)t));
         } else {
             /* wprev = W^{t-1}; it joins wsum only if this succeeds */
             const double a = s->alpha / (double)t;
             for (i = 0; i < n; i++)
-                w->lam2[i] = (1.0 - s->alpha) * s->omega[i];
-            form(s, w, w->lam2, w->m1);
+                w->lam2[i] = (1.0 - s->alpha) * ds->omega[i];
+            form(s, ds, w, w->lam2, w->m1);
             for (i = 0; i < n * n; i++)
-                w->m1[i] += a * (s->wsum[i] + w->wprev[i]);
+                w->m1[i] += a * (ds->wsum[i] + w->wprev[i]);
             if (opf_interrupt_poll(s->poll, POLL_MIXED))
-                return undo_trial(s, w, OPF_EINTR);
+                return undo_trial(s, ds, w, OPF_EINTR);
             st = eig(s, w); /* OPF_EINTR too: interrupted inside */
             if (st != OPF_OK)
-                return undo_trial(s, w, st);
+                return undo_trial(s, ds, w, st);
             if (opf_interrupt_poll(s->poll, POLL_MIX_EIG))
-                return undo_trial(s, w, OPF_EINTR);
+                return undo_trial(s, ds, w, OPF_EINTR);
             for (i = 0; i < n * n; i++)
-                s->wsum[i] += w->wprev[i];
+                ds->wsum[i] += w->wprev[i];
             /* the mixture's eigenvalues are >= a/n > 0; clamp only rounding */
             for (i = 0; i < n; i++)
-                s->lam[i] = log(w->lam2[i] > 1e-300 ? w->lam2[i] : 1e-300);
-            memcpy(s->q, w->m2, (size_t)(n * n) * sizeof(double));
+                ds->lam[i] = log(w->lam2[i] > 1e-300 ? w->lam2[i] : 1e-300);
+            memcpy(ds->q, w->m2, (size_t)(n * n) * sizeof(double));
         }
         for (i = 0; i < n; i++)
-            s->omega[i] = exp(s->lam[i]);
+            ds->omega[i] = exp(ds->lam[i]);
     }
     return OPF_OK;
 }
@@ -390,25 +388,26 @@ int opf_dense_finish(const opf_learner *s, opf_ws *w, ptrdiff_t t,
 
 /* MEG with a matrix instance C (VarianceMinimizer): the corner drawn with
  * u, the losses v_i = q_i^T C q_i, then the eigensystem of Q diag(lam) Q^T - eta C by dsyevr. */
-int opf_dense_matrix_update(const opf_learner *s, opf_ws *w,
-                             const double *x, double u, double *el, double *rl,
-                             double *gamma, double *delta)
+static int dense_matrix_update(const opf_learner *s, void *self, opf_ws *w,
+                               const double *x, double u, double *el,
+                               double *rl, double *gamma, double *delta)
 {
+    const opf_dense *ds = self;
     const ptrdiff_t n = s->n;
     int nn = (int)n, st;
     double one = 1.0, zero = 0.0, step = s->eta;
     char nt = 'N';
     ptrdiff_t i;
-    if ((st = opf_draw_corner(s->sampler, s->omega, n, s->d, u,
+    if ((st = opf_draw_corner(s->sampler, ds->omega, n, s->d, u,
                               w->corner, w->decw, w->deciw)) != OPF_OK)
         return st;
-    s->fns->dgemm(&nt, &nt, &nn, &nn, &nn, &one, s->q, &nn, (double *)x, &nn,
+    s->fns->dgemm(&nt, &nt, &nn, &nn, &nn, &one, ds->q, &nn, (double *)x, &nn,
                   &zero, w->m2, &nn);
     for (i = 0; i < n; i++)
         w->z[i] = 0.0;
     for (i = 0; i < n * n; i++)
-        w->z[i % n] += s->q[i] * w->m2[i];
-    losses(s, w, s->omega, w->z, 1, el, rl);
+        w->z[i % n] += ds->q[i] * w->m2[i];
+    losses(s, w, ds->omega, w->z, 1, el, rl);
     if (s->rate) { /* C is PSD: tr C bounds its top eigenvalue */
         double tr = 0.0;
         for (i = 0; i < n; i++)
@@ -417,7 +416,7 @@ int opf_dense_matrix_update(const opf_learner *s, opf_ws *w,
                             gamma, delta))
             return OPF_OK;
     }
-    form(s, w, s->lam, w->m1);
+    form(s, ds, w, ds->lam, w->m1);
     for (i = 0; i < n * n; i++)
         w->m1[i] -= step * x[i];
     if (opf_interrupt_poll(s->poll, POLL_MATRIX))
@@ -426,8 +425,8 @@ int opf_dense_matrix_update(const opf_learner *s, opf_ws *w,
         return st;
     if (opf_interrupt_poll(s->poll, POLL_MAT_EIG))
         return OPF_EINTR;
-    memcpy(s->lam, w->lam2, (size_t)n * sizeof(double));
-    memcpy(s->q, w->m2, (size_t)(n * n) * sizeof(double));
+    memcpy(ds->lam, w->lam2, (size_t)n * sizeof(double));
+    memcpy(ds->q, w->m2, (size_t)(n * n) * sizeof(double));
     return OPF_OK;
 }
 
@@ -435,15 +434,16 @@ int opf_dense_matrix_update(const opf_learner *s, opf_ws *w,
 /* ---- the state operations (state.h) --------------------------------------- */
 
 /* share="past": keep W^{t-1} and the state aside until the trial succeeds */
-static int dense_begin(const opf_learner *s, opf_ws *w)
+static int dense_begin(const opf_learner *s, void *self, opf_ws *w)
 {
+    const opf_dense *ds = self;
     const ptrdiff_t n = s->n;
     if (s->kind == OPF_KIND_MEG && s->share == OPF_SHARE_PAST
         && s->alpha > 0.0) {
-        form(s, w, s->omega, w->wprev);
-        memcpy(w->lamsave, s->lam, (size_t)n * sizeof(double));
-        memcpy(w->omegasave, s->omega, (size_t)n * sizeof(double));
-        memcpy(w->qsave, s->q, (size_t)(n * n) * sizeof(double));
+        form(s, ds, w, ds->omega, w->wprev);
+        memcpy(w->lamsave, ds->lam, (size_t)n * sizeof(double));
+        memcpy(w->omegasave, ds->omega, (size_t)n * sizeof(double));
+        memcpy(w->qsave, ds->q, (size_t)(n * n) * sizeof(double));
         if (opf_interrupt_poll(s->poll, POLL_WPREV))
             return OPF_EINTR; /* nothing changed yet */
     }
@@ -451,13 +451,14 @@ static int dense_begin(const opf_learner *s, opf_ws *w)
 }
 
 /* z = Q^T x, lam2 = z^2; the instance size is sum z_i^2 = |x|^2. */
-static void dense_coords(const opf_learner *s, opf_ws *w, const double *x,
+static void dense_coords(const opf_learner *s, void *self, opf_ws *w, const double *x,
                          opf_coords *c)
 {
+    const opf_dense *ds = self;
     const ptrdiff_t n = s->n;
     ptrdiff_t i;
     double sz = 0.0;
-    opf_gemv_qt(s->fns, (int)n, (int)n, s->q, (int)n, x, w->z);
+    opf_gemv_qt(s->fns, (int)n, (int)n, ds->q, (int)n, x, w->z);
     for (i = 0; i < n; i++)
         w->lam2[i] = w->z[i] * w->z[i];
     if (s->rate)
@@ -467,97 +468,120 @@ static void dense_coords(const opf_learner *s, opf_ws *w, const double *x,
     c->xx = c->rr = c->ss = 0.0;
 }
 
-static int dense_draw(const opf_learner *s, opf_ws *w, double u,
-                      const double *x, const opf_coords *c, double *el,
-                      double *rl)
+/* W = cap(exp(A)): capped log-weights to lamsave, weights to w->omega */
+static int dense_cap(const opf_learner *s, void *self, opf_ws *w)
 {
+    const opf_dense *ds = self;
+    if (cap_log_at_any_level(s, w, ds->lam, 1, w->lamsave, w->omega, w->z,
+                             NAN, NULL, NULL) != OPF_OK) /* z is spent */
+        return OPF_EINVAL;
+    return OPF_OK;
+}
+
+static int dense_draw(const opf_learner *s, void *self, opf_ws *w, double u, int capped,
+                      const opf_coords *c, double *el, double *rl)
+{
+    const opf_dense *ds = self;
+    const double *omega = capped ? w->omega : ds->omega;
     int st;
+    (void)c;
+    if ((st = opf_draw_corner(s->sampler, omega, s->n, s->d, u, w->corner,
+                              w->decw, w->deciw)) != OPF_OK)
+        return st;
+    losses(s, w, omega, w->lam2, 1, el, rl);
+    return OPF_OK;
+}
+
+/* the top d of the ascending log-weights: the corner left out of the k
+ * leading directions */
+static double dense_leader_loss(const opf_learner *s, void *self, opf_ws *w,
+                                const double *x, const opf_coords *c)
+{
+    double r = 0.0;
+    ptrdiff_t i;
+    (void)self;
     (void)x;
     (void)c;
-    if ((st = opf_draw_corner(s->sampler, s->omega, s->n, s->d, u, w->corner,
-                              w->decw, w->deciw)) != OPF_OK)
-        return st;
-    losses(s, w, s->omega, w->lam2, 1, el, rl);
-    return OPF_OK;
+    for (i = s->n - s->d; i < s->n; i++)
+        r += w->lam2[i];
+    return r;
 }
 
-/* W = cap(exp(A)): capped log-weights to lamsave, weights to w->omega */
-static int dense_draw_cumulative(const opf_learner *s, opf_ws *w, double u,
-                                 const double *y, const opf_coords *c,
-                                 double *el, double *rl)
+static int dense_update(const opf_learner *s, void *self, opf_ws *w, double rho,
+                        const double *x, const opf_coords *c)
 {
-    int st;
-    (void)y;
-    (void)c;
-    if (s->sampler != OPF_SAMPLER_LEADER)
-        if (cap_log_at_any_level(s, w, s->lam, 1, w->lamsave, w->omega, w->z,
-                                 NAN, NULL, NULL) != OPF_OK) /* z is spent */
-            return OPF_EINVAL;
-    if ((st = opf_draw_corner(s->sampler, w->omega, s->n, s->d, u, w->corner,
-                              w->decw, w->deciw)) != OPF_OK)
-        return st;
-    losses(s, w, w->omega, w->lam2, s->sampler != OPF_SAMPLER_LEADER, el,
-           rl);
-    return OPF_OK;
-}
-
-static int dense_update(const opf_learner *s, opf_ws *w, double rho,
-                        const double *x, const opf_coords *c, int cumulative)
-{
+    const opf_dense *ds = self;
     opf_r1_info info;
     (void)c;
-    (void)cumulative;
-    return opf_rank_one_update_scaled(s->n, s->lam, s->q, s->n, -rho, x,
+    return opf_rank_one_update_scaled(s->n, ds->lam, ds->q, s->n, -rho, x,
                                       w->r1w, s->r1iwork, s->fns, 0,
-                                      r1_scale(s->lam, s->n), &info);
+                                      r1_scale(ds->lam, s->n), &info);
 }
 
-static double dense_log_partition(const opf_learner *s, const opf_ws *w)
+static double dense_log_partition(const opf_learner *s, const void *self, const opf_ws *w)
 {
+    const opf_dense *ds = self;
     (void)w;
-    return opf_rate_log_partition(s->lam, s->n);
+    return opf_rate_log_partition(ds->lam, s->n);
 }
 
-static int dense_finish_meg(const opf_learner *s, opf_ws *w, ptrdiff_t t,
+static int dense_finish(const opf_learner *s, void *self, opf_ws *w, ptrdiff_t t,
                             double gamma)
 {
+    const opf_dense *ds = self;
     int st;
     if (s->rate) /* stabilised OMD: log W <- gamma (log W - eta_t S) */
-        opf_rate_scale_log(s->lam, s->n, gamma);
-    if ((st = opf_dense_finish(s, w, t, NAN, NULL, NULL)) != OPF_OK)
+        opf_rate_scale_log(ds->lam, s->n, gamma);
+    if ((st = opf_dense_finish(s, ds, w, t, NAN, NULL, NULL)) != OPF_OK)
         return st;
-    opf_keep_finite(s->lam, s->n, 1, 0);
+    opf_keep_finite(ds->lam, s->n, 1, 0);
     return OPF_OK;
 }
 
-static void dense_scale(const opf_learner *s, opf_ws *w, double gamma)
+static void dense_scale(const opf_learner *s, void *self, opf_ws *w, double gamma)
 {
+    const opf_dense *ds = self;
     (void)w;
-    opf_rate_scale_log(s->lam, s->n, gamma);
+    opf_rate_scale_log(ds->lam, s->n, gamma);
 }
 
-static void dense_finish_cumulative(const opf_learner *s, opf_ws *w)
+static void dense_settle(const opf_learner *s, void *self, opf_ws *w, double span)
 {
+    const opf_dense *ds = self;
     const ptrdiff_t n = s->n;
     (void)w;
-    if (s->sampler != OPF_SAMPLER_LEADER) {
-        opf_keep_finite(s->lam, n, 1, 1);
-        return;
-    }
-    /* Follow the Leader: finiteness only (logweights.h) */
-    opf_floor_ascending(s->lam, n,
-                        opf_lift_level(s->lam, n, NULL, s->lam[n - 1]),
-                        opf_cumulative_floor(1));
+    opf_floor_ascending(ds->lam, n,
+                        opf_lift_level(ds->lam, n, NULL, ds->lam[n - 1]), span);
 }
 
-static int dense_switch_due(const opf_learner *s)
+static int dense_switch_due(const opf_learner *s, const void *self)
 {
-    return s->m_stop >= 0 && opf_explicit_count(s->lam, s->n) <= s->m_stop;
+    const opf_dense *ds = self;
+    return s->m_stop >= 0 && opf_explicit_count(ds->lam, s->n) <= s->m_stop;
+}
+
+/* any learner: the experts and the simplex learner use its weights and
+ * workspace without a basis */
+static int dense_valid(const opf_learner *s, const void *self)
+{
+    const opf_dense *ds = self;
+    return ds->lam && ds->omega;
 }
 
 const opf_state_ops opf_dense_state = {
-    opf_dense_split,  dense_begin,          dense_coords,
-    dense_draw,       dense_draw_cumulative, dense_update,
-    dense_log_partition, dense_finish_meg, dense_scale,
-    dense_finish_cumulative, dense_switch_due, POLL_TRIAL
+    .split = dense_split,
+    .valid = dense_valid,
+    .begin = dense_begin,
+    .coords = dense_coords,
+    .cap = dense_cap,
+    .draw = dense_draw,
+    .leader_loss = dense_leader_loss,
+    .update = dense_update,
+    .log_partition = dense_log_partition,
+    .finish = dense_finish,
+    .scale = dense_scale,
+    .settle = dense_settle,
+    .matrix_update = dense_matrix_update,
+    .switch_due = dense_switch_due,
+    .poll_site = POLL_TRIAL,
 };

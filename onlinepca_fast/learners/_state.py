@@ -47,6 +47,7 @@ import numpy as np
 from .. import _kernels
 from .._validation import as_generator
 from ..kernels import cap_log, sample_corner
+from ._base import SAMPLERS
 
 __all__ = ["DenseState", "ClusteredState", "MAX_DENSE", "auto_bounds", "refuse_dense",
            "initial_state"]
@@ -401,58 +402,29 @@ class ClusteredState(_State):
 
     def weights(self, d):
         """(explicit weights, cluster weight, multiplicity, cluster's capped
-        log-weight) of W: the state's (law "meg"), or cap(exp(A)) formed as
-        ``src/state_clustered.c`` does (law "cumulative")."""
+        log-weight) of W: the state's (law "meg"), or cap(exp(A)) as the
+        trial forms it (law "cumulative", ``opf_cl_capped_weights``)."""
         m = self.m
-        n = self.n
-        c = n - m
+        c = self.n - m
         if self.law != "cumulative":
             return self.omega[:m].copy(), float(self.clus[1]), c, float(self.clus[0])
-        mu, mu_c = self.mu[:m], float(self.clus[0])
-        vd = mu_c if c >= d else float(mu[m - 1 - (d - c - 1)])
-        # the level shift of src/logweights.h (opf_cap_level)
-        shift = vd if abs(vd) > _kernels.CAP_SHIFT_AT and math.isfinite(vd) else 0.0
-        values = np.concatenate([[mu_c] * (c > 0), mu[::-1]]) - shift
-        mult = np.concatenate([[float(c)] * (c > 0), np.ones(m)])
-        out = np.empty_like(values)
-        _kernels.cap_groups(values, mult, d, out)
-        lc = float(out[0]) if c > 0 else 0.0
-        return np.exp(out[int(c > 0):][::-1]), math.exp(lc) if c > 0 else 0.0, c, lc
+        w, wc, lc = _kernels.cluster_capped_weights(self.n, d, self.mu[:m],
+                                                    float(self.clus[0]))
+        return w, wc, c, lc
 
     def sampled_basis(self, k, rng, sampler):
         """The k directions outside a corner drawn as the trials draw it
-        (n x k); cluster slots left out of the corner are directions drawn
-        uniformly in the complement with the same generator."""
-        n = self.n
-        d = n - k
+        (``opf_cl_corner_plan``, n x k); cluster directions left out of the
+        corner are drawn uniformly in the complement with the same
+        generator."""
         if self.law == "leader":
             return self.kept_basis(k)
-        w, wc, c, lc = self.weights(d)
-        m = w.shape[0]
+        d = self.n - k
+        w, wc, _, lc = self.weights(d)
+        corner, out_cluster = _kernels.cluster_corner(
+            self.n, d, w, lc, wc, SAMPLERS[sampler], rng)
         Q = self.basis()
-        if c > 0 and lc == -math.log(d):  # exactly the C code's cap
-            dd = d - c  # the cluster is in every corner
-            corner = (sample_corner(w, dd, rng, method=sampler)
-                      if dd > 0 else np.zeros(0, dtype=np.intp))
-            out_cluster = 0
-        elif c > k:
-            # as src/state_clustered.c: c - k cluster slots in every corner, k
-            # virtual ones with the rest of the cluster's mass; corners of m
-            if m:
-                pv = min(1.0, max(0.0, 1.0 - c * (1.0 - d * wc) / k))
-                reduced = np.concatenate([d * w, np.full(k, pv)])
-                corner = sample_corner(reduced, m, rng, method=sampler)
-            else:
-                corner = np.zeros(0, dtype=np.intp)
-            out_cluster = k - int(np.count_nonzero(corner >= m))
-            corner = corner[corner < m]
-        else:
-            full = np.concatenate([w, np.full(c, wc)])
-            corner = sample_corner(full, d, rng, method=sampler)
-            out_cluster = c - int(np.count_nonzero(corner >= m))
-            corner = corner[corner < m]
-        keep = np.setdiff1d(np.arange(m), corner)
-        V = Q[:, keep]
+        V = Q[:, np.setdiff1d(np.arange(w.shape[0]), corner)]
         if out_cluster:
             V = np.hstack([V, _haar_directions(rng, Q, out_cluster)])
         return V
