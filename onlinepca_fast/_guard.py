@@ -34,9 +34,13 @@ import contextlib
 import functools
 import threading
 import time
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 __all__ = ["Guard", "Pacer", "CHUNK_SECONDS", "guard_of", "reads_state", "reporting",
            "settled"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])  # a method reads_state wraps
 
 #: Target duration of one compiled chunk of a batch: Ctrl-C is seen, and a
 #: reader admitted, within about this long.
@@ -229,7 +233,7 @@ def guard_of(obj):
     return guard
 
 
-def reads_state(method):
+def reads_state(method: _F) -> _F:
     """Decorator of a method (or property getter) of a guarded object that
     reads its state: a read of its guard, so that it never sees a state torn
     by another thread's batch (it waits for the chunk in flight)."""
@@ -241,7 +245,7 @@ def reads_state(method):
             return method(*args, **kwargs)
         finally:
             settled(guard.exit_read, entered)
-    return wrapped
+    return cast(_F, wrapped)  # the method's own signature, for type checkers
 
 
 _local = threading.local()

@@ -64,6 +64,7 @@ Conventions shared by all learners
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import warnings
 from typing import Any, TypeVar
@@ -154,6 +155,14 @@ class LossRecords:
         return view
 
 
+
+@functools.lru_cache(maxsize=None)
+def _param_names(cls):
+    """``get_params(deep=False)``'s names for a learner class: its
+    ``__init__``'s signature, read once per class (scikit-learn reads it
+    on every call; every batch checks the parameters)."""
+    return tuple(cls._get_param_names())
+
 @fill_doc
 class OnlineLearner(BaseEstimator):
     """Shared machinery: parameters, validation, loss records, the guard,
@@ -185,7 +194,8 @@ class OnlineLearner(BaseEstimator):
 
     def _params(self, n):
         """The hyper-parameters, checked and converted (one table, one pass)."""
-        return check_params(self._constraints, self.get_params(deep=False), {"n": n})
+        values = {name: getattr(self, name) for name in _param_names(type(self))}
+        return check_params(self._constraints, values, {"n": n})
 
     # -- hyper-parameter writes: writes of the guard ------------------------
     def __setattr__(self, name, value):
