@@ -29,19 +29,7 @@ app
     The application: the papers' experiments rerun, the sweep, the plots,
     the command line ``onlinepca-fast`` (not imported by the library).
 
-References
-----------
-The papers the modules cite by these keys:
-
-WK: M. K. Warmuth and D. Kuzmin, "Randomized online PCA algorithms with
-regret bounds that are logarithmic in the dimension", JMLR 9 (2008).
-KW: D. Kuzmin and M. K. Warmuth, "Online kernel PCA with entropic matrix
-updates", ICML 2007.
-YL: J. Yuan and A. Lamperski, "Online adaptive principal component analysis
-and its extensions", ICML 2019.
-WK06: M. K. Warmuth and D. Kuzmin, "Online variance minimization", COLT 2006.
-HW: M. Herbster and M. K. Warmuth, "Tracking the best linear predictor",
-JMLR 1 (2001).
+The papers are cited in full in the README's references (WK, KW, YL, ...).
 """
 
 try:

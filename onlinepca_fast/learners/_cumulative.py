@@ -29,7 +29,7 @@ The other learners do not have these attributes: :class:`OnlinePCA` and
 losses so far, mixed and capped (WK Alg. 5, YL Alg. 4), not the data's
 second moments, and :class:`OnlineKernelPCA` works in feature space.
 
-The papers (WK) are cited in the package docstring's References.
+The papers (WK) are cited in full in the README's references.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Learning from expert advice: Hedge (WK Algorithm 1) and capped Hedge (WK
 Algorithm 3, YL Algorithm 1 with fixed share).
 
-The papers (WK, YL) are cited in the package docstring's References.
+The papers (WK, YL) are cited in full in the README's references.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ compiled code (``src/bordered_update.c``, ``src/kernel_pca.c``), and draws
 its rank-r projection from the capped softmin of the kernel-matrix
 eigenvalues.
 
-The papers (KW, WK) are cited in the package docstring's References.
+The papers (KW, WK) are cited in full in the README's references.
 """
 
 from __future__ import annotations

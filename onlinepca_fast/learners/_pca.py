@@ -3,7 +3,7 @@
 ``_cumulative``), over :class:`_PCALearner`, the projection API every PCA
 learner shares.
 
-The papers (WK, YL) are cited in the package docstring's References.
+The papers (WK, YL) are cited in full in the README's references.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Online variance minimisation: over the unit sphere (YL Algorithm 5,
 Warmuth & Kuzmin 2006) and over the simplex (YL Algorithm 6).
 
-The papers (YL, WK06) are cited in the package docstring's References.
+The papers (YL, WK06) are cited in full in the README's references.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ Besides the attributes of the compiled learners, each records, per trial,
 spectrum the corner was drawn from; log-weights for the expert learners), so
 that tests can tell whether a corner split a cluster of equal eigenvalues.
 
-The papers (WK, YL) are cited in the package docstring's References.
+The papers (WK, YL) are cited in full in the README's references.
 """
 
 from __future__ import annotations
