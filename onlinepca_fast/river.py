@@ -101,13 +101,16 @@ Examples
 >>> model["OnlinePCA"].learner.n_trials_
 50
 
-From a DataFrame, river's ``stream.iter_frame`` gives the dicts:
+From a DataFrame, river's ``stream.iter_frame`` gives the dicts (river
+0.23 and later; river 0.22, the last for Python 3.10, calls it
+``stream.iter_pandas``):
 
 >>> import pandas as pd
 >>> from river import stream
+>>> iter_frame = getattr(stream, "iter_frame", None) or stream.iter_pandas
 >>> frame = pd.DataFrame(X, columns=["x0", "x1", "x2", "x3"])
 >>> pca = OnlinePCA(n_components=2, random_state=0)
->>> for x, _ in stream.iter_frame(frame):
+>>> for x, _ in iter_frame(frame):
 ...     pca.learn_one(x)
 >>> pca.components_.shape
 (2, 4)
