@@ -352,9 +352,10 @@ class _Chunks:
             stop = min(stop, done + every - self.start % every)
         count = stop - done
         if L._randomized:
-            self.saved = L._rng.bit_generator.state
+            # saved and drawn are set before the draw: an interrupt landing
+            # right after it (before the next statement) is then rewound
+            self.saved, self.drawn = L._rng.bit_generator.state, count
             u = L._rng.random(count)
-            self.drawn = count
         else:
             if self.zeros is None or self.zeros.shape[0] < count:
                 self.zeros = np.zeros(max(count, 16))
