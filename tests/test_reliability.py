@@ -216,7 +216,7 @@ def test_second_ctrl_c_during_settling_leaves_a_consistent_learner(learner_case,
     assert len(learner.expected_losses_) == learner.n_trials_
     prefix = before.partial_fit(X[:done_rows])
     assert_same_state(learner, prefix)
-    extra = make_data(case[2], 7, 123)
+    extra = make_data(learner_case[2], 7, 123)
     assert_same_state(learner.partial_fit(extra), prefix.partial_fit(extra))
 
 
