@@ -157,9 +157,12 @@ static void coordinates(const opf_learner *s, const opf_clustered *cs, opf_ws *w
                         double *rr_out, double *ss_out)
 {
     const ptrdiff_t n = s->n;
-    const double xx = opf_cl_dot(x, x, n);
+    double xx = 0.0;
+    for (ptrdiff_t i = 0; i < n; i++) { /* opf_cl_dot(x, x, n) and r_B = x in one read of x */
+        xx += x[i] * x[i];
+        w->rb[i] = x[i];
+    }
     double rr = xx, ss = 0.0;
-    memcpy(w->rb, x, (size_t)n * sizeof(double));
     if (nb > 0) {
         gemv_b(s, cs, (int)nb, 1.0, x, 0.0, w->y);
         gemv_bt(s, cs, (int)nb, -1.0, w->y, w->rb);
