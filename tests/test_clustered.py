@@ -323,6 +323,28 @@ def test_a_numeric_eta_on_large_rows_keeps_w_exact(state):
                                rtol=1e-12, atol=0)
 
 
+@pytest.mark.parametrize("make", [
+    lambda state: opf.OnlineAdaptivePCA(1, eta=1.0, state=state, random_state=0),
+    lambda state: opf.OnlinePCA(1, eta=1.0, share="fixed", alpha=1e-3, state=state,
+                                random_state=0)], ids=["adaptive", "fixed-share"])
+def test_fixed_share_without_a_cluster_keeps_the_state_finite(make):
+    """Full-rank rows make every direction explicit (no cluster); the fixed
+    share's normalisation still shifted the unused cluster value each trial,
+    which drifted to exp(mu_c) = inf within 3000 trials at n = 2: density_
+    was NaN (a fuzzed stream found it).  Oracle: the dense state's W
+    (CAPPED_ATOL) and losses (1e-9)."""
+    X = np.random.default_rng(0).standard_normal((3000, 2))
+    clustered = make("clustered").fit(X)
+    dense = make("dense").fit(X)
+    assert clustered.cluster_multiplicity_ == 0
+    assert np.isfinite(clustered.cluster_value_)
+    np.testing.assert_allclose(clustered.density_, dense.density_, rtol=0, atol=CAPPED_ATOL)
+    np.testing.assert_allclose(clustered.expected_losses_, dense.expected_losses_,
+                               rtol=0, atol=1e-9)
+    state = pickle.loads(pickle.dumps(clustered)).__getstate__()["_state"]
+    assert all(np.isfinite(v).all() for v in vars(state).values() if isinstance(v, np.ndarray))
+
+
 @pytest.mark.parametrize("n, k", [(40, 8), (200, 3)])
 def test_realized_loss_in_haar_directions_has_their_distribution(n, k):
     """The trial draws the energy of x in e Haar directions of the cluster as
