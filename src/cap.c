@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "cap.h"
+#include "logweights.h"
 #include "simd.h"
 #include "vexp.h"
 
@@ -704,21 +705,29 @@ ptrdiff_t opf_cap_groups(const double *v, const double *mult, ptrdiff_t g,
         return OPF_EINVAL;
     const double cap = -log((double)d);
     for (r = 0; r < g; r++) {
-        /* groups r.. uncapped: shift so that their mass is 1 - ncap/d */
+        /* groups r.. uncapped: shift so that their mass is 1 - ncap/d.
+         * Beyond |top| > OPF_CAP_SHIFT_AT the new values are formed
+         * relative to top, level = top + shift and v[i] - top: |top| can
+         * be 2^60 (the floor, or the shift by v_d of
+         * opf_cl_capped_weights), where v[i] + shift carries an error of
+         * ulp(top) in the log-weight (at 2^54 a weight off by e^2: W's
+         * trace was not 1 and the sampler refused it). */
         const double top = v[r];
         double sum = 0.0;
         for (i = r; i < g; i++)
             sum += mult[i] * exp(v[i] - top);
-        const double shift = log(((double)d - ncap) / (double)d)
-                             - (top + log(sum));
+        const double lmass = log(((double)d - ncap) / (double)d);
+        const double shift = lmass - (top + log(sum));
+        const int relative = fabs(top) > OPF_CAP_SHIFT_AT;
+        const double level = relative ? lmass - log(sum) : top + shift;
         /* (exactly, capping group r is needed only if fewer than d entries
          * are then capped; with rounding it may look needed when it would
          * make d or more: then it is at the cap to rounding, and clamped) */
-        if (top + shift <= cap || r == g - 1 || ncap + mult[r] >= (double)d) {
+        if (level <= cap || r == g - 1 || ncap + mult[r] >= (double)d) {
             for (i = 0; i < r; i++)
                 out[i] = cap;
             for (i = r; i < g; i++)
-                out[i] = fmin(v[i] + shift, cap);
+                out[i] = fmin(relative ? (v[i] - top) + level : v[i] + shift, cap);
             return r;
         }
         ncap += mult[r];

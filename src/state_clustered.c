@@ -422,7 +422,9 @@ static int clustered_finish(const opf_learner *s, void *self, opf_ws *w,
         const double lse = opf_log_total(cs->mu, m, top, (double)cc, mu_c);
         for (i = 0; i < m; i++)
             cs->mu[i] -= lse;
-        mu_c -= lse;
+        if (cc > 0) /* without a cluster mu_c is unused: shifted every
+                     * trial it drifted up to +inf (W's cluster weight) */
+            mu_c -= lse;
         mix(cs->mu, m, &mu_c, n, s->alpha);
     }
     /* groups, descending: the cluster, then the explicit entries */

@@ -268,6 +268,83 @@ def test_cap_groups_matches_cap_log_on_the_expanded_vector():
                                    rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("level", [0.0, -1e3, 1e10, -1e16, 1e17, -2.0 ** 60])
+def test_cap_groups_normalises_far_from_zero(level):
+    """Log-weights around 1e16 (a numeric eta on rows of norm 1e8): capping
+    formed the new values as v + shift with |v| ~ 1e16, an error of ulp(v)
+    (2 at 1e16) in each log-weight, so W's trace was not 1 (a fuzzed stream
+    found it).  Oracle: the weights sum to one and stay at most 1/d (1e-12),
+    and the groups far below the d-th largest keep their differences."""
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        g = int(rng.integers(2, 7))
+        mult = rng.integers(1, 4, size=g).astype(float)
+        v = level + np.sort(rng.choice([0.0, -3.0, -1e15, -7e16], size=g)
+                            + rng.normal(size=g))[::-1]
+        d = int(rng.integers(1, int(mult.sum())))
+        out = np.empty(g)
+        _kernels.cap_groups(v, mult, d, out)
+        assert math.fsum(mult * np.exp(out)) == pytest.approx(1.0, rel=0, abs=1e-12)
+        assert out.max() <= -math.log(d)
+        expanded = reference.cap_log(np.repeat(v, mult.astype(int)), d)
+        np.testing.assert_allclose(np.exp(np.repeat(out, mult.astype(int))),
+                                   np.exp(expanded), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("state", ["dense", "clustered"])
+def test_a_numeric_eta_on_large_rows_keeps_w_exact(state):
+    """eta = 1 on rows of norm 1e8: log-weights 1e16 apart.  By hand
+    (WK Alg. 5 and the uncentered Alg. 6, exact arithmetic): OnlinePCA, n = 3,
+    k = 1 (cap 1/2), after 1e8 e1 and 1e8 e2 has W = diag(1/4, 1/4, 1/2),
+    loss 2 on (1, 1, 1) (the clustered state gave 2.27); Alg. 6 on 1e8 e1,
+    e2, e3 of R^5 (d = 4) has W = diag(1/6, 1/6, 1/6, 1/4, 1/4), loss
+    4 (14/6 + 41/4) on (1, ..., 5), and for n = 300 (state "auto": the
+    clustered state) W = 2/897 on e1..e3 and 1/299 elsewhere, loss 299 on
+    the ones (both refused by the clustered sampler: "not in the capped
+    simplex").  The reference had the same rounding; 1e-12 relative."""
+    X = np.array([[1e8, 0, 0], [0, 1e8, 0], [1.0, 1, 1]])
+    expected = [2e16 / 3, 1e16, 2.0]
+    for learner in (opf.OnlinePCA(1, eta=1.0, state=state, random_state=0),
+                    reference.OnlinePCA(1, eta=1.0, random_state=0)):
+        np.testing.assert_allclose(learner.fit(X).expected_losses_, expected,
+                                   rtol=1e-12, atol=0)
+    X = np.vstack([1e8 * np.eye(5)[:3], np.arange(1.0, 6.0)])
+    expected = [4e16 / 5, 1e16, 1e16, 4 * (14 / 6 + 41 / 4)]
+    for learner in (opf.CenteredOnlinePCA(1, eta=1.0, centered=False, state=state,
+                                          random_state=0),
+                    reference.CenteredOnlinePCA(1, eta=1.0, centered=False, random_state=0)):
+        np.testing.assert_allclose(learner.fit(X).expected_losses_, expected,
+                                   rtol=1e-12, atol=0)
+    if state == "dense":
+        return
+    X = np.vstack([1e8 * np.eye(300)[:3], np.ones(300)])  # state "auto" starts clustered
+    learner = opf.CenteredOnlinePCA(1, eta=1.0, centered=False, random_state=0).fit(X)
+    np.testing.assert_allclose(learner.expected_losses_, [299e16 / 300, 1e16, 1e16, 299.0],
+                               rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("make", [
+    lambda state: opf.OnlineAdaptivePCA(1, eta=1.0, state=state, random_state=0),
+    lambda state: opf.OnlinePCA(1, eta=1.0, share="fixed", alpha=1e-3, state=state,
+                                random_state=0)], ids=["adaptive", "fixed-share"])
+def test_fixed_share_without_a_cluster_keeps_the_state_finite(make):
+    """Full-rank rows make every direction explicit (no cluster); the fixed
+    share's normalisation still shifted the unused cluster value each trial,
+    which drifted to exp(mu_c) = inf within 3000 trials at n = 2: density_
+    was NaN (a fuzzed stream found it).  Oracle: the dense state's W
+    (CAPPED_ATOL) and losses (1e-9)."""
+    X = np.random.default_rng(0).standard_normal((3000, 2))
+    clustered = make("clustered").fit(X)
+    dense = make("dense").fit(X)
+    assert clustered.cluster_multiplicity_ == 0
+    assert np.isfinite(clustered.cluster_value_)
+    np.testing.assert_allclose(clustered.density_, dense.density_, rtol=0, atol=CAPPED_ATOL)
+    np.testing.assert_allclose(clustered.expected_losses_, dense.expected_losses_,
+                               rtol=0, atol=1e-9)
+    state = pickle.loads(pickle.dumps(clustered)).__getstate__()["_state"]
+    assert all(np.isfinite(v).all() for v in vars(state).values() if isinstance(v, np.ndarray))
+
+
 @pytest.mark.parametrize("n, k", [(40, 8), (200, 3)])
 def test_realized_loss_in_haar_directions_has_their_distribution(n, k):
     """The trial draws the energy of x in e Haar directions of the cluster as

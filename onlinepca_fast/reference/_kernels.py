@@ -193,11 +193,17 @@ def cap_log(mu: ArrayLike, d: int) -> FloatArray:
     while not feasible(i):
         i += 1
 
-    log_sum_uncapped = v[i] + math.log(math.fsum(np.exp(v[i:] - v[i])))
-    c = math.log((d - i) / d) - log_sum_uncapped
+    log_sum = math.log(math.fsum(np.exp(v[i:] - v[i])))
+    if abs(v[i]) > 512.0:
+        # relative to v[i] (level = v[i] + c): v[i:] + c carries an error of
+        # ulp(v[i]), a weight off by e^2 at |v[i]| = 2^54
+        level = math.log((d - i) / d) - log_sum
+        new = (v[i:] - v[i]) + level
+    else:
+        new = v[i:] + (math.log((d - i) / d) - (v[i] + log_sum))
     out = np.full(n, -np.inf)
     out[order[:i]] = cap_value
-    out[order[i:]] = np.minimum(v[i:] + c, cap_value)
+    out[order[i:]] = np.minimum(new, cap_value)
     return out
 
 
