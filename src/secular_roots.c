@@ -45,6 +45,35 @@ static int root_ok(int m, int l, const double *delta, double lam)
 }
 
 /*
+ * dlaed4's differences for root l are those of the poles:
+ *     |(delta_k - delta_l) - (dlam_k - dlam_l)| <= 8 eps (|delta_k| + |delta_l|)
+ * for every k.  dlaed4 forms delta_k = (dlam_k - dlam_org) - tau from an
+ * origin pole; from the pole nearer the root that holds (each term is
+ * within eps of |delta_k| + |delta_l|).  From the far pole of the interval
+ * the differences of poles closer together than eps times the interval's
+ * length are lost, and dlaed4 can take that origin where the learners keep
+ * such poles (their deflation tolerance, rank_one_update.h): a root of 6.8e4
+ * among poles 0, 4.9 and 19 beside one of 1.3e17 came back 7e-6 off with
+ * differences quantised by 2^-54 of the interval, and the Loewner vectors
+ * lost orthogonality to 2.6e-7.  Such a root is bisected (bisect_root
+ * works from the nearer pole).
+ */
+OPF_MULTIVERSION
+static int deltas_consistent(int m, int l, const double *dlam,
+                             const double *delta)
+{
+    const double dl = delta[l], pl = dlam[l], tol = 8.0 * DBL_EPSILON;
+    double worst = 0.0; /* max_k err_k - tol (|delta_k| + |delta_l|), or 0 */
+    OPF_SIMD_WITH(reduction(max:worst))
+    for (int k = 0; k < m; k++) {
+        const double over = fabs((delta[k] - dl) - (dlam[k] - pl))
+                            - tol * (fabs(delta[k]) + fabs(dl));
+        worst = over > worst ? over : worst;
+    }
+    return worst <= 0.0;
+}
+
+/*
  * Root l (0-based, m >= 2) by bisection on its interval (dlam_l, dlam_{l+1}),
  * or (dlam_{m-1}, dlam_{m-1} + rho |w|^2] for the last.  Like dlaed4 it works
  * relative to the nearer pole, so that the differences delta_k it returns
@@ -347,7 +376,8 @@ static int root_fast(int m, int l, const double *dlam, const double *w,
             const double nrm2 = delta[0] * delta[0] + delta[1] * delta[1];
             ok = inf == 0 && isfinite(*lam) && nrm2 > 0.5 && nrm2 < 2.0;
         } else
-            ok = inf == 0 && root_ok(m, l, delta, *lam);
+            ok = inf == 0 && root_ok(m, l, delta, *lam)
+                 && deltas_consistent(m, l, dlam, delta);
         *failed = !ok;
     }
     return ok;

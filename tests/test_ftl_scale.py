@@ -170,6 +170,55 @@ def test_two_rows_spread_past_2_to_500(c, state):
     assert -ftl.eigenvalues_[1] == pytest.approx(small, rel=1e-12)
 
 
+MIXED = [("FollowTheLeader", lambda k, st: opf.FollowTheLeader(k, state=st)),
+         ("uncentered Alg. 6", lambda k, st: opf.CenteredOnlinePCA(
+             k, eta=1.0, centered=False, state=st))]
+
+
+@pytest.mark.parametrize("state", ["dense", "clustered"])
+@pytest.mark.parametrize("name, make", MIXED, ids=[m[0] for m in MIXED])
+def test_rows_of_mixed_scale_keep_the_eigenvectors_orthonormal(name, make, state):
+    """A row of norm ~4e8 then rows of norm ~4 and one of ~300 (found by
+    fuzzing): the fourth update keeps poles 0, 4.9 and 19 beside one of
+    1.3e17 (the learners' deflation tolerance keeps components that
+    LAPACK's would drop).  dlaed4 took the root 6.8e4 from the far pole of
+    its interval, where the differences of the small poles are lost: it
+    came back 7e-6 off and the eigenvectors 2.6e-7 from orthonormal.  Now
+    such a root is bisected.  Oracles: Q^T Q = I, and C Q = Q diag(c) with
+    C = X^T X formed from the rows (a residual within the rounding of C)."""
+    X = np.array([[0, -2e8, 0, -3e8], [-3, 0, 0, 2], [-3, 1, 1, -2], [0, 200, -200, 0]],
+                 dtype=float)
+    learner = make(2, state).fit(X)
+    Q, lam = learner.eigenvectors_, learner.eigenvalues_[:learner.eigenvectors_.shape[1]]
+    assert_allclose(Q.T @ Q, np.eye(Q.shape[1]), rtol=0, atol=1e-13)
+    C = X.T @ X
+    c = -lam if name == "FollowTheLeader" else -(lam - lam.max())  # A = -C (+ const)
+    residual = np.abs(C @ Q - Q * c).max()
+    assert residual <= 1e-13 * np.abs(C).max()
+
+
+def mixed_scale_rows(seed):
+    rng = np.random.default_rng(10_000 + seed)
+    n, T = int(rng.integers(2, 12)), int(rng.integers(2, 20))
+    mask = rng.random((T, n)) < 0.6
+    return rng.normal(size=(T, n)) * mask * 10.0 ** rng.uniform(-12, 12, size=(T, 1))
+
+
+@pytest.mark.parametrize("state", ["dense", "clustered"])
+@pytest.mark.parametrize("name, make", MIXED, ids=[m[0] for m in MIXED])
+def test_fuzzed_streams_of_mixed_scale_stay_orthonormal(name, make, state):
+    """700 random streams, row norms spread over 24 decades, sparse rows
+    (ties): the eigenvectors orthonormal to 1e-12 (on ab40bad some of these
+    streams gave 3e-11 to 5e-9: the kept-pole roots above)."""
+    worst = 0.0
+    for seed in range(700):
+        X = mixed_scale_rows(seed)
+        Q = make(max(1, X.shape[1] // 2), state).fit(X).eigenvectors_
+        if Q.shape[1]:
+            worst = max(worst, np.abs(Q.T @ Q - np.eye(Q.shape[1])).max())
+    assert worst <= 1e-12
+
+
 @pytest.mark.parametrize("state", ["dense", "clustered"])
 def test_alg6_keeps_its_documented_floor(state):
     """WK Alg. 6 keeps A = -log(n) I - eta C^t exactly while its spread
