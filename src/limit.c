@@ -640,7 +640,7 @@ static int leader_refresh(const double *lf, ptrdiff_t n, ptrdiff_t k,
     int dim = (int)(formed ? n : N), il = 0, iu = 0, cnt = 0, info = 0,
         lwork = EV_WORK * dim, liwork = 10 * dim, one = 1;
     double vl = 0.0, vu = 0.0, abstol = 0.0, fone = 1.0, fzero = 0.0, delta,
-           top;
+           top, tol;
     char jobz = 'V', range = 'A', uplo = 'L', tr = 'T';
     ptrdiff_t i, j, a, kk = 0;
     if (formed) { /* Ys = [sqrt(sigma) U; buffer; x] (N x n, in Z), then
@@ -695,12 +695,17 @@ static int leader_refresh(const double *lf, ptrdiff_t n, ptrdiff_t k,
     if (info != 0 || cnt != dim)
         return OPF_EEIG;
     /* Frequent Directions' shrink by the (ell+1)-th largest (none when
-     * there are at most ell); a value within 1e-12 of the largest of the
-     * level is none (the eigenvalues' rounding is of that order) */
+     * there are at most ell); a value within the tolerance of the level is
+     * none: 1e-12 of the energy absorbed (the level moved by at most that)
+     * plus 64 eps of the largest (the eigenvalues' rounding), so that an
+     * old direction far above the new rows does not set it */
     delta = dim > ell ? fmax(w->ev[dim - ell - 1], 0.0) : 0.0;
     top = w->ev[dim - 1];
-    while (kk < (dim < ell ? dim : ell)
-           && w->ev[dim - 1 - kk] - delta > 1e-12 * top)
+    tol = dot(w->xrow, w->xrow, n);
+    for (i = 0; i < nbuf; i++)
+        tol += dot(buf + i * n, buf + i * n, n);
+    tol = 1e-12 * tol + 64.0 * DBL_EPSILON * top;
+    while (kk < (dim < ell ? dim : ell) && w->ev[dim - 1 - kk] - delta > tol)
         kk++;
     for (j = 0; j < kk; j++)
         w->vals[j] = -fmin(w->ev[dim - 1 - j] - delta, 0x1p1000);

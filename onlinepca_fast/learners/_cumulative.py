@@ -84,6 +84,8 @@ class _Cumulative(_PCALearner):
     dense or clustered (``state``), from which ``explained_variance_`` is
     read (see the module doc)."""
 
+    _state_leads = True
+
     _law = "cumulative"
     #: A's level at reset: log(1/n) (Follow the Leader: 0)
     _a0_is_zero = False

@@ -119,13 +119,20 @@ class _PCALearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, TrialLoopLe
         self._check_fitted()
         return self.n_components
 
+    #: the state's k leading directions are Follow the Leader's (the
+    #: cumulative learners: eigenvectors of the scatter C^t), so that where
+    #: eta="auto"'s master weighs F most, components_ are those exact ones
+    #: rather than F's sketch at its last refresh
+    _state_leads = False
+
     def _kept_basis(self):
         """The k leading directions (n x k): those of the learner eta="auto"'s
         master weighs most, if it is the limit or Follow the Leader on the
-        sketch (and it has k); else the eigenvectors of W with the smallest
-        eigenvalues."""
+        sketch (and it has k; the cumulative learners: the state's, exact
+        Follow the Leader, for F); else the eigenvectors of W with the
+        smallest eigenvalues."""
         master = self._master_view()
-        kept = None if master is None else master.kept_basis()
+        kept = None if master is None else master.kept_basis(leader=not self._state_leads)
         return self._state.kept_basis(self.n_components) if kept is None else kept
 
     def _sampled_basis(self, random_state):

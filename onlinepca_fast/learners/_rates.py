@@ -194,16 +194,17 @@ class SketchMaster:
         start = 4 + ell + ell * n
         return -f[4:4 + r], f[start:start + nbuf * n].reshape(nbuf, n).copy()
 
-    def kept_basis(self):
+    def kept_basis(self, leader=True):
         """The k directions of the learner the master weighs most, if it is
-        B or F and has k of them; else None (the rate learner's)."""
+        B or F (with `leader`) and has k of them; else None (the rate
+        learner's)."""
         wb, wf = self.limit_weight, self.leader_weight
         wa = 1.0 - wb - wf
         if wb > max(wa, wf):
             U = self.limit_parts()[0]
             if U.shape[1] == self.k:
                 return U.copy()
-        if wf > max(wa, wb):
+        if leader and wf > max(wa, wb):
             V = self.leader_directions()
             if V.shape[1] >= self.k:
                 return V[:, :self.k].copy()

@@ -183,7 +183,8 @@ def sketch_leader(X, k, ell, weights=None, state=False, lagged=True):
     buffer holds ``leader_capacity(t_0, ell)`` rows (t_0 the rows S
     absorbed: ceil(t_0 / 4), at least 1, at most ell), S <- S + P with every
     eigenvalue dropped by the (ell+1)-th largest (values within 1e-12 of the
-    largest of that level are dropped), and P <- 0.  FD's bound holds for S
+    energy absorbed, trace P, plus 64 eps of the largest, of that level are
+    dropped), and P <- 0.  FD's bound holds for S
     and for S + P at every trial, 0 <= C^t - S_t <= (||C^t - [C^t]_k||_F^2 /
     (ell - k)) I (C^t = sum w x x^T); F follows the leader of S, which
     misses at most min(ell, t/5) rows.  ``lagged=False``: a refresh every
@@ -208,7 +209,8 @@ def sketch_leader(X, k, ell, weights=None, state=False, lagged=True):
         lam, U = _sym_eigh(S + P)  # ascending in S
         shrink = max(lam[n - ell - 1], 0.0) if ell < n else 0.0
         sigma = lam - shrink
-        keep = sigma > 1e-12 * lam[-1]
+        energy = float(np.trace(P))  # the rows absorbed (w |x|^2 each)
+        keep = sigma > 1e-12 * energy + 64 * np.finfo(float).eps * lam[-1]
         S = (U[:, keep] * sigma[keep]) @ U[:, keep].T
         P = np.zeros((n, n))
         absorbed, nbuf = min(absorbed + nbuf, LEADER_LAG * ell), 0
