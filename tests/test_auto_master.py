@@ -384,3 +384,26 @@ def test_master3_against_the_oracle_and_its_bound(case):
             bound = top * (np.sqrt(np.log(3) * np.sum((ranges / top) ** 2) / 4)
                            + 2 / 3 * np.log(3) + 1)
             assert st[1] <= bound * (1 + 1e-12)
+
+
+def test_a_large_row_does_not_freeze_the_leader():
+    """One row 1e7 times the others: F's refresh still keeps the directions
+    the later rows build (its tolerance is 1e-12 of the energy it absorbs
+    plus 64 eps of its largest value; 1e-12 of the largest dropped every
+    direction below 100 here, leaving F one), and they are the oracle's."""
+    rng = np.random.default_rng(3)
+    n, k = 30, 2
+    X = rng.normal(size=(300, n)) * np.linspace(0.3, 0.03, n)
+    X[:, 0] = 0.0  # the later rows orthogonal to the large one: a gap of 1
+    X[0] = 1e7 * np.eye(n)[0]  # in 1e14 is then not lost to rounding
+    learner = opf.OnlinePCA(k, state="dense", random_state=0).fit(X)
+    sigma, _ = learner._master_view().leader_values()
+    V = _leader_parts(learner)[1]
+    ell = ref.leader_ell(n, k)
+    assert len(sigma) > k + 1 and sigma[1] < 100.0
+    _, S, _ = ref.sketch_leader(X, k, ell, state=True)
+    v, Q = np.linalg.eigh(S)
+    top = Q[:, ::-1][:, :k + 1]  # the largest first
+    # to the rounding of values beside 1e14 (eps 1e14 ~ 2e-2 on gaps of ~1)
+    np.testing.assert_allclose(V[:, :k + 1] @ V[:, :k + 1].T, top @ top.T, atol=1e-3)
+    np.testing.assert_allclose(sigma[1:k + 1], v[::-1][1:k + 1], rtol=1e-3)
