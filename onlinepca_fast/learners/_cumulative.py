@@ -273,8 +273,9 @@ class CenteredOnlinePCA(_Cumulative):
           learner); with ``centered=True`` no bound is derived beyond WK's;
         - the eta -> infinity limit of the capped update and Follow the
           Leader on a Frequent Directions sketch of ``ell = min(n, max(4k, 24))``
-          directions, both of the scatter ``C^t`` (exact Follow the Leader
-          for ``n <= max(4k, 24)``), as for :class:`OnlinePCA`.
+          directions refreshed in batches, both of the scatter ``C^t``
+          (exact Follow the Leader on the rows it absorbed for ``n <=
+          max(4k, 24)``), as for :class:`OnlinePCA`.
 
         The loss is at most that of the best of the three plus ``2
         Delta^M`` (``master_gap_``), ``Delta^M <= sqrt(log 3 sum_t |y_t|^4
