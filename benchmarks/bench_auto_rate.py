@@ -153,3 +153,52 @@ class AutoRateCandidates:
         return candidates.total_loss(self.X, self.make) / self.best
 
     track_loss_over_best_subspace.unit = "ratio"
+
+
+class AutoCost:
+    """The cost of eta="auto" per row (issue 36 item 4: at most 1.5x a fixed
+    eta from n = 1000, and not above IncrementalPCA where eta = 1 is below
+    it): OnlinePCA's default (k = 10) on the decaying full-rank stream of
+    ``DefaultsPerRow`` (standard deviations i^-0.7, seed 1, 1,800 warm-up
+    rows), timed per row on chunks of 50 rows in interleaved rounds against
+    the same learner at eta = 1, at the fixed rate auto reached after the
+    warm-up (the same number of explicit directions), and IncrementalPCA
+    (batches of 100 rows)."""
+
+    params = ([400, 1000, 2000, 4000],)
+    param_names = ["n"]
+    timeout = 1800
+
+    def setup(self, n):
+        import onlinepca_fast as opf
+
+        W.one_blas_thread()
+        auto = W.PerRow(opf.OnlinePCA(W.K, random_state=0), "decay", n, 1800, exponent=0.7,
+                        seed=1)
+        rate = auto.learner.eta_
+        self.jobs = {"auto": auto.job()}
+        for label, eta in (("eta1", 1.0), ("same rate", rate)):
+            fixed = W.PerRow(opf.OnlinePCA(W.K, eta=eta, random_state=0), "decay", n, 1800,
+                             exponent=0.7, seed=1)
+            self.jobs[label] = fixed.job()
+        self.jobs["ipca"] = W.ipca_job(auto.ipca_rows, auto.batches)
+        self.seconds = dict(zip(self.jobs, W.minima(list(self.jobs.values()), 5)))
+
+    def track_auto_over_eta1(self, n):
+        return self.seconds["auto"] / self.seconds["eta1"]
+
+    def track_auto_over_same_rate(self, n):
+        return self.seconds["auto"] / self.seconds["same rate"]
+
+    def track_auto_over_ipca(self, n):
+        return self.seconds["auto"] / self.seconds["ipca"]
+
+    def track_eta1_over_ipca(self, n):
+        return self.seconds["eta1"] / self.seconds["ipca"]
+
+    def track_auto_us_per_row(self, n):
+        return 1e6 * self.seconds["auto"]
+
+    track_auto_over_eta1.unit = track_auto_over_same_rate.unit = "ratio"
+    track_auto_over_ipca.unit = track_eta1_over_ipca.unit = "ratio"
+    track_auto_us_per_row.unit = "us"

@@ -166,19 +166,10 @@ cdef class Engine:
         learner, its eta -> infinity limit and Follow the Leader on a sketch
         (``src/limit.h``), state ``limit_state(n, k)``."""
         cdef double[::1] lim = lim_obj
-        cdef Py_ssize_t ell = opf_leader_ell(n, k), b = OPF_MASTER3_LEN
-        cdef Py_ssize_t f = b + OPF_SKETCH_LEN(n, k)
         if not (auto_rate and kind in (OPF_KIND_MEG, OPF_KIND_CUMULATIVE)
                 and self.s.sampler != OPF_SAMPLER_LEADER and not matrix_input
                 and lim.shape[0] == OPF_LIMIT_LEN(n, k)
-                and 0 <= lim[b + 1] <= k and lim[b + 1] == <Py_ssize_t>lim[b + 1]
-                and 0 <= lim[b] <= k + 1 - lim[b + 1] and lim[b] != 1
-                and lim[b] == <Py_ssize_t>lim[b]
-                and 0 <= lim[f + 1] <= ell and lim[f + 1] == <Py_ssize_t>lim[f + 1]
-                and lim[f] == 0
-                and 0 <= lim[b + 2] <= 2 * (k + 1) and lim[b + 2] == <Py_ssize_t>lim[b + 2]
-                and 0 <= lim[f + 2] <= 2 * (ell + 1)
-                and lim[f + 2] == <Py_ssize_t>lim[f + 2]):
+                and opf_limit_state_ok(&lim[0], n, k)):
             raise ValueError("Engine: inconsistent state shapes (limit)")
         work = np.empty(opf_limit_work_len(n, k))
         iwork = np.empty(opf_limit_iwork_len(n, k), dtype=np.intc)

@@ -225,6 +225,7 @@ cdef extern from "limit.h" nogil:
     void opf_master_init(double *m)
     double opf_master_commit(double *m, double h_a, double h_b)
     void opf_limit_init(double *lim, Py_ssize_t n, Py_ssize_t k)
+    int opf_limit_state_ok(const double *lim, Py_ssize_t n, Py_ssize_t k)
     size_t opf_limit_work_len(Py_ssize_t n, Py_ssize_t k)
     size_t opf_limit_iwork_len(Py_ssize_t n, Py_ssize_t k)
 

@@ -23,6 +23,7 @@
 
 #include "limit.h"
 #include "rank_one_update.h"
+#include "simd.h"
 #include "state_clustered_draw.h"
 
 
@@ -34,18 +35,18 @@ void opf_master_init(double *m)
 
 double opf_master_weight(const double *m) { return m[3]; }
 
-/* ---- the sketches: B (ell = k) and F (ell = opf_leader_ell) ---------- */
+/* ---- B's sketch (ell = k) ------------------------------------------------ */
 
 /*
- * A sketch's state (OPF_SKETCH_LEN(n, ell) doubles): sk[0] = c (its stored
- * tie group, B only), sk[1] = r, sk[2] = nb, then the ell + 1 values, the
- * coordinates R ((ell + 1) x cap, row j: direction j in the basis) and the
- * basis rows Bb (cap x n, orthonormal; nb in use), cap = OPF_SKETCH_CAP.
- * A trial appends at most one basis row (x's part outside the basis) and
- * rotates the small R, O(n nb + ell^2 nb); when the basis is full it is
- * compressed to the directions kept (Bb <- R Bb, R <- I): O(n ell cap)
- * every ell + 1 trials or so, O(n ell) a trial on average, instead of
- * rotating n-long rows every trial (O(n ell^2)).
+ * B's state (OPF_SKETCH_LEN(n, k) doubles): sk[0] = c (its stored tie
+ * group), sk[1] = r, sk[2] = nb, then the k + 1 values, the coordinates R
+ * ((k + 1) x cap, row j: direction j in the basis) and the basis rows Bb
+ * (cap x n, orthonormal; nb in use), cap = OPF_SKETCH_CAP(k).  A trial
+ * appends at most one basis row (x's part outside the basis) and rotates
+ * the small R, O(n nb + k^2 nb); when the basis is full it is compressed
+ * to the directions kept (Bb <- R Bb, R <- I): O(n k cap) every k + 1
+ * trials or so, O(n k) a trial on average, instead of rotating n-long rows
+ * every trial (O(n k^2)).
  */
 #define SK_HEAD 3
 
@@ -115,35 +116,65 @@ void opf_limit_init(double *lim, ptrdiff_t n, ptrdiff_t k)
     opf_master3_init(lim);
 }
 
+/* v is an integer in [lo, hi] */
+static int count_in(double v, double lo, double hi)
+{
+    return v >= lo && v <= hi && v == floor(v);
+}
+
+static ptrdiff_t leader_capacity(double absorbed, ptrdiff_t ell);
+
+int opf_limit_state_ok(const double *lim, ptrdiff_t n, ptrdiff_t k)
+{
+    const double *b = lim + OPF_MASTER3_LEN,
+                 *f = b + OPF_SKETCH_LEN(n, k);
+    const ptrdiff_t ell = opf_leader_ell(n, k);
+    const double K = (double)k, L = (double)ell;
+    return count_in(b[1], 0.0, K) && count_in(b[0], 0.0, K + 1.0 - b[1])
+           && b[0] != 1.0 && count_in(b[2], 0.0, 2.0 * (K + 1.0))
+           && f[0] == 0.0 && count_in(f[1], 0.0, L)
+           && count_in(f[3], 0.0, (double)OPF_LEADER_LAG * L)
+           && count_in(f[2], 0.0,
+                       (double)leader_capacity(f[3], ell) - 1.0);
+}
+
+static size_t leader_work_len(ptrdiff_t n, ptrdiff_t ell);
+
 size_t opf_limit_work_len(ptrdiff_t n, ptrdiff_t k)
 {
-    return sketch_work_len(n, k) + sketch_work_len(n, opf_leader_ell(n, k))
+    return sketch_work_len(n, k) + leader_work_len(n, opf_leader_ell(n, k))
            + (size_t)n;
 }
 
 double *opf_limit_instance(double *work, ptrdiff_t n, ptrdiff_t k)
 {
     return work + sketch_work_len(n, k)
-           + sketch_work_len(n, opf_leader_ell(n, k));
+           + leader_work_len(n, opf_leader_ell(n, k));
 }
 
 size_t opf_limit_iwork_len(ptrdiff_t n, ptrdiff_t k)
 {
-    return opf_r1_iwork_len(opf_leader_ell(n, k) + 1);
+    /* B's rank-one update, or F's dsyevr (isuppz and iwork) of order at
+     * most 2 ell */
+    const size_t b = opf_r1_iwork_len(k + 1),
+                 f = 24 * (size_t)opf_leader_ell(n, k);
+    return b > f ? b : f;
 }
 
-/* Below this many rows the products are plain loops: a BLAS call costs
- * more than its flops there (the digits, k = 2: a third of the limit's
- * time). */
+/* Below this many entries (and, for the small products of coordinates,
+ * this many rows) the products are plain loops: a BLAS call costs more
+ * than its flops there (the digits, k = 2: a third of the limit's time);
+ * above, BLAS's vectorised kernels (n = 1000: the loops were a fifth of
+ * the limit's instructions). */
 #define SMALL_K 16
+#define SMALL_WORK 2048
 
-/* g = Bb v (nb rows of length n), then res -= Bb^T g. */
-static void project_out(const double *Bb, ptrdiff_t nb, ptrdiff_t n,
-                        const double *v, double *g, double *res,
-                        const opf_lapack *fns)
+/* g = Bb v (nb rows of length n). */
+static void project(const double *Bb, ptrdiff_t nb, ptrdiff_t n,
+                    const double *v, double *g, const opf_lapack *fns)
 {
     ptrdiff_t i, j;
-    if (nb <= SMALL_K) {
+    if (nb * n < SMALL_WORK) {
         for (j = 0; j < nb; j++) {
             const double *b = Bb + j * n;
             double a = 0.0;
@@ -151,6 +182,23 @@ static void project_out(const double *Bb, ptrdiff_t nb, ptrdiff_t n,
                 a += b[i] * v[i];
             g[j] = a;
         }
+    } else {
+        int nn = (int)n, rr = (int)nb, one = 1;
+        double fone = 1.0, fzero = 0.0;
+        char tr = 'T';
+        fns->dgemv(&tr, &nn, &rr, &fone, (double *)Bb, &nn, (double *)v,
+                   &one, &fzero, g, &one);
+    }
+}
+
+/* g = Bb v (nb rows of length n), then res -= Bb^T g. */
+static void project_out(const double *Bb, ptrdiff_t nb, ptrdiff_t n,
+                        const double *v, double *g, double *res,
+                        const opf_lapack *fns)
+{
+    ptrdiff_t i, j;
+    project(Bb, nb, n, v, g, fns);
+    if (nb * n < SMALL_WORK) {
         for (j = 0; j < nb; j++) {
             const double *b = Bb + j * n, a = g[j];
             for (i = 0; i < n; i++)
@@ -158,10 +206,8 @@ static void project_out(const double *Bb, ptrdiff_t nb, ptrdiff_t n,
         }
     } else {
         int nn = (int)n, rr = (int)nb, one = 1;
-        double fone = 1.0, fzero = 0.0, fm1 = -1.0;
-        char tr = 'T', nt = 'N';
-        fns->dgemv(&tr, &nn, &rr, &fone, (double *)Bb, &nn, (double *)v,
-                   &one, &fzero, g, &one);
+        double fone = 1.0, fm1 = -1.0;
+        char nt = 'N';
         fns->dgemv(&nt, &nn, &rr, &fm1, (double *)Bb, &nn, g, &one, &fone,
                    res, &one);
     }
@@ -194,10 +240,12 @@ static void combine_rows(const double *C, ptrdiff_t ldc, ptrdiff_t rows,
     }
 }
 
+OPF_MULTIVERSION
 static double dot(const double *a, const double *b, ptrdiff_t m)
 {
     double s = 0.0;
     ptrdiff_t i;
+    OPF_SIMD_WITH(reduction(+:s))
     for (i = 0; i < m; i++)
         s += a[i] * b[i];
     return s;
@@ -211,14 +259,15 @@ static double dot(const double *a, const double *b, ptrdiff_t m)
  * realized loss of a corner drawn with u: the directions below the d-th
  * and the rest drawn uniformly in the tie group.  z: x's coordinates in
  * the r directions, rho2 its energy outside them, t2 its energy in the
- * stored tie group.
+ * stored tie group (c > 0: B's).  F passes r = the end of its tie group at
+ * the k-th (leader_hi): the directions below it need no coordinates.
  */
-static void sketch_losses(const double *sk, ptrdiff_t n, ptrdiff_t k,
-                          const double *z, double rho2, double t2, double u,
-                          double *h, double *real)
+static void sketch_losses(ptrdiff_t c, ptrdiff_t r, const double *vals,
+                          ptrdiff_t n, ptrdiff_t k, const double *z,
+                          double rho2, double t2, double u, double *h,
+                          double *real)
 {
-    const ptrdiff_t r = (ptrdiff_t)sk[1], c = (ptrdiff_t)sk[0], d = n - k;
-    const double *vals = sk + SK_HEAD;
+    const ptrdiff_t d = n - k;
     ptrdiff_t j;
     if (c > 0) { /* B's stored tie group at the level (a = n - r - c above) */
         const double a = (double)(n - r - c);
@@ -257,8 +306,8 @@ static void sketch_losses(const double *sk, ptrdiff_t n, ptrdiff_t k,
  * state after S += g^2 x x^T (hdr, vals, rnew, bnew).  ell = k: B, whose
  * tie group at its new level is kept for the next trial. */
 static int sketch_prepare(const double *skc, ptrdiff_t n, ptrdiff_t k,
-                          ptrdiff_t ell, const double *x, double gx,
-                          double u, double *work, int *iwork,
+                          ptrdiff_t ell, const double *x, double xx,
+                          double gx, double u, double *work, int *iwork,
                           const opf_lapack *fns, double *h, double *real)
 {
     double *sk = (double *)skc;
@@ -267,12 +316,9 @@ static int sketch_prepare(const double *skc, ptrdiff_t n, ptrdiff_t k,
                     nb = (ptrdiff_t)sk[2], cap = OPF_SKETCH_CAP(ell);
     const double *vals = sk_vals(sk), *R = sk_coord(sk, ell),
                  *Bb = sk_basis(sk, ell);
-    double xx = 0.0, out2 = 0.0, rho2, t2 = 0.0, nb_level = 0.0, rho = 0.0;
+    double out2 = 0.0, rho2, t2 = 0.0, nb_level = 0.0, rho = 0.0;
     ptrdiff_t i, j, N, cnt, keep, tied = 0, nb2 = nb;
-    for (i = 0; i < n; i++) {
-        xx += x[i] * x[i];
-        w.res[i] = x[i];
-    }
+    memcpy(w.res, x, sizeof(double) * (size_t)n);
     /* g = Bb x, res = x - Bb^T g (twice when x is mostly in the basis) */
     if (nb > 0) {
         project_out(Bb, nb, n, x, w.g, w.res, fns);
@@ -306,7 +352,7 @@ static int sketch_prepare(const double *skc, ptrdiff_t n, ptrdiff_t k,
         const double a = dot(R + j * cap, w.g, nb);
         t2 += a * a;
     }
-    sketch_losses(sk, n, k, w.z, rho2, t2, u, h, real);
+    sketch_losses(c, r, vals, n, k, w.z, rho2, t2, u, h, real);
     /* the eigenproblem of diag(values, 0) - v v^T on span(U, e) (a stored
      * tie group is at the level: M's update is flat(M) - g^2 x x^T) */
     N = (rho2 > 1e-24 * xx && rho2 > 0.0 && gx > 0.0) ? r + 1 : r;
@@ -448,18 +494,336 @@ static void sketch_commit(double *sk, ptrdiff_t n, ptrdiff_t ell,
     sk[2] = (double)rows;
 }
 
+/* ---- F: Follow the Leader on a lagged Frequent Directions sketch -------- */
+
+/*
+ * F's state (OPF_LEADER_LEN(n, ell) doubles): lf[0] = 0 (no stored tie
+ * group), lf[1] = r, lf[2] = nbuf, lf[3] = the rows absorbed so far (capped
+ * at OPF_LEADER_LAG ell, from where the buffer's capacity is ell), then
+ * the ell values -sigma_j of its sketch S (ascending: the largest sigma
+ * first), its directions U (ell x n, the first r rows orthonormal: S = U^T
+ * diag(sigma) U) and the buffer (ell x n, the first nbuf rows: g x of the
+ * trials since the last refresh).
+ *
+ * A trial predicts with cap_inf(-S) (z = U x over the rows down to the tie
+ * group at the k-th, O(n k)) and appends g x to the buffer; when the buffer
+ * holds leader_capacity rows, the refresh absorbs them: the eigensystem of
+ * S + sum of the buffered rows, then Frequent Directions' shrink by its
+ * (ell+1)-th largest eigenvalue.  The refresh is one symmetric
+ * eigenproblem of order N = r + nbuf <= 2 ell (the Gram matrix of the rows
+ * [diag(sqrt(sigma)) U; buffer], whose U block is diag(sigma)) or of order
+ * n when n <= N (the n x n matrix formed), and two GEMMs of n x ell x N:
+ * O(n ell^2 + ell^3) every ell trials, O(n ell + ell^2) a trial on average
+ * (level-3 BLAS), where the exact per-trial sketch cost O(n ell + ell^3) a
+ * trial with an order-(ell+1) eigen-update (docs/adaptive_rates.md).
+ */
+#define LF_HEAD 4
+
+static const double *lf_rows(const double *lf, ptrdiff_t ell)
+{
+    return lf + LF_HEAD + ell;
+}
+
+/* The buffer's capacity after `absorbed` rows: ceil(absorbed / LAG), at
+ * least 1 and at most ell, so that F's sketch is never older than a fifth
+ * of the stream nor than ell rows. */
+static ptrdiff_t leader_capacity(double absorbed, ptrdiff_t ell)
+{
+    const double c = ceil(absorbed / OPF_LEADER_LAG);
+    return c < 1.0 ? 1 : (c >= (double)ell ? ell : (ptrdiff_t)c);
+}
+
+/* The rows of U a prediction reads: all r while r <= k (the d-th largest of
+ * -S is the flat level), else down to the end of the tie group at the k-th
+ * (sketch_losses' tolerance). */
+static ptrdiff_t leader_hi(const double *vals, ptrdiff_t r, ptrdiff_t k)
+{
+    ptrdiff_t hi = k + 1;
+    double b, tol;
+    if (r <= k)
+        return r;
+    b = vals[k];
+    tol = 1e-12 * fmax(fabs(vals[0]), DBL_MIN);
+    while (hi < r && vals[hi] <= b + tol)
+        hi++;
+    return hi;
+}
+
+/* F's trial workspace: hdr = (action: 0 none, 1 append, 2 refresh; the
+ * new r; the rows absorbed), the new values, z and q (coordinates), e (the
+ * residual), the row g x, the matrix of the refresh and its eigenvectors
+ * (D x D each, D = 2 ell), its eigenvalues and dsyevr's work, the products
+ * with the buffer (P, BB), the coefficients of the new directions and the
+ * new directions (ell x n). */
+typedef struct {
+    double *hdr, *vals, *z, *q, *e, *xrow, *G, *Z, *ev, *evw, *P, *BB, *C,
+        *unew;
+} leader_ws;
+
+/* dsyevr's work per order: 26 is its minimum, (block size + 6) lets
+ * dsytrd and dormtr use blocked, level-3 code */
+#define EV_WORK 72
+
+static size_t leader_work_len(ptrdiff_t n, ptrdiff_t ell)
+{
+    const size_t L = (size_t)ell, D = 2 * L;
+    return 4 + L + 2 * L + 2 * (size_t)n + 2 * D * D + D + EV_WORK * D + 2 * L * L
+           + L * D + L * (size_t)n;
+}
+
+static leader_ws leader_split(double *work, ptrdiff_t n, ptrdiff_t ell)
+{
+    const ptrdiff_t D = 2 * ell;
+    leader_ws w;
+    w.hdr = work;
+    w.vals = w.hdr + 4;
+    w.z = w.vals + ell;
+    w.q = w.z + ell;
+    w.e = w.q + ell;
+    w.xrow = w.e + n;
+    w.G = w.xrow + n;
+    w.Z = w.G + D * D;
+    w.ev = w.Z + D * D;
+    w.evw = w.ev + D;
+    w.P = w.evw + EV_WORK * D;
+    w.BB = w.P + ell * ell;
+    w.C = w.BB + ell * ell;
+    w.unew = w.C + ell * D;
+    return w;
+}
+
+/* out (rows x n) = beta out + C (rows x nb, leading dimension ldc) Bb (nb x
+ * n): a GEMM (column-major: out^T = Bb^T C^T). */
+static void gemm_rows(const double *C, int ldc, int rows, const double *Bb,
+                      int nb, int n, double beta, double *out,
+                      const opf_lapack *fns)
+{
+    double one = 1.0;
+    char nt = 'N';
+    fns->dgemm(&nt, &nt, &n, &rows, &nb, &one, (double *)Bb, &n, (double *)C,
+               &ldc, &beta, out, &n);
+}
+
+/* Modified Gram-Schmidt, twice, on the rows [0, p) of U (p x n): the Gram
+ * matrix of the refresh squares the spread of the values, so a direction
+ * whose value is far below the largest comes out orthogonal only to
+ * about eps sigma_1 / sigma_j; the prediction reads these rows. */
+static void orthonormalize_rows(double *U, ptrdiff_t p, ptrdiff_t n)
+{
+    ptrdiff_t i, j, l;
+    int pass;
+    for (j = 0; j < p; j++) {
+        double *u = U + j * n, nrm;
+        for (pass = 0; pass < 2; pass++)
+            for (i = 0; i < j; i++) {
+                const double *v = U + i * n, a = dot(v, u, n);
+                for (l = 0; l < n; l++)
+                    u[l] -= a * v[l];
+            }
+        nrm = sqrt(dot(u, u, n));
+        for (l = 0; l < n; l++)
+            u[l] /= nrm;
+    }
+}
+
+/* The refresh: the new values and directions into w (hdr[1] = their
+ * number) from S, the buffer's nbuf rows and w->xrow. */
+static int leader_refresh(const double *lf, ptrdiff_t n, ptrdiff_t k,
+                          ptrdiff_t ell, leader_ws *w, int *iwork,
+                          const opf_lapack *fns)
+{
+    const ptrdiff_t r = (ptrdiff_t)lf[1], nbuf = (ptrdiff_t)lf[2],
+                    m = nbuf + 1, N = r + m;
+    const double *vals = lf + LF_HEAD, *U = lf_rows(lf, ell),
+                 *buf = U + ell * n;
+    const int formed = n <= N; /* the n x n matrix, not the Gram matrix */
+    int dim = (int)(formed ? n : N), il = 0, iu = 0, cnt = 0, info = 0,
+        lwork = EV_WORK * dim, liwork = 10 * dim, one = 1;
+    double vl = 0.0, vu = 0.0, abstol = 0.0, fone = 1.0, fzero = 0.0, delta,
+           top, tol;
+    char jobz = 'V', range = 'A', uplo = 'L', tr = 'T';
+    ptrdiff_t i, j, a, kk = 0;
+    if (formed) { /* Ys = [sqrt(sigma) U; buffer; x] (N x n, in Z), then
+                     G = Ys^T Ys (n x n) */
+        double *Ys = w->Z;
+        int nn = (int)n, NN = (int)N;
+        char nt = 'N', tt = 'T';
+        for (i = 0; i < r; i++) {
+            const double s = sqrt(-vals[i]);
+            for (j = 0; j < n; j++)
+                Ys[i * n + j] = s * U[i * n + j];
+        }
+        memcpy(Ys + r * n, buf, sizeof(double) * (size_t)(nbuf * n));
+        memcpy(Ys + (N - 1) * n, w->xrow, sizeof(double) * (size_t)n);
+        fns->dgemm(&nt, &tt, &nn, &nn, &NN, &fone, Ys, &nn, Ys, &nn, &fzero,
+                   w->G, &nn);
+    } else { /* the Gram matrix of [sqrt(sigma) U; buffer; x] (N x N) */
+        int nn = (int)n, rr = (int)r, mm = (int)m;
+        double *G = w->G;
+        if (r > 0 && nbuf > 0) /* P = buffer U^T (nbuf x r, leading dim r) */
+            opf_gemm_abt(fns, (int)nbuf, rr, nn, buf, nn, U, nn, w->P, rr);
+        if (r > 0) /* the last row of P: U x */
+            fns->dgemv(&tr, &nn, &rr, &fone, (double *)U, &nn, w->xrow, &one,
+                       &fzero, w->P + nbuf * r, &one);
+        if (nbuf > 0) { /* BB = [buffer; x] buffer^T (m x nbuf, lead m) */
+            int nbb = (int)nbuf;
+            opf_gemm_abt(fns, nbb, nbb, nn, buf, nn, buf, nn, w->BB, mm);
+            fns->dgemv(&tr, &nn, &nbb, &fone, (double *)buf, &nn, w->xrow,
+                       &one, &fzero, w->BB + nbuf * m, &one);
+        }
+        w->BB[nbuf * m + nbuf] = dot(w->xrow, w->xrow, n);
+        for (i = 0; i < N * N; i++)
+            G[i] = 0.0;
+        for (i = 0; i < r; i++)
+            G[i * N + i] = -vals[i];
+        for (a = 0; a < m; a++) {
+            for (i = 0; i < r; i++) {
+                const double v = sqrt(-vals[i]) * w->P[a * r + i];
+                G[i * N + r + a] = v;
+                G[(r + a) * N + i] = v;
+            }
+            for (i = 0; i <= a; i++) {
+                const double v = w->BB[a * m + i];
+                G[(r + i) * N + r + a] = v;
+                G[(r + a) * N + r + i] = v;
+            }
+        }
+    }
+    fns->dsyevr(&jobz, &range, &uplo, &dim, w->G, &dim, &vl, &vu, &il, &iu,
+                &abstol, &cnt, w->ev, w->Z, &dim, iwork, w->evw, &lwork,
+                iwork + 2 * dim, &liwork, &info);
+    if (info != 0 || cnt != dim)
+        return OPF_EEIG;
+    /* Frequent Directions' shrink by the (ell+1)-th largest (none when
+     * there are at most ell); a value within the tolerance of the level is
+     * none: 1e-12 of the energy absorbed (the level moved by at most that)
+     * plus 64 eps of the largest (the eigenvalues' rounding), so that an
+     * old direction far above the new rows does not set it */
+    delta = dim > ell ? fmax(w->ev[dim - ell - 1], 0.0) : 0.0;
+    top = w->ev[dim - 1];
+    tol = dot(w->xrow, w->xrow, n);
+    for (i = 0; i < nbuf; i++)
+        tol += dot(buf + i * n, buf + i * n, n);
+    tol = 1e-12 * tol + 64.0 * DBL_EPSILON * top;
+    while (kk < (dim < ell ? dim : ell) && w->ev[dim - 1 - kk] - delta > tol)
+        kk++;
+    for (j = 0; j < kk; j++)
+        w->vals[j] = -fmin(w->ev[dim - 1 - j] - delta, 0x1p1000);
+    if (formed) {
+        for (j = 0; j < kk; j++)
+            memcpy(w->unew + j * n, w->Z + (dim - 1 - j) * (ptrdiff_t)dim,
+                   sizeof(double) * (size_t)n);
+    } else if (kk > 0) { /* u_j = [sqrt(sigma) U; buffer; x]^T z_j /
+                            sqrt(lambda_j) */
+        const int NN = (int)N;
+        for (j = 0; j < kk; j++) {
+            const double *zc = w->Z + (dim - 1 - j) * (ptrdiff_t)dim;
+            const double s = 1.0 / sqrt(w->ev[dim - 1 - j]);
+            for (i = 0; i < r; i++)
+                w->C[j * N + i] = zc[i] * sqrt(-vals[i]) * s;
+            for (a = 0; a < m; a++)
+                w->C[j * N + r + a] = zc[r + a] * s;
+        }
+        if (r > 0)
+            gemm_rows(w->C, NN, (int)kk, U, (int)r, (int)n, 0.0, w->unew,
+                      fns);
+        if (nbuf > 0)
+            gemm_rows(w->C + r, NN, (int)kk, buf, (int)nbuf, (int)n,
+                      r > 0 ? 1.0 : 0.0, w->unew, fns);
+        for (j = 0; j < kk; j++) {
+            const double c = w->C[j * N + N - 1];
+            double *o = w->unew + j * n;
+            if (r + nbuf == 0)
+                for (i = 0; i < n; i++)
+                    o[i] = c * w->xrow[i];
+            else
+                for (i = 0; i < n; i++)
+                    o[i] += c * w->xrow[i];
+        }
+        orthonormalize_rows(w->unew, leader_hi(w->vals, kk, k), n);
+    }
+    w->hdr[1] = (double)kk;
+    return OPF_OK;
+}
+
+/* F's trial on x into its workspace (the state is unchanged): its losses,
+ * and its next state after g x joins the buffer (and, when it is full,
+ * the refresh). */
+static int leader_prepare(const double *lf, ptrdiff_t n, ptrdiff_t k,
+                          ptrdiff_t ell, const double *x, double xx, double g,
+                          double u, double *work, int *iwork,
+                          const opf_lapack *fns, double *h, double *real)
+{
+    leader_ws w = leader_split(work, n, ell);
+    const ptrdiff_t r = (ptrdiff_t)lf[1], nbuf = (ptrdiff_t)lf[2];
+    const double *vals = lf + LF_HEAD, *U = lf_rows(lf, ell);
+    const ptrdiff_t hi = leader_hi(vals, r, k);
+    double rho2 = xx;
+    ptrdiff_t i;
+    w.hdr[0] = 0.0;
+    /* z = U_hi x and x's energy outside U_hi: |x|^2 - |z|^2 while that
+     * keeps at least 1/16 of |x|^2 (then exact to 32 eps), else from the
+     * residual e = x - U_hi^T z, projected twice */
+    if (hi > 0) {
+        project(U, hi, n, x, w.z, fns);
+        rho2 = xx - dot(w.z, w.z, hi);
+        if (rho2 < xx / 16.0) {
+            memcpy(w.e, x, sizeof(double) * (size_t)n);
+            project_out(U, hi, n, x, w.z, w.e, fns);
+            project_out(U, hi, n, w.e, w.q, w.e, fns);
+            for (i = 0; i < hi; i++)
+                w.z[i] += w.q[i];
+            rho2 = dot(w.e, w.e, n);
+        }
+    }
+    sketch_losses(0, hi, vals, n, k, w.z, rho2, 0.0, u, h, real);
+    if (!(g > 0.0)) /* nothing to learn */
+        return OPF_OK;
+    for (i = 0; i < n; i++)
+        w.xrow[i] = g * x[i];
+    w.hdr[2] = (double)(nbuf + 1);
+    if (nbuf + 1 < leader_capacity(lf[3], ell)) {
+        w.hdr[0] = 1.0;
+        return OPF_OK;
+    }
+    w.hdr[0] = 2.0;
+    return leader_refresh(lf, n, k, ell, &w, iwork, fns);
+}
+
+/* Commit F's trial: the row joins the buffer, or the refresh's sketch
+ * replaces S and the buffer empties. */
+static void leader_commit(double *lf, ptrdiff_t n, ptrdiff_t ell,
+                          double *work)
+{
+    leader_ws w = leader_split(work, n, ell);
+    double *U = lf + LF_HEAD + ell, *buf = U + ell * n;
+    const ptrdiff_t nbuf = (ptrdiff_t)lf[2];
+    if (w.hdr[0] == 1.0) {
+        memcpy(buf + nbuf * n, w.xrow, sizeof(double) * (size_t)n);
+        lf[2] = (double)(nbuf + 1);
+    } else if (w.hdr[0] == 2.0) {
+        const ptrdiff_t kk = (ptrdiff_t)w.hdr[1];
+        memcpy(lf + LF_HEAD, w.vals, sizeof(double) * (size_t)kk);
+        memcpy(U, w.unew, sizeof(double) * (size_t)(kk * n));
+        lf[1] = (double)kk;
+        lf[2] = 0.0;
+        lf[3] = fmin(lf[3] + w.hdr[2], (double)(OPF_LEADER_LAG * ell));
+    }
+}
+
 int opf_limit_prepare(const double *lim, ptrdiff_t n, ptrdiff_t k,
                       const double *x, double g, double ub, double uf,
                       double *work, int *iwork, const opf_lapack *fns,
                       double *h, double *real)
 {
     const ptrdiff_t ell = opf_leader_ell(n, k);
-    int st = sketch_prepare(sketch_b((double *)lim), n, k, k, x, g, ub, work,
-                            iwork, fns, h, real);
+    const double xx = dot(x, x, n);
+    int st = sketch_prepare(sketch_b((double *)lim), n, k, k, x, xx, g, ub,
+                            work, iwork, fns, h, real);
     if (st != OPF_OK)
         return st;
-    return sketch_prepare(sketch_f((double *)lim, n, k), n, k, ell, x, g, uf,
-                          work + sketch_work_len(n, k), iwork, fns, h + 1,
+    return leader_prepare(sketch_f((double *)lim, n, k), n, k, ell, x, xx, g,
+                          uf, work + sketch_work_len(n, k), iwork, fns, h + 1,
                           real + 1);
 }
 
@@ -672,7 +1036,7 @@ double opf_limit_commit(double *lim, ptrdiff_t n, ptrdiff_t k, double *work,
                         const opf_lapack *fns, const double *h)
 {
     sketch_commit(sketch_b(lim), n, k, work, fns);
-    sketch_commit(sketch_f(lim, n, k), n, opf_leader_ell(n, k),
-                  work + sketch_work_len(n, k), fns);
+    leader_commit(sketch_f(lim, n, k), n, opf_leader_ell(n, k),
+                  work + sketch_work_len(n, k));
     return opf_master3_commit(lim, h);
 }

@@ -295,15 +295,29 @@ def test_limit_tie_group_draws():
     np.testing.assert_allclose(draws, want, atol=0.05)
 
 
+def _steep_stream(T, n, decay, seed):
+    """Rows in a random basis with standard deviations 10^(-decay i): the
+    Gram matrix of F's refresh squares that spread."""
+    rng = np.random.default_rng(seed)
+    Q = np.linalg.qr(rng.normal(size=(n, n)))[0]
+    X = (rng.normal(size=(T, n)) * 10.0 ** (-decay * np.arange(n))) @ Q.T
+    return X / np.linalg.norm(X, axis=1).max()
+
+
 @pytest.mark.parametrize("learner", ["OnlinePCA", "CenteredOnlinePCA"])
-@pytest.mark.parametrize("n,k", [(20, 2), (9, 3)])
-def test_leader_sketch_is_frequent_directions(learner, n, k):
-    """F, Follow the Leader on a sketch of ell = leader_ell(n, k) = min(n, max(4k, 24)) directions: its
-    state is the oracle's sketch (eigh every trial), and FD's guarantee
-    0 <= C - S <= ||C - C_k||_F^2 / (ell - k) holds against the learner's
-    scatter C = sum f_t y_t y_t^T (numpy.linalg.eigh); ell = n: S = C,
-    exact Follow the Leader."""
-    X = _stream(T=300, n=n, seed=4) + (0.2 if learner == "CenteredOnlinePCA" else 0.0)
+@pytest.mark.parametrize("n,k,decay", [(20, 2, None), (9, 3, None), (60, 2, 0.0),
+                                       (60, 2, 0.25), (60, 5, 0.4)])
+def test_leader_sketch_is_frequent_directions(learner, n, k, decay):
+    """F, Follow the Leader on a lagged sketch of ell = leader_ell(n, k) =
+    min(n, max(4k, 24)) directions: its sketch S at its last refresh and its
+    buffer P are the oracle's (eigh every refresh; at n = 60 > 2 ell the
+    refresh is the Gram matrix's, whose squared spread the steep streams
+    test), the directions its prediction reads orthonormal, and FD's guarantee 0 <= C - (S + P)
+    <= ||C - C_k||_F^2 / (ell - k) holds against the learner's scatter C =
+    sum f_t y_t y_t^T (numpy.linalg.eigh), as does 0 <= (C - P) - S for the
+    rows S absorbed; ell = n: S + P = C, exact Follow the Leader."""
+    X = (_stream(T=300, n=n, seed=4) if decay is None else _steep_stream(300, n, decay, 4))
+    X = X + (0.2 if learner == "CenteredOnlinePCA" else 0.0)
     est = getattr(opf, learner)(k, state="dense", random_state=0).fit(X)
     if learner == "CenteredOnlinePCA":
         Y, f = ref.centered_instances(X)
@@ -311,21 +325,29 @@ def test_leader_sketch_is_frequent_directions(learner, n, k):
         Y, f = X, np.ones(X.shape[0])
     ell = ref.leader_ell(n, k)
     assert opf._kernels.leader_ell(n, k) == ell
-    sk = est._master_view().f_sketch
-    r = int(sk[1])
-    vals, V = sk[3:3 + r], _leader_parts(est)[1]
-    S = -(V * vals) @ V.T  # values relative to the shrink level (0)
-    _, S_ref = ref.sketch_leader(Y, k, ell, weights=f, state=True)
-    scale = np.abs(S_ref).max()
-    np.testing.assert_allclose(S, S_ref, atol=1e-10 * scale)
+    master = est._master_view()
+    sigma, rows = master.leader_values()
+    V = _leader_parts(est)[1]
+    # the rows a prediction reads (down to the k+1-th: no ties here) to
+    # rounding; the others as the Gram matrix leaves them, to ~eps
+    # sigma_1 / sqrt(sigma_i sigma_j)
+    top = min(k + 1, V.shape[1])
+    np.testing.assert_allclose(V[:, :top].T @ V[:, :top], np.eye(top), rtol=0, atol=1e-13)
+    loose = 1e-13 + 1e-14 * sigma[0] / np.sqrt(np.outer(sigma, sigma))
+    assert (np.abs(V.T @ V - np.eye(V.shape[1])) <= loose).all()
+    S, P = (V * sigma) @ V.T, rows.T @ rows
+    _, S_ref, P_ref = ref.sketch_leader(Y, k, ell, weights=f, state=True)
+    scale = np.abs(S_ref + P_ref).max()
+    np.testing.assert_allclose(P, P_ref, rtol=0, atol=1e-15 * scale)
+    np.testing.assert_allclose(S, S_ref, rtol=0, atol=1e-10 * scale)
     C = (Y * f[:, None]).T @ Y
-    ev = np.linalg.eigvalsh(C - S)
     tail = np.sort(np.linalg.eigvalsh(C))[::-1][k:]
-    assert ev.min() >= -1e-10 * scale
-    if ell < n:
-        assert ev.max() <= np.sum(tail) / (ell - k) * (1 + 1e-9)  # ||A - A_k||_F^2: the tail's sum
-    else:
-        assert ev.max() <= 1e-10 * scale
+    for gap in (np.linalg.eigvalsh(C - S - P), np.linalg.eigvalsh(C - P - S)):
+        assert gap.min() >= -1e-10 * scale
+        if ell < n:
+            assert gap.max() <= np.sum(tail) / (ell - k) * (1 + 1e-9)  # the tail's sum
+        else:
+            assert gap.max() <= 1e-10 * scale
 
 
 @pytest.mark.parametrize("case", ["adversarial", "random", "scales", "underflow"])
@@ -362,3 +384,26 @@ def test_master3_against_the_oracle_and_its_bound(case):
             bound = top * (np.sqrt(np.log(3) * np.sum((ranges / top) ** 2) / 4)
                            + 2 / 3 * np.log(3) + 1)
             assert st[1] <= bound * (1 + 1e-12)
+
+
+def test_a_large_row_does_not_freeze_the_leader():
+    """One row 1e7 times the others: F's refresh still keeps the directions
+    the later rows build (its tolerance is 1e-12 of the energy it absorbs
+    plus 64 eps of its largest value; 1e-12 of the largest dropped every
+    direction below 100 here, leaving F one), and they are the oracle's."""
+    rng = np.random.default_rng(3)
+    n, k = 30, 2
+    X = rng.normal(size=(300, n)) * np.linspace(0.3, 0.03, n)
+    X[:, 0] = 0.0  # the later rows orthogonal to the large one: a gap of 1
+    X[0] = 1e7 * np.eye(n)[0]  # in 1e14 is then not lost to rounding
+    learner = opf.OnlinePCA(k, state="dense", random_state=0).fit(X)
+    sigma, _ = learner._master_view().leader_values()
+    V = _leader_parts(learner)[1]
+    ell = ref.leader_ell(n, k)
+    assert len(sigma) > k + 1 and sigma[1] < 100.0
+    _, S, _ = ref.sketch_leader(X, k, ell, state=True)
+    v, Q = np.linalg.eigh(S)
+    top = Q[:, ::-1][:, :k + 1]  # the largest first
+    # to the rounding of values beside 1e14 (eps 1e14 ~ 2e-2 on gaps of ~1)
+    np.testing.assert_allclose(V[:, :k + 1] @ V[:, :k + 1].T, top @ top.T, atol=1e-3)
+    np.testing.assert_allclose(sigma[1:k + 1], v[::-1][1:k + 1], rtol=1e-3)

@@ -95,13 +95,16 @@ def test_meg_clustered_matches_eigh_reference(stream, learner):
 def test_auto_rate_clustered_matches_dense(stream, centered):
     """eta="auto" (the default): A is rescaled every trial; the clustered
     state follows the dense one to rounding (main: 4.4e-10 on the first
-    stream, centered)."""
+    stream, centered).  The master's weights carry A's rounding (up to
+    6e-13 of the trial's scale in the thirty tiny rows before the burst)
+    into the burst's first trial, 1e4 times larger: 1.4e-12 on the second
+    stream uncentered (7.5e-14 while F absorbed every row), hence 5 TOL."""
     X = spread_then_burst(**stream)
     k = 10 if X.shape[1] >= 44 else 5
     dense = opf.CenteredOnlinePCA(k, centered=centered, state="dense", random_state=0).fit(X)
     clustered = opf.CenteredOnlinePCA(k, centered=centered, state="clustered",
                                       random_state=0).fit(X)
-    assert relative_error(clustered, dense, X) <= TOL
+    assert relative_error(clustered, dense, X) <= 5 * TOL
     assert clustered.eta_ == pytest.approx(dense.eta_, rel=1e-12)
 
 

@@ -84,6 +84,8 @@ class _Cumulative(_PCALearner):
     dense or clustered (``state``), from which ``explained_variance_`` is
     read (see the module doc)."""
 
+    _state_leads = True
+
     _law = "cumulative"
     #: A's level at reset: log(1/n) (Follow the Leader: 0)
     _a0_is_zero = False
@@ -271,8 +273,9 @@ class CenteredOnlinePCA(_Cumulative):
           learner); with ``centered=True`` no bound is derived beyond WK's;
         - the eta -> infinity limit of the capped update and Follow the
           Leader on a Frequent Directions sketch of ``ell = min(n, max(4k, 24))``
-          directions, both of the scatter ``C^t`` (exact Follow the Leader
-          for ``n <= max(4k, 24)``), as for :class:`OnlinePCA`.
+          directions refreshed in batches, both of the scatter ``C^t``
+          (exact Follow the Leader on the rows it absorbed for ``n <=
+          max(4k, 24)``), as for :class:`OnlinePCA`.
 
         The loss is at most that of the best of the three plus ``2
         Delta^M`` (``master_gap_``), ``Delta^M <= sqrt(log 3 sum_t |y_t|^4

@@ -119,13 +119,20 @@ class _PCALearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, TrialLoopLe
         self._check_fitted()
         return self.n_components
 
+    #: the state's k leading directions are Follow the Leader's (the
+    #: cumulative learners: eigenvectors of the scatter C^t), so that where
+    #: eta="auto"'s master weighs F most, components_ are those exact ones
+    #: rather than F's sketch at its last refresh
+    _state_leads = False
+
     def _kept_basis(self):
         """The k leading directions (n x k): those of the learner eta="auto"'s
         master weighs most, if it is the limit or Follow the Leader on the
-        sketch (and it has k); else the eigenvectors of W with the smallest
-        eigenvalues."""
+        sketch (and it has k; the cumulative learners: the state's, exact
+        Follow the Leader, for F); else the eigenvectors of W with the
+        smallest eigenvalues."""
         master = self._master_view()
-        kept = None if master is None else master.kept_basis()
+        kept = None if master is None else master.kept_basis(leader=not self._state_leads)
         return self._state.kept_basis(self.n_components) if kept is None else kept
 
     def _sampled_basis(self, random_state):
@@ -397,7 +404,10 @@ class OnlinePCA(_PCALearner):
         - Follow the Leader on a Frequent Directions sketch of ``ell =
           min(n, max(4k, 24))`` directions of ``sum x x^T`` (the limit is the same
           sketch with ``ell = k``; ``ell = n`` is exact Follow the Leader),
-          O(n ell + ell^3) per trial: it wins on stationary streams, where the
+          refreshed in batches: it plays its sketch at its last refresh and
+          absorbs the rows since every ``min(ell, ceil(t/4))`` rows or so, so
+          its leader misses at most ``min(ell, t/5)`` rows; O(n ell + ell^2)
+          per trial on average: it wins on stationary streams, where the
           running covariance is the best predictor.
 
         The loss is at most that of the best of the three plus ``2
@@ -405,7 +415,9 @@ class OnlinePCA(_PCALearner):
         / 4) + (2/3 log 3 + 1) max_t |x_t|^2``; ``limit_weight_`` and
         ``leader_weight_`` are the master's weights of the limit and of
         Follow the Leader.  Cost per trial: the fixed-rate trial at the
-        rate in use plus O(n ell + ell^3).  Setting ``eta`` or
+        rate in use plus O(n k + k^3) and O(n ell + ell^2) on average
+        (measured 2.1-2.3x the fixed rate at n = 400-4000, docs:
+        adaptive_rates).  Setting ``eta`` or
         ``n_components`` mid-stream restarts the master and its two
         sketches at the next batch.  A number: the fixed-rate algorithm
         (> 0); the tuned value of WK eq. (3) is

@@ -113,6 +113,10 @@ def _sketch_len(n, ell):
     return 3 + (ell + 1) * (1 + cap) + cap * n
 
 
+def _leader_len(n, ell):
+    return 4 + ell + 2 * ell * n  # OPF_LEADER_LEN
+
+
 def _sketch_rows(sk, n, ell):
     """A sketch's r explicit directions (n x r) and its stored tie group (n x
     c, or None): R Bb (src/limit.h)."""
@@ -139,7 +143,7 @@ class SketchMaster:
         ell = _kernels.leader_ell(n, k)
         b = 8
         f = b + _sketch_len(n, k)
-        return b, f, ell, f + _sketch_len(n, ell)
+        return b, f, ell, f + _leader_len(n, ell)
 
     @classmethod
     def of(cls, lim, n, k):
@@ -176,19 +180,31 @@ class SketchMaster:
         return _sketch_rows(self.b_sketch, self.n, self.k)
 
     def leader_directions(self):
-        """F's explicit directions as n x r columns, largest first."""
-        return _sketch_rows(self.f_sketch, self.n, self.ell)[0]
+        """F's explicit directions (its sketch's at its last refresh) as n x r
+        columns, largest first."""
+        f, ell, n = self.f_sketch, self.ell, self.n
+        r = int(f[1])
+        return f[4 + ell:4 + ell + r * n].reshape(r, n).T.copy()
 
-    def kept_basis(self):
+    def leader_values(self):
+        """F's sketch at its last refresh: its r eigenvalues sigma, largest
+        first, and its buffer (the rows since, g x each, as nbuf x n)."""
+        f, ell, n = self.f_sketch, self.ell, self.n
+        r, nbuf = int(f[1]), int(f[2])
+        start = 4 + ell + ell * n
+        return -f[4:4 + r], f[start:start + nbuf * n].reshape(nbuf, n).copy()
+
+    def kept_basis(self, leader=True):
         """The k directions of the learner the master weighs most, if it is
-        B or F and has k of them; else None (the rate learner's)."""
+        B or F (with `leader`) and has k of them; else None (the rate
+        learner's)."""
         wb, wf = self.limit_weight, self.leader_weight
         wa = 1.0 - wb - wf
         if wb > max(wa, wf):
             U = self.limit_parts()[0]
             if U.shape[1] == self.k:
                 return U.copy()
-        if wf > max(wa, wb):
+        if leader and wf > max(wa, wb):
             V = self.leader_directions()
             if V.shape[1] >= self.k:
                 return V[:, :self.k].copy()

@@ -44,7 +44,7 @@ from ._kernels import cap_log
 
 __all__ = ["two_point_gap", "Master", "MasterK", "auto_meg", "auto_pca", "limit_meg",
            "auto_cumulative", "auto_experts", "auto_simplex", "master_losses", "sketch_leader",
-           "auto_centered", "centered_instances", "leader_ell"]
+           "auto_centered", "centered_instances", "leader_ell", "leader_capacity", "LEADER_LAG"]
 
 
 def _sym_eigh(M):
@@ -164,33 +164,59 @@ def leader_ell(n, k):
     return min(n, max(4 * k, 24))
 
 
-def sketch_leader(X, k, ell, weights=None, state=False):
+#: F's refresh: its buffer holds min(ell, ceil(t_0 / LEADER_LAG)) rows (at
+#: least 1) before its sketch absorbs them (``OPF_LEADER_LAG``).
+LEADER_LAG = 4
+
+
+def leader_capacity(absorbed, ell):
+    """The rows F's buffer holds before a refresh, after `absorbed` rows."""
+    return int(min(ell, max(1, -(-absorbed // LEADER_LAG))))
+
+
+def sketch_leader(X, k, ell, weights=None, state=False, lagged=True):
     """Follow the Leader on a Frequent Directions sketch of `ell` >= k
-    directions (Liberty 2013; Ghashami, Liberty, Phillips & Woodruff 2016):
-    the sketch S starts at 0; a trial predicts with cap_inf(-S) (the k
-    largest eigenvalues of S, a tie at the k-th sharing as in
-    ``limit_meg``), then S <- S + x x^T and, when S has more than `ell`
-    nonzero eigenvalues, every eigenvalue drops by the (ell+1)-th largest
-    (the shrink, at most one direction per trial).  ``ell = k`` is
-    ``limit_meg`` (the level of its flat part is that shrink), ``ell >= n``
-    exact Follow the Leader; in between, 0 <= C^t - S_t <= (||C^t -
-    [C^t]_k||_F^2 / (ell - k)) I (FD's bound, C^t = sum x x^T).  eigh every
-    trial; returns the expected losses (and, with `state`, the final S).
-    `weights`: S + w_t x x^T."""
+    directions (Liberty 2013; Ghashami, Liberty, Phillips & Woodruff 2016),
+    refreshed in batches: the sketch S starts at 0; a trial predicts with
+    cap_inf(-S) (the k largest eigenvalues of S, a tie at the k-th sharing
+    as in ``limit_meg``), then ``w_t x x^T`` joins a buffer P; when the
+    buffer holds ``leader_capacity(t_0, ell)`` rows (t_0 the rows S
+    absorbed: ceil(t_0 / 4), at least 1, at most ell), S <- S + P with every
+    eigenvalue dropped by the (ell+1)-th largest (values within 1e-12 of the
+    energy absorbed, trace P, plus 64 eps of the largest, of that level are
+    dropped), and P <- 0.  FD's bound holds for S
+    and for S + P at every trial, 0 <= C^t - S_t <= (||C^t - [C^t]_k||_F^2 /
+    (ell - k)) I (C^t = sum w x x^T); F follows the leader of S, which
+    misses at most min(ell, t/5) rows.  ``lagged=False``: a refresh every
+    trial (``ell = k`` is then ``limit_meg``, ``ell >= n`` exact Follow the
+    Leader).  eigh every refresh; returns the expected losses (and, with
+    `state`, S and P)."""
     X, n, d, ws = _stream(X, k, weights)
-    S, out = np.zeros((n, n)), []
+    S, P = np.zeros((n, n)), np.zeros((n, n))
+    nbuf = absorbed = 0
+    out = []
+    v, Q = _sym_eigh(-S)  # ascending in -S: the largest of S first
+    w = _cap_inf(v, d)[1]
     for x, wt in zip(X, ws):
-        v, Q = _sym_eigh(-S)  # ascending in -S: the largest of S first
-        w = _cap_inf(v, d)[1]
         z = Q.T @ x
         out.append(d * w @ (z * z))
         if wt == 0.0:
             continue
-        v, Q = _sym_eigh(S + wt * np.outer(x, x))  # ascending in S
-        if ell < n:
-            v = np.maximum(v - v[n - ell - 1], 0.0)
-        S = (Q * v) @ Q.T
-    return (np.array(out), S) if state else np.array(out)
+        P += wt * np.outer(x, x)
+        nbuf += 1
+        if lagged and nbuf < leader_capacity(absorbed, ell):
+            continue
+        lam, U = _sym_eigh(S + P)  # ascending in S
+        shrink = max(lam[n - ell - 1], 0.0) if ell < n else 0.0
+        sigma = lam - shrink
+        energy = float(np.trace(P))  # the rows absorbed (w |x|^2 each)
+        keep = sigma > 1e-12 * energy + 64 * np.finfo(float).eps * lam[-1]
+        S = (U[:, keep] * sigma[keep]) @ U[:, keep].T
+        P = np.zeros((n, n))
+        absorbed, nbuf = min(absorbed + nbuf, LEADER_LAG * ell), 0
+        v, Q = _sym_eigh(-S)
+        w = _cap_inf(v, d)[1]
+    return (np.array(out), S, P) if state else np.array(out)
 
 
 class Master:
