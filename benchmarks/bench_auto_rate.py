@@ -173,16 +173,17 @@ class AutoCost:
         import onlinepca_fast as opf
 
         W.one_blas_thread()
-        auto = W.PerRow(opf.OnlinePCA(W.K, random_state=0), "decay", n, 1800, exponent=0.7,
+        n, warm = W.size(n, 30), W.size(1800, W.IPCA_BATCH)
+        auto = W.PerRow(opf.OnlinePCA(W.K, random_state=0), "decay", n, warm, exponent=0.7,
                         seed=1)
         rate = auto.learner.eta_
         self.jobs = {"auto": auto.job()}
         for label, eta in (("eta1", 1.0), ("same rate", rate)):
-            fixed = W.PerRow(opf.OnlinePCA(W.K, eta=eta, random_state=0), "decay", n, 1800,
+            fixed = W.PerRow(opf.OnlinePCA(W.K, eta=eta, random_state=0), "decay", n, warm,
                              exponent=0.7, seed=1)
             self.jobs[label] = fixed.job()
         self.jobs["ipca"] = W.ipca_job(auto.ipca_rows, auto.batches)
-        self.seconds = dict(zip(self.jobs, W.minima(list(self.jobs.values()), 5)))
+        self.seconds = dict(zip(self.jobs, W.minima(list(self.jobs.values()), W.size(5, 1))))
 
     def track_auto_over_eta1(self, n):
         return self.seconds["auto"] / self.seconds["eta1"]
