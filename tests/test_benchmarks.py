@@ -141,6 +141,8 @@ def test_the_suite_covers_the_issue_figures():
             "CtrlCLatency.track_latency_max",                    # interrupt_latency
             "AutoRate.track_auto_over_best_eta",                 # auto_rate
             "AutoRate.track_time_auto_over_eta1",
+            "AutoCost.track_auto_over_same_rate",                # issue 36 item 4
+            "AutoCost.track_auto_over_ipca",
             "AutoRateKernel.track_auto_over_best_eta",           # auto_rate_kernel
             "AutoRateCandidates.track_loss_over_best_subspace",  # auto_rate_candidates
     ):
