@@ -282,7 +282,8 @@ class CenteredOnlinePCA(_Cumulative):
         / 4) + (2/3 log 3 + 1) max_t |y_t|^2``.  Scale-free (rows of norm
         0 or ``2**-480 .. 2**480``; others are refused, see
         ``learners._scale``).  Cost per
-        trial: the fixed-rate trial plus O(n ell + ell^3).  A number: WK
+        trial: the fixed-rate trial plus O(n k + k^3) and O(n ell + ell^2)
+        on average (docs: adaptive_rates).  A number: WK
         Alg. 6 with that rate (> 0).
     center_lr_inv : float, default=0.0
         ``eta~^{-1} >= 0``, the inverse learning rate of the center; 0 makes
