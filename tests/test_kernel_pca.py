@@ -453,7 +453,7 @@ def test_overflowing_builtin_kernel():
 
 
 @pytest.mark.parametrize("params, exc, match", [
-    (dict(n_components=0), ValueError, "n_components must satisfy"),
+    (dict(n_components=0), ValueError, "n_components must be an integer >= 1"),
     (dict(n_components=1.5), TypeError, "n_components must be an integer"),
     (dict(eta=0.0), ValueError, "eta must be a finite number > 0"),
     (dict(kernel="sigmoid"), ValueError, "kernel must be one of"),

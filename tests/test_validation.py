@@ -141,7 +141,7 @@ def test_bad_single_instance_is_rejected_and_changes_nothing(learner_case):
     bad_nan.flat[-1] = np.nan
     for bad, exc, match in [
         (bad_nan, ValueError, "x contains NaN or infinity"),
-        (x[np.newaxis, np.newaxis], ValueError, "x must have 1 .*dimensions"),
+        (x[np.newaxis, np.newaxis], ValueError, "x must have 1 .*dimension"),
         (np.append(x, 0.0) if x.ndim == 1 else x[:-1], ValueError, "x (has|must)"),
         (x.astype(complex), ValueError, "Complex data not supported: x"),
         (_with_str(x.astype(object)), TypeError, "x must hold real numbers"),

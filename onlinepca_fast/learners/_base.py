@@ -301,7 +301,8 @@ class OnlineLearner(BaseEstimator):
         if arr.ndim not in ok:
             hint = (" Reshape your data, e.g. with X.reshape(1, -1) for a single "
                     "row, or call learn_one(x)" if arr.ndim == 1 and not single else "")
-            raise ValueError(f"{name} must have {' or '.join(map(str, ok))} dimensions, "
+            unit = "dimension" if ok == (1,) else "dimensions"
+            raise ValueError(f"{name} must have {' or '.join(map(str, ok))} {unit}, "
                              f"got an array of shape {arr.shape}.{hint}")
         matrix = arr.ndim == ok[-1] and len(ok) == 2
         if single:

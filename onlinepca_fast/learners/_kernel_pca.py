@@ -272,7 +272,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
     """
 
     _constraints = {
-        "n_components": Interval("int", 1, _MAX_COMPONENTS),
+        "n_components": Interval("int", 1, _MAX_COMPONENTS,
+                                 text="be an integer >= 1 (and below 2**61)"),
         "kernel": OneOf(Options("linear", "poly", "rbf"), IsCallable()),
         "eta": ETA,
         "degree": Interval("int", 1, None),
