@@ -72,10 +72,12 @@ Contract of every transformer here
   each dict into one preallocated row).  Pickling and ``clone`` work; a
   pickled transformer continues bit for bit.
 
-:class:`OnlineKernelPCA` keeps every past instance and the eigensystem of
-their kernel matrix, so its memory grows as ``t^2`` and a trial costs
-``O(t^2)`` to ``O(t^3)`` after ``t`` events: on an unbounded stream, bound
-``t`` yourself.  Hedge, CappedHedge and the variance minimisers are not
+:class:`OnlineKernelPCA` keeps its first ``budget`` instances (1000 by
+default) exactly, with the eigensystem of their kernel matrix, then
+continues on a Nyström feature map of ``map_size`` dimensions (64), so its
+memory is bounded on an unbounded stream; with ``budget=None`` it keeps
+every instance (memory ``24 t^2`` bytes, a trial ``O(t^2)`` to ``O(t^3)``
+after ``t`` events).  Hedge, CappedHedge and the variance minimisers are not
 transformers (their instances are loss vectors or covariances, they have
 no ``transform``).
 
@@ -597,11 +599,13 @@ class OnlineKernelPCA(_DictTransformer):
     """Online kernel PCA (KW Algorithm 6) on dicts.
 
     :class:`onlinepca_fast.OnlineKernelPCA` as a river transformer.  Its
-    memory is not bounded: the learner keeps every instance and the
-    eigensystem of their kernel matrix, about ``24 t^2`` bytes after ``t``
-    events (2.4 GB at ``t = 10,000``), and a trial costs ``O(t^2)`` to
-    ``O(t^3)``.  Use it on finite streams, or bound ``t`` yourself (e.g.
-    start a new transformer with river's ``clone()`` every so many events).
+    memory is bounded by default: the learner keeps its first ``budget``
+    (1000) instances exactly, then continues on a Nyström feature map of
+    ``map_size`` (64) dimensions; ``budget=None`` keeps every instance,
+    about ``24 t^2`` bytes after ``t`` events (2.4 GB at ``t = 10,000``),
+    a trial then costing ``O(t^2)`` to ``O(t^3)``.  ``gamma="scale"`` is
+    fixed from the first event (or the first ``learn_many`` frame): pass a
+    number for a kernel that does not depend on it.
     ``transform_one`` gives the coordinates on the r leading feature-space
     directions (``learner.transform``); there is no ``components_`` (the
     directions are combinations of the instances seen, ``learner.X_fit_``

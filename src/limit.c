@@ -1,7 +1,8 @@
 /*
- * limit.c -- the master of eta = "auto" (OnlinePCA, OnlineAdaptivePCA) and
- * its second learner, the eta -> infinity limit of the capped update
- * (limit.h; derivation in docs/adaptive_rates.md).
+ * limit.c -- the master of eta = "auto" (OnlinePCA, OnlineAdaptivePCA,
+ * CenteredOnlinePCA), its second learner, the eta -> infinity limit of the
+ * capped update, and its third, Follow the Leader on a lagged Frequent
+ * Directions sketch (limit.h; derivation in docs/adaptive_rates.md).
  *
  * The limit learner B keeps M (in loss units) as r <= k explicit
  * directions U with values below one flat level b, every other direction
@@ -14,8 +15,10 @@
  * diag(values, b) - v v^T, v = (z, rho): an (r+1) x (r+1) eigenproblem;
  * with r + 1 > k its largest eigenvalue is the new flat level (the cap at
  * zero temperature), and directions at the level join it (the tie group of
- * the next trial).  O(n k^2) (the rotation of the directions, one n x
- * (k+1) x (k+1) GEMM) + O(k^2).
+ * the next trial).  The directions are coordinates in an orthonormal basis
+ * of at most 2 (k + 1) rows (a new row per trial: e / rho), rotated by the
+ * small problem's eigenvectors; a full basis is compressed to the
+ * directions kept (one GEMM): O(n k + k^3) a trial on average.
  */
 #include <float.h>
 #include <math.h>

@@ -2,7 +2,8 @@
 #define OPF_LIMIT_H
 
 /*
- * limit.h -- eta = "auto" of OnlinePCA / OnlineAdaptivePCA: a master
+ * limit.h -- eta = "auto" of OnlinePCA / OnlineAdaptivePCA /
+ * CenteredOnlinePCA: a master
  * AdaHedge over three learners (limit.c, docs/adaptive_rates.md):
  *
  *   A  the learner itself at its AdaHedge rate (the trial of learner.c);

@@ -398,7 +398,7 @@ class OnlinePCA(_PCALearner):
           |x_t|^2`` (no mixing; with mixing see docs: adaptive_rates);
         - the limit eta -> infinity of the capped update (zero temperature):
           it keeps k directions and one flat level, a tracking Follow the
-          Leader, O(n k + k^3) per trial; it wins when the data favour
+          Leader, O(n k + k^3) per trial on average; it wins when the data favour
           large rates (the digits class by class: every eta >= 100 ties
           with it);
         - Follow the Leader on a Frequent Directions sketch of ``ell =
