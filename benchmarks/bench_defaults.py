@@ -25,7 +25,8 @@ rows), ``yeast`` (river, 103 features, 2417 rows: biology, stationary),
 ``sp500`` (river's SP500Stocks, 10 daily returns, 1257 rows: strongly
 low-rank, stationary), ``shuttle`` (river, 9 features, 49,097 rows), and
 three short ones (T < 1000: no baseline figure): ``wine``, ``cancer``,
-``diabetes`` (scikit-learn).
+``diabetes`` (scikit-learn).  ``UNSEEN_STREAMS``: nineteen more, held out
+(scikit-image's images as tiles, statsmodels and river data sets).
 
 asv: ``Defaults.track_*`` report the ratios (one stream/learner/k per
 parameter).  The whole table: ``python tools/defaults_table.py [STREAM ...]``
@@ -44,9 +45,11 @@ from onlinepca_fast import metrics
 try:
     from . import baselines
     from .workloads import digits_rows as digits, image_patches as patches
+    from .workloads import statsmodels_rows, tiled_patches
 except ImportError:  # run as a file: benchmarks/ is on the path
     import baselines
     from workloads import digits_rows as digits, image_patches as patches
+    from workloads import statsmodels_rows, tiled_patches
 
 GRID = 10.0 ** np.arange(-2.0, 5.01, 0.5)
 KS = (2, 5, 10)
@@ -59,9 +62,12 @@ SCALES = (1e-6, 1e6)
 
 
 # -- streams ---------------------------------------------------------------------------
-def _river(name):
+def _river(name, numeric_only=False):
     from river import datasets
-    return np.array([[float(v) for v in x.values()] for x, _ in getattr(datasets, name)()])
+    rows = [x for x, _ in getattr(datasets, name)()]
+    keys = [key for key, v in rows[0].items()
+            if not numeric_only or (isinstance(v, (int, float)) and not isinstance(v, bool))]
+    return np.array([[float(x[key]) for key in keys] for x in rows])
 
 
 def _sklearn(loader):
@@ -84,10 +90,36 @@ STREAMS = {
     "diabetes": ("short, by target", _sklearn("load_diabetes")),
 }
 
+#: Held out: streams measured once, after the defaults were chosen, and not
+#: used to choose or tune them (``tools/defaults_table.py --unseen``; needs
+#: scikit-image and statsmodels besides river).  Tiles are 8x8, raster order.
+UNSEEN_STREAMS = {
+    "camera": ("image tiles", lambda: tiled_patches("camera")),
+    "astronaut": ("image tiles", lambda: tiled_patches("astronaut")),
+    "chelsea": ("image tiles", lambda: tiled_patches("chelsea")),
+    "page": ("image tiles, scanned text", lambda: tiled_patches("page")),
+    "hubble": ("image tiles, long", lambda: tiled_patches("hubble_deep_field")),
+    "coins+text": ("two images: a shift", lambda: tiled_patches("coins", "text")),
+    "brick+moon": ("two images: a shift", lambda: tiled_patches("brick", "moon")),
+    "gravel+grass+brick": ("three textures: two shifts, long",
+                           lambda: tiled_patches("gravel", "grass", "brick")),
+    "fair": ("survey, file order", lambda: statsmodels_rows("fair")),
+    "randhie": ("insurance, file order, long", lambda: statsmodels_rows("randhie")),
+    "phishing": ("river, ternary features", lambda: _river("Phishing")),
+    "trump": ("river TrumpApproval, a date column", lambda: _river("TrumpApproval")),
+    "solarflare": ("river, numeric columns", lambda: _river("SolarFlare", numeric_only=True)),
+    "anes96": ("short survey", lambda: statsmodels_rows("anes96")),
+    "modechoice": ("short", lambda: statsmodels_rows("modechoice")),
+    "star98": ("short", lambda: statsmodels_rows("star98")),
+    "grunfeld": ("short panel", lambda: statsmodels_rows("grunfeld")),
+    "elnino": ("short", lambda: statsmodels_rows("elnino")),
+    "iris": ("short, by class", _sklearn("load_iris")),
+}
+
 
 def stream(name):
     """The stream's rows, scaled so that the largest row norm is 1."""
-    X = STREAMS[name][1]()
+    X = {**STREAMS, **UNSEEN_STREAMS}[name][1]()
     return X / np.linalg.norm(X, axis=1).max()
 
 

@@ -619,6 +619,32 @@ def macro_rows():
     return np.diff(np.log(np.abs(d[cols].to_numpy(float)) + 1.0), axis=0)
 
 
+
+def tiled_patches(*images, size=8):
+    """Non-overlapping size x size tiles of scikit-image's bundled images
+    (``skimage.data``, colour made grey), in raster order, one image after
+    the other: a shift where the image changes (ImportError without
+    scikit-image)."""
+    from skimage import color, data
+
+    rows = []
+    for name in images:
+        im = getattr(data, name)()
+        im = color.rgb2gray(im) * 255.0 if im.ndim == 3 else im.astype(float)
+        h, w = (im.shape[0] // size) * size, (im.shape[1] // size) * size
+        tiles = im[:h, :w].reshape(h // size, size, w // size, size).transpose(0, 2, 1, 3)
+        rows.append(tiles.reshape(-1, size * size))
+    return np.concatenate(rows)
+
+
+def statsmodels_rows(name):
+    """The numeric columns of a statsmodels data set, in file order
+    (ImportError without statsmodels)."""
+    import statsmodels.api as sm
+
+    X = getattr(sm.datasets, name).load_pandas().data.select_dtypes("number")
+    return X.to_numpy(dtype=float)
+
 #: The streams of the auto rate's table (rows scaled to max |x| = 1); the
 #: last three were not used to design the rates (OnlinePCA and
 #: OnlineAdaptivePCA only).

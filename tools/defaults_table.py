@@ -2,8 +2,8 @@
 ``benchmarks/bench_defaults.py`` against the best subspace, the best fixed
 eta of a grid, eta = 1 and the best baseline of the same centering.
 
-Run: ``python tools/defaults_table.py [--json FILE] [STREAM ...]`` from the
-checkout (the asv benchmarks ``Defaults.track_*`` report the same ratios).
+Run: ``python tools/defaults_table.py [--json FILE] [--unseen] [STREAM ...]``
+from the checkout (``--unseen``: the held-out streams) (the asv benchmarks ``Defaults.track_*`` report the same ratios).
 """
 
 from __future__ import annotations
@@ -22,14 +22,26 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("streams", nargs="*", metavar="STREAM",
                    help="streams to measure (default: all): " + ", ".join(bd.STREAMS))
+    p.add_argument("--unseen", action="store_true",
+                   help="the held-out streams (needs scikit-image and statsmodels): "
+                   + ", ".join(bd.UNSEEN_STREAMS))
     p.add_argument("--json", help="also write the rows as JSON to this file")
     args = p.parse_args(argv)
-    unknown = sorted(set(args.streams) - set(bd.STREAMS))
+    known = {**bd.STREAMS, **bd.UNSEEN_STREAMS}
+    unknown = sorted(set(args.streams) - set(known))
     if unknown:
-        p.error(f"unknown stream(s) {', '.join(unknown)}; choose from {', '.join(bd.STREAMS)}")
+        p.error(f"unknown stream(s) {', '.join(unknown)}; choose from {', '.join(known)}")
+    names = args.streams or list(bd.UNSEEN_STREAMS if args.unseen else bd.STREAMS)
+    for package in ("skimage", "statsmodels"):
+        try:
+            __import__(package)
+        except ImportError:
+            if any(name in bd.UNSEEN_STREAMS for name in names):
+                p.error(f"the held-out streams need {package}: pip install "
+                        + {"skimage": "scikit-image"}.get(package, package))
     rows = []
     print(bd.HEADER, flush=True)
-    for name in args.streams or list(bd.STREAMS):
+    for name in names:
         rows += bd.measure(name, log=lambda r: print(bd.format_row(r), flush=True))
     if args.json:
         with open(args.json, "w") as f:
