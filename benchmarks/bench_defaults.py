@@ -171,6 +171,63 @@ def measure(name, ks=KS, learners=None, log=None):
     return rows
 
 
+
+# -- the other learners with a rate ---------------------------------------------------
+#: Hedge and CappedHedge learn from the rows' energies, ``x_i^2`` over the
+#: stream's largest (expert i's loss is the energy feature i carries, so
+#: CappedHedge is OnlinePCA restricted to the coordinate axes); the variance
+#: minimisers from the rows.  At most ``VECTOR_T`` rows.
+VECTOR_T = 6000
+
+
+def vector_cases(X, ks=KS):
+    """(learner, k, make(eta), data) for the learners with a rate besides the
+    three above."""
+    E = X ** 2 / (X ** 2).max()
+    yield "Hedge", None, lambda eta: opf.Hedge(eta=eta, random_state=0), E
+    yield ("VarianceMinimizer", None,
+           lambda eta: opf.VarianceMinimizer(eta=eta, random_state=0), X)
+    yield "SimplexVarianceMinimizer", None, lambda eta: opf.SimplexVarianceMinimizer(eta=eta), X
+    for k in ks:
+        if k < X.shape[1] - 1:
+            yield ("CappedHedge", k,
+                   (lambda k: lambda eta: opf.CappedHedge(k, eta=eta, random_state=0))(k), E)
+
+
+def measure_vector(name, log=None):
+    """Rows of the table of the other learners with a rate: the default's
+    total expected loss over the best grid eta's and over eta = 1's (their
+    inputs are bounded: losses in [0, 1], rows of norm at most 1, so no
+    scale column)."""
+    X = stream(name)[:VECTOR_T]
+    rows = []
+    for lname, k, make, data in vector_cases(X):
+        t0 = time.perf_counter()
+        def total(eta):
+            return float(make(eta).fit(data).expected_losses_.sum())
+        auto = total("auto")
+        grid = [total(float(e)) for e in GRID]
+        one = total(1.0)
+        ib = int(np.argmin(grid))
+        row = dict(stream=name, n=X.shape[1], T=X.shape[0], learner=lname, k=k,
+                   grid=auto / grid[ib], grid_eta=float(GRID[ib]), eta1=auto / one,
+                   auto_loss=auto, grid_loss=grid[ib], eta1_loss=one,
+                   seconds=time.perf_counter() - t0)
+        rows.append(row)
+        if log:
+            log(row)
+    return rows
+
+
+VECTOR_HEADER = ("| stream (n, T) | learner | k | auto/best grid (eta) | auto/eta=1 | "
+                 "auto loss | best grid loss |\n|---|---|---|---|---|---|---|")
+
+
+def format_vector_row(r):
+    return (f"| {r['stream']} ({r['n']}, {r['T']}) | {r['learner']} | {r['k'] or ''} | "
+            f"{r['grid']:.3f} ({r['grid_eta']:.3g}) | {r['eta1']:.3f} | "
+            f"{r['auto_loss']:.4g} | {r['grid_loss']:.4g} |")
+
 def format_row(r):
     return (f"| {r['stream']} ({r['n']}, {r['T']}) | {r['learner']} | {r['k']} | "
             f"{r['best']:.3f} | {r['grid']:.3f} ({r['grid_eta']:.3g}) | {r['eta1']:.3f} | "

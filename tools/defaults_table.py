@@ -2,8 +2,10 @@
 ``benchmarks/bench_defaults.py`` against the best subspace, the best fixed
 eta of a grid, eta = 1 and the best baseline of the same centering.
 
-Run: ``python tools/defaults_table.py [--json FILE] [--unseen] [STREAM ...]``
-from the checkout (``--unseen``: the held-out streams) (the asv benchmarks ``Defaults.track_*`` report the same ratios).
+Run: ``python tools/defaults_table.py [--json FILE] [--unseen] [--vector]
+[STREAM ...]`` from the checkout (``--unseen``: the held-out streams;
+``--vector``: Hedge, CappedHedge and the variance minimisers instead).  The
+asv benchmarks ``Defaults.track_*`` report the same ratios.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ def main(argv=None):
     p.add_argument("--unseen", action="store_true",
                    help="the held-out streams (needs scikit-image and statsmodels): "
                    + ", ".join(bd.UNSEEN_STREAMS))
+    p.add_argument("--vector", action="store_true",
+                   help="the other learners with a rate (Hedge, CappedHedge, "
+                   "VarianceMinimizer, SimplexVarianceMinimizer) instead")
     p.add_argument("--json", help="also write the rows as JSON to this file")
     args = p.parse_args(argv)
     known = {**bd.STREAMS, **bd.UNSEEN_STREAMS}
@@ -40,9 +45,11 @@ def main(argv=None):
                 p.error(f"the held-out streams need {package}: pip install "
                         + {"skimage": "scikit-image"}.get(package, package))
     rows = []
-    print(bd.HEADER, flush=True)
+    header, measure, fmt = ((bd.VECTOR_HEADER, bd.measure_vector, bd.format_vector_row)
+                            if args.vector else (bd.HEADER, bd.measure, bd.format_row))
+    print(header, flush=True)
     for name in names:
-        rows += bd.measure(name, log=lambda r: print(bd.format_row(r), flush=True))
+        rows += measure(name, log=lambda r: print(fmt(r), flush=True))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
