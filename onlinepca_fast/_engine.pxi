@@ -164,8 +164,18 @@ cdef class Engine:
                          bint auto_rate, int kind, bint matrix_input) except -1:
         """eta="auto" of OnlinePCA and CenteredOnlinePCA: the master over the
         learner, its eta -> infinity limit and Follow the Leader on a sketch
-        (``src/limit.h``), state ``limit_state(n, k)``."""
+        (``src/limit.h``), state ``limit_state(n, k)``; of VarianceMinimizer
+        (d = 1, no mixing, dense): the master over the learner and Follow the
+        Leader read off its state, ``master_state()``."""
         cdef double[::1] lim = lim_obj
+        if lim.shape[0] == OPF_MASTER_LEN:
+            if not (auto_rate and kind == OPF_KIND_MEG and k == n - 1
+                    and self.s.share == OPF_SHARE_NONE
+                    and self._state == OPF_STATE_DENSE):
+                raise ValueError("Engine: inconsistent state shapes (leader master)")
+            self._keep_limit = (lim_obj,)
+            self.s.lead = &lim[0]
+            return 0
         if not (auto_rate and kind in (OPF_KIND_MEG, OPF_KIND_CUMULATIVE)
                 and self.s.sampler != OPF_SAMPLER_LEADER and not matrix_input
                 and lim.shape[0] == OPF_LIMIT_LEN(n, k)

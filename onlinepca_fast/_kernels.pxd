@@ -191,6 +191,7 @@ cdef extern from "learner.h" nogil:
         double *lim
         double *limw
         int *limiw
+        double *lead
         void *state
         double *mean
         Py_ssize_t *t

@@ -299,6 +299,91 @@ static int trial_master(const opf_learner *s, const opf_state_ops *ops,
     return OPF_OK;
 }
 
+/* Follow the Leader of a learner whose state is log W = -eta_t C^{t-1} up
+ * to a constant (VarianceMinimizer without mixing: stabilised MEG is then
+ * follow the regularised leader): the eigenvectors of the top log-weight,
+ * the entries within 1e-9 of the spread of the top sharing (so that the
+ * directions no instance touched, all at the top, share, as W^0 does), e
+ * the instance's energy along each eigenvector.  Returns the expected loss
+ * (the tie group's mean energy); *rl the energy along the member drawn with
+ * u in [0, 1). */
+static double leader_of_state(const double *lam, const double *e,
+                              ptrdiff_t n, double u, double *rl)
+{
+    const double top = lam[n - 1], tol = 1e-9 * (top - lam[0]);
+    ptrdiff_t lo = n - 1, m, pick;
+    double h = 0.0;
+    while (lo > 0 && lam[lo - 1] >= top - tol)
+        lo--;
+    m = n - lo;
+    for (pick = lo; pick < n; pick++)
+        h += e[pick];
+    pick = lo + (ptrdiff_t)(u * (double)m);
+    *rl = e[pick < n ? pick : n - 1];
+    return h / (double)m;
+}
+
+/* The energies q_j^T C q_j of a matrix instance C along the eigenvectors
+ * of the dense state (row-major q, columns the eigenvectors) from `lo` on,
+ * into e[lo..n): O(n^2) each. */
+static void matrix_energies(const double *q, const double *C, ptrdiff_t n,
+                            ptrdiff_t lo, double *e)
+{
+    ptrdiff_t i, j, l;
+    for (j = lo; j < n; j++) {
+        double acc = 0.0;
+        for (i = 0; i < n; i++) {
+            double ci = 0.0;
+            for (l = 0; l < n; l++)
+                ci += C[i * n + l] * q[l * n + j];
+            acc += q[i * n + j] * ci;
+        }
+        e[j] = acc;
+    }
+}
+
+/* eta = "auto" of VarianceMinimizer (s->lead): the trial's uniform plays
+ * the learner (A) with the master's weight p_A and Follow the Leader of
+ * its state otherwise (rescaled to a uniform for the drawn one's own draw);
+ * the leader's loss is taken from the state before A's update, the master
+ * committed after it succeeded (a failing or interrupted trial changes
+ * nothing). */
+static int trial_led(const opf_learner *s, const opf_state_ops *ops,
+                     opf_ws *w, const double *x, double u, double *el,
+                     double *rl)
+{
+    const opf_dense *ds = s->state;
+    const ptrdiff_t n = s->n;
+    const double pa = opf_master_weight(s->lead);
+    const int play_a = u < pa;
+    const double uf = play_a ? 0.0 : fmin((u - pa) / (1.0 - pa),
+                                          nextafter(1.0, 0.0));
+    double hf, rf, ha, ra;
+    int st;
+    if (s->matrix_input) {
+        /* the energies of C along the state's eigenvectors, into the
+         * workspace's y (the matrix trial does not use it) */
+        const double top = ds->lam[n - 1], tol = 1e-9 * (top - ds->lam[0]);
+        ptrdiff_t lo = n - 1;
+        while (lo > 0 && ds->lam[lo - 1] >= top - tol)
+            lo--;
+        matrix_energies(ds->q, x, n, lo, w->y);
+        hf = leader_of_state(ds->lam, w->y, n, uf, &rf);
+    } else {
+        ptrdiff_t i;
+        opf_gemv_qt(s->fns, (int)n, (int)n, ds->q, (int)n, x, w->y);
+        for (i = 0; i < n; i++)
+            w->y[i] *= w->y[i];
+        hf = leader_of_state(ds->lam, w->y, n, uf, &rf);
+    }
+    if ((st = trial_meg(s, ops, w, x, play_a ? u / pa : u, &ha, &ra))
+        != OPF_OK)
+        return st;
+    *el = opf_master_commit(s->lead, ha, hf);
+    *rl = play_a ? ra : rf;
+    return OPF_OK;
+}
+
 /* WK Alg. 6 and Follow the Leader: the eigensystem of A = log W0 - eta C^t,
  * W = cap(exp(A)); center by (15), C by (16); eta = "auto": A = eta_t
  * (log W0 - C^t), rescaled each trial. */
@@ -371,7 +456,10 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
                         && s->kind != OPF_KIND_CUMULATIVE)
                        || s->sampler == OPF_SAMPLER_LEADER
                        || s->matrix_input || !s->rate
-                       || !s->limw || !s->limiw))) {
+                       || !s->limw || !s->limiw))
+        || (s->lead && (s->kind != OPF_KIND_MEG || s->lim || s->d != 1
+                        || s->share != OPF_SHARE_NONE || !s->rate
+                        || ops != &opf_dense_state))) {
         *status = OPF_EINVAL;
         return 0;
     }
@@ -395,10 +483,12 @@ ptrdiff_t opf_learner_trials(const opf_learner *s, const double *X,
             st = trial_simplex(&at, &w, xi, u[i], exp_loss + i, real_loss + i);
             break;
         case OPF_KIND_MEG:
-            st = s->lim ? trial_master(&at, ops, &w, xi, u[i], exp_loss + i,
+            st = s->lim    ? trial_master(&at, ops, &w, xi, u[i],
+                                          exp_loss + i, real_loss + i)
+                 : s->lead ? trial_led(&at, ops, &w, xi, u[i], exp_loss + i,
                                        real_loss + i)
-                        : trial_meg(&at, ops, &w, xi, u[i], exp_loss + i,
-                                    real_loss + i);
+                           : trial_meg(&at, ops, &w, xi, u[i], exp_loss + i,
+                                       real_loss + i);
             break;
         default:
             st = s->lim ? trial_master(&at, ops, &w, xi, u[i], exp_loss + i,

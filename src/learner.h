@@ -79,6 +79,12 @@ typedef struct {
                                 doubles (limit.h) */
     double *limw;            /* its workspace: opf_limit_work_len(n, k) */
     int *limiw;              /* opf_limit_iwork_len(k) ints */
+    double *lead;            /* NULL, or (MEG, d = 1, share none, dense,
+                                eta = "auto", lim NULL: VarianceMinimizer)
+                                the master over the learner and Follow the
+                                Leader read off its state (log W = -eta_t
+                                C^{t-1} up to a constant): 4 doubles,
+                                opf_master_init (limit.h) */
     /* state (caller-owned) */
     void *state;             /* the representation's arrays, opaque here:
                                 an opf_dense (state_dense.h; the experts'
