@@ -260,6 +260,54 @@ class RatesMixin:
         return Rate(self.eta).gap(self._rate)
 
 
+
+# -- eta="auto" of VarianceMinimizer without mixing: the master over the rate
+# learner and Follow the Leader read off its state (src/learner.c, trial_led),
+# taken by assignment ------------------------------------------------------------------
+#: the master's state, src/limit.h's OPF_MASTER_LEN doubles
+MASTER_LEN = _kernels.master_state().size
+
+
+def leader_limit_len(self, p, n):
+    """The master's state length: with eta="auto" and no mixing only."""
+    return MASTER_LEN if p["eta"] == "auto" and p["share"] is None else 0
+
+
+def leader_limit_state(self, p, n):
+    return _kernels.master_state() if self._limit_len(p, n) else None
+
+
+def leader_master_view(self):
+    """A :class:`Master` view, or None (a numeric eta, or mixing)."""
+    if getattr(self, "eta", None) != "auto" or getattr(self, "share", None) is not None:
+        return None
+    m = self.__dict__.get("_limit")
+    return None if m is None else Master(m)
+
+
+def leader_group(lam):
+    """Follow the Leader's tie group in the log-weights ``lam`` (any order):
+    the top entry and those within 1e-9 of the spread of it, as the trials
+    take it (indices, ascending)."""
+    top = lam.max()
+    return np.flatnonzero(lam >= top - 1e-9 * (top - lam.min()))
+
+
+def leader_draw(self, rng):
+    """With the master: one uniform of `rng` chooses the learner by its
+    weights, and returns the index (into the state's log-weights) Follow the
+    Leader draws, or None when the rate learner is drawn (it then draws with
+    the same generator)."""
+    master = self._master_view()
+    if master is None:
+        return None
+    u, pa = float(rng.random()), 1.0 - master.limit_weight
+    if u < pa:
+        return None
+    group = leader_group(self._state.lam)
+    uf = min((u - pa) / (1.0 - pa), float(np.nextafter(1.0, 0.0)))
+    return int(group[min(int(uf * group.size), group.size - 1)])
+
 class MasterMixin:
     """The master's attributes, defined once, as properties the learner
     classes take by assignment; hook ``_master_view()`` (a view with

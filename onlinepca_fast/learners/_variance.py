@@ -15,10 +15,11 @@ from .. import _kernels
 from .._docs import fill_doc
 from .._typing import FloatArray, SeedLike
 from .._validation import ALPHA, ETA, REORTHOGONALIZE, Boolean, Options, RandomState, store_params
+from . import _rates
 from ._base import SHARES, reads_state
 from ._trial_loop import TrialLoopLearner
 from ._pca import _PCALearner, check_meg_steps, meg_step_box
-from ._rates import Mixing, Rate
+from ._rates import MasterMixin, Mixing, Rate
 
 __all__ = ["VarianceMinimizer", "SimplexVarianceMinimizer"]
 
@@ -77,7 +78,18 @@ class VarianceMinimizer(_Covariances, TrialLoopLearner):
         :class:`~onlinepca_fast.OnlinePCA` with ``k = n-1`` (``D = log n``;
         the two-point bound on the gap for matrix instances, ``s = tr C``):
         ``R_T <= 2 Delta_T`` without mixing (``Delta_T =
-        mixability_gap_``).  A number: the fixed rate (> 0).
+        mixability_gap_``).  Without mixing, each trial plays that learner
+        or its eta -> infinity limit, Follow the Leader (the eigenvectors of
+        the smallest eigenvalue of the past instances' sum ``C^{t-1}``, a
+        tie within 1e-9 of the eigenvalues' spread sharing), drawn with the
+        weights of a master AdaHedge (``D = log 2``) on their expected
+        losses: the loss is at most the better learner's plus ``2 Delta^M``
+        (``master_gap_``; ``limit_weight_`` is the leader's weight).  The
+        learner's state is ``log Y = -eta_t C^{t-1}`` up to a constant (the
+        stabilised step without mixing is follow the regularised leader),
+        so the leader is read off it: O(n) a trial on top of the learner's
+        O(n^2) (vectors) or O(n^3) (matrices).  With ``share="fixed"``, the
+        AdaHedge learner alone.  A number: the fixed rate (> 0).
     share : {None, "fixed"}, default=None
         ``"fixed"``: the fixed share of YL eq. (22b) on the eigenvalues.
     alpha : float or "auto", default=0.0
@@ -93,6 +105,13 @@ class VarianceMinimizer(_Covariances, TrialLoopLearner):
     eigenvalues_, eigenvectors_ : ndarray
         Eigensystem of ``log Y`` (ascending).
     density_ : ndarray of shape (n, n)
+        ``Y`` of the rate learner (with ``eta="auto"`` the trials play it
+        with the master's weight ``1 - limit_weight_``).
+    mixability_gap_, eta_ : float
+        ``eta="auto"``: the rate learner's ``Delta_T`` and rate.
+    master_gap_, limit_weight_ : float
+        ``eta="auto"`` without mixing: the master's ``Delta^M`` and its
+        weight of Follow the Leader for the next trial (0 otherwise).
     expected_losses_, realized_losses_, n_features_in_, n_trials_
 
     References
@@ -152,9 +171,18 @@ class VarianceMinimizer(_Covariances, TrialLoopLearner):
     def _reorthogonalize_every(self, p):
         return p["reorthogonalize_every"] or 0
 
+    # eta="auto" without mixing: the master over the rate learner and Follow the
+    # Leader read off its state (src/learner.c, trial_led)
+    _limit_len, _limit_state = _rates.leader_limit_len, _rates.leader_limit_state
+    _master_view = _rates.leader_master_view
+    master_gap_, limit_weight_ = MasterMixin.master_gap_, MasterMixin.limit_weight_
+
     @reads_state
     def sample_direction(self, random_state: SeedLike = None) -> FloatArray:
-        """Draw a unit vector: eigenvector i of Y with probability sigma_i.
+        """Draw a unit vector: eigenvector i of Y with probability sigma_i
+        (with ``eta="auto"`` and no mixing, one uniform of the generator first
+        chooses the learner by the master's weights: Follow the Leader draws
+        one of its tied eigenvectors uniformly).
 
         %(draw_parameters)s
 
@@ -164,7 +192,10 @@ class VarianceMinimizer(_Covariances, TrialLoopLearner):
             The drawn eigenvector.
         """
         self._check_fitted()
-        (i,) = self._state.corner(1, self._draw_rng(random_state), "decomposition")
+        rng = self._draw_rng(random_state)
+        i = _rates.leader_draw(self, rng)
+        if i is None:
+            (i,) = self._state.corner(1, rng, "decomposition")
         return self._state.direction(i)
 
 

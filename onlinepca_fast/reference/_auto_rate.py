@@ -43,6 +43,7 @@ from scipy.special import logsumexp
 from ._kernels import cap_log
 
 __all__ = ["two_point_gap", "Master", "MasterK", "auto_meg", "auto_pca", "limit_meg",
+           "leader_variance", "auto_variance",
            "auto_cumulative", "auto_experts", "auto_simplex", "master_losses", "sketch_leader",
            "auto_centered", "centered_instances", "leader_ell", "leader_capacity", "LEADER_LAG"]
 
@@ -312,6 +313,40 @@ def master_losses(*losses):
     H = np.column_stack(losses)
     m = MasterK(H.shape[1])
     return np.array([m.step(h) for h in H]), m.weights
+
+
+
+def leader_variance(X):
+    """Follow the Leader of VarianceMinimizer (the eta -> infinity limit of
+    its update without mixing): at trial t the eigenvectors of the smallest
+    eigenvalue of ``C^{t-1}`` (the sum of the past instances, ``x x^T`` or
+    matrices), those within 1e-9 of the spread of the eigenvalues of it
+    sharing equally; returns the expected losses, the mean of ``q^T C_t q``
+    over the group (eigh every trial)."""
+    X = np.asarray(X, dtype=float)
+    n = X.shape[1]
+    C, out = np.zeros((n, n)), []
+    for x in X:
+        S = np.outer(x, x) if x.ndim == 1 else x
+        lam, Q = _sym_eigh(C)
+        group = lam <= lam[0] + 1e-9 * (lam[-1] - lam[0])
+        energies = np.einsum("ij,ik,kj->j", Q, S, Q)  # q_j^T S q_j
+        out.append(float(energies[group].mean()))
+        C = C + S
+    return np.array(out)
+
+
+def auto_variance(X):
+    """VarianceMinimizer with eta="auto" and no mixing: the master
+    (``Master``, AdaHedge with D = log 2) over the AdaHedge learner
+    (``auto_meg`` with k = n - 1) and its Follow the Leader
+    (``leader_variance``).  Returns the expected losses, the learner's
+    Delta and rate, and the master."""
+    X = np.asarray(X, dtype=float)
+    ha, Delta, eta = auto_meg(X, X.shape[1] - 1)
+    master = Master()
+    out = [master.step(a, b) for a, b in zip(ha, leader_variance(X))]
+    return np.array(out), Delta, eta, master
 
 
 def auto_pca(X, k, share=None, alpha=0.0):
