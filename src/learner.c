@@ -299,6 +299,17 @@ static int trial_master(const opf_learner *s, const opf_state_ops *ops,
     return OPF_OK;
 }
 
+/* The leader's group [lo, n) of the ascending log-weights: the top one and
+ * those within 1e-9 of their spread of it. */
+static ptrdiff_t leader_start(const double *lam, ptrdiff_t n)
+{
+    const double top = lam[n - 1], tol = 1e-9 * (top - lam[0]);
+    ptrdiff_t lo = n - 1;
+    while (lo > 0 && lam[lo - 1] >= top - tol)
+        lo--;
+    return lo;
+}
+
 /* Follow the Leader of a learner whose state is log W = -eta_t C^{t-1} up
  * to a constant (VarianceMinimizer without mixing: stabilised MEG is then
  * follow the regularised leader): the eigenvectors of the top log-weight,
@@ -310,12 +321,9 @@ static int trial_master(const opf_learner *s, const opf_state_ops *ops,
 static double leader_of_state(const double *lam, const double *e,
                               ptrdiff_t n, double u, double *rl)
 {
-    const double top = lam[n - 1], tol = 1e-9 * (top - lam[0]);
-    ptrdiff_t lo = n - 1, m, pick;
+    const ptrdiff_t lo = leader_start(lam, n), m = n - lo;
+    ptrdiff_t pick;
     double h = 0.0;
-    while (lo > 0 && lam[lo - 1] >= top - tol)
-        lo--;
-    m = n - lo;
     for (pick = lo; pick < n; pick++)
         h += e[pick];
     pick = lo + (ptrdiff_t)(u * (double)m);
@@ -323,22 +331,39 @@ static double leader_of_state(const double *lam, const double *e,
     return h / (double)m;
 }
 
-/* The energies q_j^T C q_j of a matrix instance C along the eigenvectors
- * of the dense state (row-major q, columns the eigenvectors) from `lo` on,
- * into e[lo..n): O(n^2) each. */
-static void matrix_energies(const double *q, const double *C, ptrdiff_t n,
-                            ptrdiff_t lo, double *e)
+/* The energies of an instance along the eigenvectors lo..n-1 of the dense
+ * state (row-major q, columns the eigenvectors), into e[lo..n): (q_j^T
+ * x)^2 for a vector, O(n (n - lo)); q_j^T C q_j for a matrix, by one GEMM
+ * H = Q_group^T C into the workspace h (n x n) and a dot per member. */
+static void group_energies(const opf_learner *s, const double *q,
+                           const double *x, ptrdiff_t lo, double *h,
+                           double *e)
 {
-    ptrdiff_t i, j, l;
-    for (j = lo; j < n; j++) {
-        double acc = 0.0;
+    const ptrdiff_t n = s->n, m = n - lo;
+    ptrdiff_t i, j;
+    for (j = lo; j < n; j++)
+        e[j] = 0.0;
+    if (!s->matrix_input) {
         for (i = 0; i < n; i++) {
-            double ci = 0.0;
-            for (l = 0; l < n; l++)
-                ci += C[i * n + l] * q[l * n + j];
-            acc += q[i * n + j] * ci;
+            const double xi = x[i];
+            const double *qi = q + i * n;
+            for (j = lo; j < n; j++)
+                e[j] += qi[j] * xi;
         }
-        e[j] = acc;
+        for (j = lo; j < n; j++)
+            e[j] *= e[j];
+        return;
+    }
+    {
+        /* column-major, q's memory is Q^T: its rows lo.. are the group */
+        int mm = (int)m, nn = (int)n;
+        double one = 1.0, zero = 0.0;
+        char nt = 'N';
+        s->fns->dgemm(&nt, &nt, &mm, &nn, &nn, &one, (double *)q + lo, &nn,
+                      (double *)x, &nn, &zero, h, &mm);
+        for (i = 0; i < n; i++)
+            for (j = lo; j < n; j++)
+                e[j] += h[i * m + (j - lo)] * q[i * n + j];
     }
 }
 
@@ -360,22 +385,10 @@ static int trial_led(const opf_learner *s, const opf_state_ops *ops,
                                           nextafter(1.0, 0.0));
     double hf, rf, ha, ra;
     int st;
-    if (s->matrix_input) {
-        /* the energies of C along the state's eigenvectors, into the
-         * workspace's y (the matrix trial does not use it) */
-        const double top = ds->lam[n - 1], tol = 1e-9 * (top - ds->lam[0]);
-        ptrdiff_t lo = n - 1;
-        while (lo > 0 && ds->lam[lo - 1] >= top - tol)
-            lo--;
-        matrix_energies(ds->q, x, n, lo, w->y);
-        hf = leader_of_state(ds->lam, w->y, n, uf, &rf);
-    } else {
-        ptrdiff_t i;
-        opf_gemv_qt(s->fns, (int)n, (int)n, ds->q, (int)n, x, w->y);
-        for (i = 0; i < n; i++)
-            w->y[i] *= w->y[i];
-        hf = leader_of_state(ds->lam, w->y, n, uf, &rf);
-    }
+    /* the group's energies into the workspace's y (n), the matrix product
+     * into m1 (n x n; the trial uses both only after this) */
+    group_energies(s, ds->q, x, leader_start(ds->lam, n), w->m1, w->y);
+    hf = leader_of_state(ds->lam, w->y, n, uf, &rf);
     if ((st = trial_meg(s, ops, w, x, play_a ? u / pa : u, &ha, &ra))
         != OPF_OK)
         return st;

@@ -301,7 +301,7 @@ def leader_draw(self, rng):
     master = self._master_view()
     if master is None:
         return None
-    u, pa = float(rng.random()), 1.0 - master.limit_weight
+    u, pa = float(rng.random()), float(master.lim[3])  # A's weight, as the trials read it
     if u < pa:
         return None
     group = leader_group(self._state.lam)
