@@ -87,9 +87,12 @@ class VarianceMinimizer(_Covariances, TrialLoopLearner):
         (``master_gap_``; ``limit_weight_`` is the leader's weight).  The
         learner's state is ``log Y = -eta_t C^{t-1}`` up to a constant (the
         stabilised step without mixing is follow the regularised leader),
-        so the leader is read off it: O(n) a trial on top of the learner's
-        O(n^2) (vectors) or O(n^3) (matrices).  With ``share="fixed"``, the
-        AdaHedge learner alone.  A number: the fixed rate (> 0).
+        so the leader is read off it: O(n m) a trial for a group of m
+        directions (m = 1 once the instances span every direction), within
+        the learner's O(n^2) (vectors) or O(n^3) (matrices).  With
+        ``share="fixed"``, the AdaHedge learner alone (setting it
+        mid-stream drops the master; back to None starts a fresh one).  A
+        number: the fixed rate (> 0).
     share : {None, "fixed"}, default=None
         ``"fixed"``: the fixed share of YL eq. (22b) on the eigenvalues.
     alpha : float or "auto", default=0.0
