@@ -284,3 +284,39 @@ class Defaults:
         base = _memo((stream_name, self.centered, k, "base"), lambda: min(
             v.sum() for v in baselines.online_losses(self.X, k, self.centered).values()))
         return self.auto / base
+
+
+class DefaultsVector:
+    """The ratios of ``tools/defaults_table.py --vector`` (``track_``): the
+    default's loss over the best grid eta's and over eta = 1's, for Hedge,
+    CappedHedge (k = 2, 5, 10), VarianceMinimizer and
+    SimplexVarianceMinimizer (the first parameters are the short wine
+    stream)."""
+
+    params = (list(_ASV_STREAMS), ["Hedge", "CappedHedge-2", "CappedHedge-5", "CappedHedge-10",
+                                   "VarianceMinimizer", "SimplexVarianceMinimizer"])
+    param_names = ("stream", "learner")
+    unit = "ratio"
+    timeout = 1800
+    number = 1
+    repeat = 1
+
+    def setup(self, stream_name, learner):
+        X = _memo(stream_name, lambda: stream(stream_name))[:VECTOR_T]
+        cases = {(f"{name}-{k}" if k else name): (make, data)
+                 for name, k, make, data in vector_cases(X)}
+        if learner not in cases:
+            raise NotImplementedError  # k >= n - 1: asv skips it
+        self.make, self.data = cases[learner]
+        self.key = (stream_name, learner, "vector")
+        self.auto = _memo(self.key + ("auto",), lambda: self._total("auto"))
+
+    def _total(self, eta):
+        return float(self.make(eta).fit(self.data).expected_losses_.sum())
+
+    def track_auto_over_best_grid(self, stream_name, learner):
+        grid = _memo(self.key + ("grid",), lambda: min(self._total(float(e)) for e in GRID))
+        return self.auto / grid
+
+    def track_auto_over_eta1(self, stream_name, learner):
+        return self.auto / self._total(1.0)

@@ -145,6 +145,8 @@ def test_the_suite_covers_the_issue_figures():
             "AutoCost.track_auto_over_ipca",
             "AutoRateKernel.track_auto_over_best_eta",           # auto_rate_kernel
             "AutoRateCandidates.track_loss_over_best_subspace",  # auto_rate_candidates
+            "Defaults.track_auto_over_best_grid",                # issue 36 figures
+            "DefaultsVector.track_auto_over_best_grid",
     ):
         assert expected in names, expected
     config = json.loads((ROOT / "asv.conf.json").read_text(encoding="utf-8"))

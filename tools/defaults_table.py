@@ -5,7 +5,8 @@ eta of a grid, eta = 1 and the best baseline of the same centering.
 Run: ``python tools/defaults_table.py [--json FILE] [--unseen] [--vector]
 [STREAM ...]`` from the checkout (``--unseen``: the held-out streams;
 ``--vector``: Hedge, CappedHedge and the variance minimisers instead).  The
-asv benchmarks ``Defaults.track_*`` report the same ratios.
+asv benchmarks ``Defaults.track_*`` and ``DefaultsVector.track_*`` report
+the same ratios.
 """
 
 from __future__ import annotations
