@@ -313,15 +313,14 @@ static ptrdiff_t leader_start(const double *lam, ptrdiff_t n)
 /* Follow the Leader of a learner whose state is log W = -eta_t C^{t-1} up
  * to a constant (VarianceMinimizer without mixing: stabilised MEG is then
  * follow the regularised leader): the eigenvectors of the top log-weight,
- * the entries within 1e-9 of the spread of the top sharing (so that the
- * directions no instance touched, all at the top, share, as W^0 does), e
- * the instance's energy along each eigenvector.  Returns the expected loss
- * (the tie group's mean energy); *rl the energy along the member drawn with
- * u in [0, 1). */
-static double leader_of_state(const double *lam, const double *e,
-                              ptrdiff_t n, double u, double *rl)
+ * its group [lo, n) (leader_start) sharing (so that the directions no
+ * instance touched, all at the top, share, as W^0 does), e the instance's
+ * energy along each of them.  Returns the expected loss (the group's mean
+ * energy); *rl the energy along the member drawn with u in [0, 1). */
+static double leader_of_state(const double *e, ptrdiff_t lo, ptrdiff_t n,
+                              double u, double *rl)
 {
-    const ptrdiff_t lo = leader_start(lam, n), m = n - lo;
+    const ptrdiff_t m = n - lo;
     ptrdiff_t pick;
     double h = 0.0;
     for (pick = lo; pick < n; pick++)
@@ -383,12 +382,13 @@ static int trial_led(const opf_learner *s, const opf_state_ops *ops,
     const int play_a = u < pa;
     const double uf = play_a ? 0.0 : fmin((u - pa) / (1.0 - pa),
                                           nextafter(1.0, 0.0));
+    const ptrdiff_t lo = leader_start(ds->lam, n);
     double hf, rf, ha, ra;
     int st;
     /* the group's energies into the workspace's y (n), the matrix product
      * into m1 (n x n; the trial uses both only after this) */
-    group_energies(s, ds->q, x, leader_start(ds->lam, n), w->m1, w->y);
-    hf = leader_of_state(ds->lam, w->y, n, uf, &rf);
+    group_energies(s, ds->q, x, lo, w->m1, w->y);
+    hf = leader_of_state(w->y, lo, n, uf, &rf);
     if ((st = trial_meg(s, ops, w, x, play_a ? u / pa : u, &ha, &ra))
         != OPF_OK)
         return st;
