@@ -163,7 +163,8 @@ class AutoCost:
     rows), timed per row on chunks of 50 rows in interleaved rounds against
     the same learner at eta = 1, at the fixed rate auto reached after the
     warm-up (the same number of explicit directions), and IncrementalPCA
-    (batches of 100 rows)."""
+    (batches of 100 rows); and eta="adahedge", the rate learner without the
+    master (without mixing it follows the same rates as auto's)."""
 
     params = ([400, 1000, 2000, 4000],)
     param_names = ["n"]
@@ -178,7 +179,7 @@ class AutoCost:
                         seed=1)
         rate = auto.learner.eta_
         self.jobs = {"auto": auto.job()}
-        for label, eta in (("eta1", 1.0), ("same rate", rate)):
+        for label, eta in (("adahedge", "adahedge"), ("eta1", 1.0), ("same rate", rate)):
             fixed = W.PerRow(opf.OnlinePCA(W.K, eta=eta, random_state=0), "decay", n, warm,
                              exponent=0.7, seed=1)
             self.jobs[label] = fixed.job()
@@ -200,6 +201,17 @@ class AutoCost:
     def track_auto_us_per_row(self, n):
         return 1e6 * self.seconds["auto"]
 
+    def track_adahedge_over_eta1(self, n):
+        return self.seconds["adahedge"] / self.seconds["eta1"]
+
+    def track_adahedge_over_same_rate(self, n):
+        return self.seconds["adahedge"] / self.seconds["same rate"]
+
+    def track_adahedge_over_ipca(self, n):
+        return self.seconds["adahedge"] / self.seconds["ipca"]
+
     track_auto_over_eta1.unit = track_auto_over_same_rate.unit = "ratio"
     track_auto_over_ipca.unit = track_eta1_over_ipca.unit = "ratio"
+    track_adahedge_over_eta1.unit = track_adahedge_over_same_rate.unit = "ratio"
+    track_adahedge_over_ipca.unit = "ratio"
     track_auto_us_per_row.unit = "us"

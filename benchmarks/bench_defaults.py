@@ -128,18 +128,19 @@ def total(cls, k, eta, X):
     return float(cls(k, eta=eta, random_state=0).fit(X).expected_losses_.sum())
 
 
-def scale_error(cls, k, X):
+def scale_error(cls, k, X, eta="auto"):
     """max over c of max_t |loss_t(c X) / c^2 - loss_t(X)| / max_t loss_t(X)."""
-    ref = cls(k, random_state=0).fit(X).expected_losses_
+    ref = cls(k, eta=eta, random_state=0).fit(X).expected_losses_
     err = 0.0
     for c in SCALES:
-        got = cls(k, random_state=0).fit(c * X).expected_losses_ / c ** 2
+        got = cls(k, eta=eta, random_state=0).fit(c * X).expected_losses_ / c ** 2
         err = max(err, float(np.abs(got - ref).max() / ref.max()))
     return err
 
 
-def measure(name, ks=KS, learners=None, log=None):
-    """The rows of the table for one stream."""
+def measure(name, ks=KS, learners=None, log=None, eta="auto"):
+    """The rows of the table for one stream (`eta`: the default, "auto", or
+    "adahedge", the rate learner alone, in its columns "auto")."""
     X = stream(name)
     T, n = X.shape
     rows, base_cache = [], {}
@@ -150,7 +151,7 @@ def measure(name, ks=KS, learners=None, log=None):
                 continue
             t0 = time.perf_counter()
             best = metrics.best_subspace_loss(X, k, centered=centered)
-            auto = total(cls, k, "auto", X)
+            auto = total(cls, k, eta, X)
             grid = [total(cls, k, float(e), X) for e in GRID]
             one = total(cls, k, 1.0, X)
             if (centered, k) not in base_cache:
@@ -163,7 +164,7 @@ def measure(name, ks=KS, learners=None, log=None):
                        grid=auto / grid[ib], grid_eta=float(GRID[ib]), eta1=auto / one,
                        base=auto / base[bname], base_name=bname,
                        baselines={b: v / best for b, v in base.items()},
-                       auto_loss=auto, best_loss=best, scale=scale_error(cls, k, X),
+                       auto_loss=auto, best_loss=best, scale=scale_error(cls, k, X, eta),
                        seconds=time.perf_counter() - t0)
             rows.append(row)
             if log:

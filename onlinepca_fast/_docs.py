@@ -69,14 +69,16 @@ d : int
 
 # -- the learners' parameters -------------------------------------------------------
 docdict["eta_adahedge"] = """\
-eta : "auto" or float, default="auto"
+eta : "auto", "adahedge" or float, default="auto"
     Learning rate.  ``"auto"``: AdaHedge (de Rooij et al., JMLR 2014):
     ``eta_t = D / Delta_{t-1}``, ``D = d log(n/d)``, with the exact
     mixability gap and the stabilised step ``lw <- (eta_{t+1}/eta_t)(lw
     - eta_t l)`` (uncapped: exactly AdaHedge).  Regret against every
     ``d``-subset ``R_T <= 2 Delta_T <= 2 sqrt(log(n/d) T d^2 / 4) +
     (4/3 log(n/d) + 2) d`` (``Delta_T = mixability_gap_``; with mixing
-    see :class:`~onlinepca_fast.OnlinePCA`).  A number: the fixed rate (> 0)."""
+    see :class:`~onlinepca_fast.OnlinePCA`).  ``"adahedge"``: the same
+    learner, bit for bit (this learner has no master).  A number: the fixed
+    rate (> 0)."""
 
 docdict["alpha_mixing"] = """\
 alpha : float or "auto", default=0.0

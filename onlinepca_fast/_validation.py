@@ -274,26 +274,35 @@ ETA_VALUE = Interval("real", 0.0, MAX_STEP, closed="right",
 
 
 class AutoOr(Constraint):
-    """The string ``"auto"`` or what `constraint` accepts (another string is
-    a TypeError; anything else is judged by `constraint`, whose messages are
-    kept)."""
+    """One of the strings `words` (``"auto"``) or what `constraint` accepts
+    (another string is a TypeError; anything else is judged by `constraint`,
+    whose messages are kept)."""
 
-    def __init__(self, constraint):
+    def __init__(self, constraint, words=("auto",)):
         self.constraint = constraint
+        self.words = tuple(words)
+
+    def _names(self):
+        quoted = [f'"{w}"' for w in self.words]
+        return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
 
     def describe(self, context=None):
-        return f'"auto" or {self.constraint.describe(context)}'
+        return f'{self._names()} or {self.constraint.describe(context)}'
 
     def check(self, value, name, context=None):
         if isinstance(value, str):  # a wrong type, as for the number alone
-            if value == "auto":
-                return "auto"
-            raise TypeError(f'{name} must be a real number or "auto", got str {value!r}')
+            if value in self.words:
+                return value
+            sep = " or " if len(self.words) == 1 else ", "
+            raise TypeError(f'{name} must be a real number{sep}{self._names()}, '
+                            f'got str {value!r}')
         return self.constraint.check(value, name, context)
 
 
-#: A learning rate: "auto" (AdaHedge, src/adaptive_rate.h) or a number.
-ETA = AutoOr(ETA_VALUE)
+#: A learning rate: "auto" (AdaHedge, and for the learners that have one the
+#: master over it, src/adaptive_rate.h, src/limit.h), "adahedge" (the
+#: AdaHedge learner alone) or a number.
+ETA = AutoOr(ETA_VALUE, ("auto", "adahedge"))
 #: A mixing rate: "auto" (alpha_t = 1/(t+1)) or a number in [0, 1).
 ALPHA = AutoOr(ALPHA_VALUE)
 POSITIVE = Interval("real", 0.0, None, closed="neither")

@@ -353,9 +353,9 @@ def test_eta_reports_the_rate():
     np.testing.assert_allclose(pca.eta_, d * np.log(n / d) / pca.mixability_gap_, rtol=1e-15)
 
 
-@pytest.mark.parametrize("bad", ["Auto", "", "fast", "1"])
+@pytest.mark.parametrize("bad", ["Auto", "", "fast", "1", "AdaHedge", "adahedge "])
 def test_bad_eta_string(bad):
-    with pytest.raises(TypeError, match="eta must be a real number or \"auto\""):
+    with pytest.raises(TypeError, match="eta must be a real number, \"auto\" or \"adahedge\""):
         opf.OnlinePCA(2, eta=bad).fit(_stream())
 
 

@@ -143,6 +143,8 @@ def test_the_suite_covers_the_issue_figures():
             "AutoRate.track_time_auto_over_eta1",
             "AutoCost.track_auto_over_same_rate",                # issue 36 item 4
             "AutoCost.track_auto_over_ipca",
+            "AutoCost.track_adahedge_over_eta1",
+            "AutoCost.track_adahedge_over_ipca",
             "AutoRateKernel.track_auto_over_best_eta",           # auto_rate_kernel
             "AutoRateCandidates.track_loss_over_best_subspace",  # auto_rate_candidates
             "Defaults.track_auto_over_best_grid",                # issue 36 figures

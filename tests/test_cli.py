@@ -182,7 +182,7 @@ def test_kw_cone_defaults_to_kws_padded_cone_in_a_folder_of_its_name(tmp_path):
     assert doc["params"]["embedding"] == "padded"
     X = opf.datasets.noisy_cone(60, 20, noise=0.05, random_state=0, embedding="padded")
     assert np.max(np.sum(X ** 2, axis=1) ** 2) < 1.0
-    for eta in (1.0, "auto"):  # KW's eta = 1 by default
+    for eta in (1.0, "auto", "adahedge"):  # KW's eta = 1 by default
         result = experiments.kw_cone(n_samples=60, seeds=1, **({} if eta == 1.0 else
                                                                dict(eta=eta)))
         ours = opf.OnlineKernelPCA(2, kernel="poly", degree=2, gamma=1.0, coef0=0.0,
@@ -205,6 +205,7 @@ def test_kw_cone_defaults_to_kws_padded_cone_in_a_folder_of_its_name(tmp_path):
     (["experiment", "wk-fig4", "--seeds", "0"], "argument --seeds"),
     (["experiment", "wk-fig4", "--eta", "-1"], "argument --eta"),
     (["experiment", "wk-fig4", "--eta", "nan"], "argument --eta"),
+    (["experiment", "wk-fig4", "--eta", "AdaHedge"], "argument --eta"),
     (["experiment", "wk-fig4", "--alpha", "1"], "argument --alpha"),
     (["experiment", "wk-fig4", "--segment-length", "ten"], "argument --segment-length"),
     (["experiment", "wk-fig4", "--n-components", "20"], "n_components must satisfy"),

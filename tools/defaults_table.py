@@ -3,8 +3,10 @@
 eta of a grid, eta = 1 and the best baseline of the same centering.
 
 Run: ``python tools/defaults_table.py [--json FILE] [--unseen] [--vector]
-[STREAM ...]`` from the checkout (``--unseen``: the held-out streams;
-``--vector``: Hedge, CappedHedge and the variance minimisers instead).  The
+[--eta adahedge] [STREAM ...]`` from the checkout (``--unseen``: the
+held-out streams; ``--vector``: Hedge, CappedHedge and the variance
+minimisers instead; ``--eta adahedge``: the PCA learners' rate learner
+alone, in the columns of auto).  The
 asv benchmarks ``Defaults.track_*`` and ``DefaultsVector.track_*`` report
 the same ratios.
 """
@@ -31,6 +33,9 @@ def main(argv=None):
     p.add_argument("--vector", action="store_true",
                    help="the other learners with a rate (Hedge, CappedHedge, "
                    "VarianceMinimizer, SimplexVarianceMinimizer) instead")
+    p.add_argument("--eta", choices=("auto", "adahedge"), default="auto",
+                   help='the PCA learners\' rate: "auto" (the default, with the master) or '
+                   '"adahedge" (the rate learner alone), in the columns of auto')
     p.add_argument("--json", help="also write the rows as JSON to this file")
     args = p.parse_args(argv)
     known = {**bd.STREAMS, **bd.UNSEEN_STREAMS}
@@ -45,12 +50,15 @@ def main(argv=None):
             if any(name in bd.UNSEEN_STREAMS for name in names):
                 p.error(f"the held-out streams need {package}: pip install "
                         + {"skimage": "scikit-image"}.get(package, package))
+    if args.vector and args.eta != "auto":
+        p.error("--eta applies to the PCA learners' table, not --vector")
     rows = []
     header, measure, fmt = ((bd.VECTOR_HEADER, bd.measure_vector, bd.format_vector_row)
                             if args.vector else (bd.HEADER, bd.measure, bd.format_row))
+    options = {} if args.vector else {"eta": args.eta}
     print(header, flush=True)
     for name in names:
-        rows += measure(name, log=lambda r: print(fmt(r), flush=True))
+        rows += measure(name, log=lambda r: print(fmt(r), flush=True), **options)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

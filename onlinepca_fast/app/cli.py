@@ -29,15 +29,15 @@ _PROG = "onlinepca-fast"
 _positive_int = argparse_type(POSITIVE_INT, "positive integer", int)
 _nonnegative_int = argparse_type(NONNEGATIVE_INT, "non-negative integer", int)
 _alpha = argparse_type(ALPHA, "number in [0, 1)")
-_eta = argparse_type(ETA, '"auto" or a positive number',
-                     lambda text: text if text == "auto" else float(text))
+_eta = argparse_type(ETA, '"auto", "adahedge" or a positive number',
+                     lambda text: text if text in ETA.words else float(text))
 
 # option dest -> (flags, argparse keywords) of the experiment functions' parameters
 _OPTIONS = {
     "n_features": (["--n-features"], dict(type=_positive_int, metavar="N", help="dimension n")),
     "n_components": (["--n-components"], dict(
         type=_positive_int, metavar="K", help="k, the rank of the projection (1 <= k < n)")),
-    "eta": (["--eta"], dict(type=_eta, help='learning rate: "auto" or a number > 0')),
+    "eta": (["--eta"], dict(type=_eta, help='learning rate: "auto", "adahedge" or a number > 0')),
     "alpha": (["--alpha"], dict(
         type=_alpha, help="mixing / fixed-share rate of the adaptive learner, in [0, 1)")),
     "segment_length": (["--segment-length"], dict(

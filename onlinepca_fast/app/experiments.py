@@ -140,7 +140,7 @@ def _rate(value):
 
 
 def _fmt(eta):
-    return eta if eta == "auto" else f"{eta:g}"
+    return eta if isinstance(eta, str) else f"{eta:g}"
 
 
 def _data_seed(value):
@@ -369,7 +369,7 @@ def wk_fig4(n_features: int = 20, n_components: int = 2, segment_length: int = 5
     losses, curves = _learner_curves("wk-fig4", X, learners, seeds, progress)
     curves["best_fixed"] = _best_fixed(X, k)
     best_loss = metrics.best_subspace_loss(X, k)
-    bound = None if eta == "auto" else metrics.regret_bound(best_loss, n, k, eta)
+    bound = None if isinstance(eta, str) else metrics.regret_bound(best_loss, n, k, eta)
     notes = [] if bound is None else [
         f"WK Thm. 6 bound on the expected total loss of OnlinePCA and uncentered "
         f"Alg. 6 (eta={eta:g}): {bound:.2f}"]
@@ -581,7 +581,7 @@ def digits(n_components: int = 2, eta: float = 5.0, alpha: float = 1e-4,
 
 @_fill_doc
 def kw_cone(n_samples: int = 500, n_features: int = 20, n_components: int = 2,
-            eta: float | Literal["auto"] = 1.0,
+            eta: float | Literal["auto", "adahedge"] = 1.0,
             noise: float = 0.05, seeds: int | Sequence[int] = 10, data_seed: int = 0,
             progress: Callable[[int, int], object] | None = None,
             embedding: Literal["padded", "full"] = "padded") -> Result:
@@ -605,9 +605,10 @@ def kw_cone(n_samples: int = 500, n_features: int = 20, n_components: int = 2,
         Dimension n (KW: 20).
     n_components : int, default=2
         Rank k of the projection in feature space.
-    eta : float or "auto", default=1.0
+    eta : float, "auto" or "adahedge", default=1.0
         KW Fig. 3 uses 1; the tuned rate of KW eq. (6) is 1.5 in Fig. 2;
-        ``"auto"``: the AdaHedge rate (docs/adaptive_rates.md).
+        ``"auto"``: the AdaHedge rate under the master, ``"adahedge"``: the
+        AdaHedge rate alone (docs/adaptive_rates.md).
     noise : float, default=0.05
         Standard deviation of the Gaussian noise.
     %(runs)s

@@ -259,7 +259,7 @@ class CenteredOnlinePCA(_Cumulative):
     ----------
     n_components : int
         Rank k, ``1 <= k < n_features``.
-    eta : "auto" or float, default="auto"
+    eta : "auto", "adahedge" or float, default="auto"
         Learning rate.  ``"auto"``: each trial plays one of three learners,
         drawn with the weights of a master AdaHedge (``D = log 3``) on their
         expected losses, all on the instances ``y = x - m^{t-1}``:
@@ -285,6 +285,9 @@ class CenteredOnlinePCA(_Cumulative):
         trial: the fixed-rate trial plus O(n k + k^3) and O(n ell + ell^2)
         on average (docs: adaptive_rates).  A number: WK
         Alg. 6 with that rate (> 0).
+        ``"adahedge"``: the rate learner alone, without the master and its
+        other learners (the rate learner's bound only; scale-free as
+        ``"auto"``).
     center_lr_inv : float, default=0.0
         ``eta~^{-1} >= 0``, the inverse learning rate of the center; 0 makes
         ``m^t`` the empirical mean of ``x^1..x^t`` (WK Corollary 9).

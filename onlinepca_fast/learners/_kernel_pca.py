@@ -43,7 +43,7 @@ from ._batch import run_batch
 from ._kernel_bounded import BoundedState, check_map, plan_rows
 from ._kernel_checks import _check_kernel_scale, _check_kernel_values, _check_psd, _check_rows
 from ._kernel_values import gram, resolve_gamma
-from ._rates import Master, MasterMixin, RatesMixin, rate_options
+from ._rates import Master, MasterMixin, Rate, RatesMixin, rate_options
 from ._sparse import is_sparse, map_sparse, row_chunks
 
 __all__ = ["OnlineKernelPCA"]
@@ -94,7 +94,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         negative ``k(x, x)``) raises ``ValueError`` and changes nothing.
         KW's Sec. 5 kernel ``(x . y)^2`` is ``kernel="poly", degree=2,
         gamma=1, coef0=0``.
-    eta : float or "auto", default="auto"
+    eta : "auto", "adahedge" or float, default="auto"
         Learning rate.  ``"auto"``: the AdaHedge rate ``eta_t = r /
         Delta_{t-1}`` in feature space (see Notes), which needs neither the
         horizon, nor the loss of the best subspace, nor the scale of the
@@ -103,6 +103,9 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         limit: the projection onto the r leading eigenvectors of K); a
         number (> 0) runs KW Alg. 6 at that rate (KW eq. (6) gives the
         tuned value).
+        ``"adahedge"``: the rate learner alone, without the master and
+        Follow the Leader (the rate learner's bound only; scale-free as
+        ``"auto"``).
     degree : int, default=3
         Degree of the polynomial kernel (>= 1).
     gamma : "scale", "auto" or float, default="scale"
@@ -287,7 +290,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
     }
 
     def __init__(self, n_components: int, *, kernel: KernelLike = "rbf",
-                 eta: float | Literal["auto"] = "auto",
+                 eta: float | Literal["auto", "adahedge"] = "auto",
                  degree: int = 3, gamma: float | Literal["scale", "auto"] | None = "scale",
                  coef0: float = 1.0, budget: int | None = BUDGET, map_size: int = MAP_SIZE,
                  sampler: Sampler = "decomposition", random_state: SeedLike = None,
@@ -334,7 +337,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         Xe = X[:n_exact]
         G = gram(Xe, np.concatenate([past, Xe]), p)
         eta = rate_options(p["eta"])["eta"]
-        if p["eta"] == "auto":  # scale-free: the range where it is exact
+        if Rate(p["eta"]).auto:  # scale-free: the range where it is exact
             _check_kernel_scale(G[np.arange(n_exact), m0 + np.arange(n_exact)], name)
         _check_kernel_values(G, name, eta)
         if callable(p["kernel"]) and n_exact:  # the built-in kernels are PSD by construction
@@ -346,7 +349,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
             count = 0 if reset else self._count()
             bounded = self._plan_bounded(X[n_exact:], np.concatenate([past, Xe]), G, p,
                                          name, n_exact, count + T, eta, reset)
-            if p["eta"] == "auto":
+            if Rate(p["eta"]).auto:
                 _check_kernel_scale(bounded[1], name, n_exact)
         return p, G, n_exact, bounded
 
@@ -620,7 +623,7 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         """The rate the next trial's softmin uses: ``eta``, or with
         ``eta="auto"`` the rate of ``eta_`` limited to ``2**1000 /
         max|lambda|`` (``opf_rate_step``)."""
-        if self.eta != "auto":
+        if not Rate(self.eta).auto:
             return float(self.eta)
         eta, top = float(self._rate[1]), float(np.abs(lam).max(initial=0.0))
         return 2.0 ** 1000 / top if top > 0 and eta * top > 2.0 ** 1000 else eta

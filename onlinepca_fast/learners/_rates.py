@@ -20,15 +20,23 @@ __all__ = ["Rate", "Mixing", "Master", "SketchMaster", "rate_options", "mixing_o
            "RatesMixin", "MasterMixin"]
 
 
+#: The rates that are state (AdaHedge, src/adaptive_rate.h): "auto", with the
+#: master over the rate learner where the learner has one, and "adahedge",
+#: the rate learner alone.
+AUTO_RATES = ("auto", "adahedge")
+
+
 class Rate:
-    """A learning rate: ``"auto"`` (AdaHedge, the rate is state: ``_rate``
-    = [Delta, eta_t, ...], ``src/adaptive_rate.h``), a number, or None (a
+    """A learning rate: ``"auto"`` or ``"adahedge"`` (AdaHedge, the rate is
+    state: ``_rate`` = [Delta, eta_t, ...], ``src/adaptive_rate.h``; with
+    ``"auto"`` the learners that have a master run it), a number, or None (a
     learner without one: Follow the Leader)."""
 
-    __slots__ = ("auto", "value")
+    __slots__ = ("auto", "value", "word")
 
     def __init__(self, eta):
-        self.auto = isinstance(eta, str) and eta == "auto"
+        self.auto = isinstance(eta, str) and eta in AUTO_RATES
+        self.word = eta if self.auto else None
         self.value = None if self.auto or eta is None else float(eta)
 
     @property
@@ -42,7 +50,7 @@ class Rate:
     def label(self):
         """How a message names it ("" without a rate)."""
         if self.auto:
-            return 'eta="auto"'
+            return f'eta="{self.word}"'
         return "" if self.value is None else f"eta = {self.value!r}"
 
     def fields(self):

@@ -73,7 +73,7 @@ class VarianceMinimizer(_Covariances, TrialLoopLearner):
 
     Parameters
     ----------
-    eta : "auto" or float, default="auto"
+    eta : "auto", "adahedge" or float, default="auto"
         Learning rate.  ``"auto"``: the AdaHedge rate of
         :class:`~onlinepca_fast.OnlinePCA` with ``k = n-1`` (``D = log n``;
         the two-point bound on the gap for matrix instances, ``s = tr C``):
@@ -93,6 +93,9 @@ class VarianceMinimizer(_Covariances, TrialLoopLearner):
         ``share="fixed"``, the AdaHedge learner alone (setting it
         mid-stream drops the master; back to None starts a fresh one).  A
         number: the fixed rate (> 0).
+        ``"adahedge"``: the rate learner alone, without the master and
+        Follow the Leader (the rate learner's bound only; scale-free as
+        ``"auto"``).
     share : {None, "fixed"}, default=None
         ``"fixed"``: the fixed share of YL eq. (22b) on the eigenvalues.
     alpha : float or "auto", default=0.0
@@ -216,11 +219,13 @@ class SimplexVarianceMinimizer(_Covariances, TrialLoopLearner):
 
     Parameters
     ----------
-    eta : "auto" or float, default="auto"
+    eta : "auto", "adahedge" or float, default="auto"
         Learning rate.  ``"auto"``: AdaHedge on the linearised loss ``C y``
         (``D = log n``, exact gap, stabilised step); the loss ``y^T C y`` is
         convex with gradient ``2 C y``, so ``R_T <= 4 Delta_T`` without mixing
-        (``Delta_T = mixability_gap_``).  A number: the fixed rate (> 0).
+        (``Delta_T = mixability_gap_``).  ``"adahedge"``: the same learner,
+        bit for bit (this learner has no master).  A number: the fixed rate
+        (> 0).
     alpha : float or "auto", default=0.0
         Fixed-share rate of YL eq. (29b), ``0 <= alpha < 1``; ``"auto"``:
         ``1/(t+1)^2`` at trial t.

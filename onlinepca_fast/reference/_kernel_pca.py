@@ -122,6 +122,12 @@ class OnlineKernelPCA(_Learner):
                  sampler: str = "decomposition", random_state: SeedLike = None) -> None:
         store_params(self, locals())
 
+    @property
+    def _auto(self):
+        """The AdaHedge rate: eta="auto" (under the master) or "adahedge"
+        (alone)."""
+        return self.eta in ("auto", "adahedge")
+
     def _k(self, X, Y):
         return gram(X, Y, self.kernel, self.degree, self.gamma_, self.coef0)
 
@@ -153,7 +159,7 @@ class OnlineKernelPCA(_Learner):
         self._expected, self._realized = [], []
         self.corners_, self.eigenvalues_history_ = [], []
         self.n_trials_ = 0
-        self.mixability_gap_, self.eta_ = 0.0, (np.inf if self.eta == "auto" else self.eta)
+        self.mixability_gap_, self.eta_ = 0.0, (np.inf if self._auto else self.eta)
         self._master = Master() if self.eta == "auto" else None
         self.rate_learner_losses_ = []  # eta="auto": the rate learner's, before the master
 
@@ -217,7 +223,7 @@ class OnlineKernelPCA(_Learner):
     def _step(self, lam):
         """The trial's rate: eta, or eta_ limited to 2**1000 / max|lambda|."""
         eta, top = self.eta_, np.abs(lam).max()
-        if self.eta == "auto" and top > 0 and eta * top > 2.0 ** 1000:
+        if self._auto and top > 0 and eta * top > 2.0 ** 1000:
             eta = 2.0 ** 1000 / top
         return eta
 
@@ -225,7 +231,7 @@ class OnlineKernelPCA(_Learner):
         """eta="auto": the trial's gap (``x = eta k(x, x)``; for the span
         projection, no corner, the whole loss) and rate, the master's step;
         then the records (the losses plus `residual`)."""
-        if self.eta == "auto":
+        if self._auto:
             with np.errstate(over="ignore"):
                 xs = self._step(lam) * kappa if corner is not None else np.inf
             if np.isinf(xs):
