@@ -123,3 +123,45 @@ def test_leading_direction_keeps_the_coupling_of_a_tiny_row(state):
     fast = opf.CenteredOnlinePCA(k, eta=1e4, state=state, random_state=0).fit(X)
     slow = reference.CenteredOnlinePCA(k, eta=1e4, random_state=0).fit(X)
     np.testing.assert_allclose(fast.density_, slow.density_, rtol=0, atol=1e-13)
+
+
+def texture_then_upscaled(seed=0, rows=1000, upscaled=400):
+    """8x8 tiles as rows: a regular texture (four patterns plus +-1 of pixel
+    noise), then a smooth image shown at twice its size, whose tiles each
+    repeat a 4x4 one: from its 17th row on every row lies in the span of
+    the rows before, and its part outside is the rounding of the
+    projections that find it."""
+    rng = np.random.default_rng(seed)
+    base = rng.integers(60, 200, size=(4, 64))
+    A = base[rng.integers(0, 4, rows)] + rng.integers(-1, 2, size=(rows, 64))
+    Z = 150 + np.cumsum(rng.integers(-3, 4, size=(upscaled, 16)), axis=0) % 60
+    up = np.kron(Z.reshape(upscaled, 4, 4), np.ones((2, 2))).reshape(upscaled, 64)
+    X = np.vstack([A, up]).astype(float)
+    return X / np.linalg.norm(X, axis=1).max()
+
+
+@pytest.mark.parametrize("eta", [200.0, "auto", "adahedge"])
+def test_rows_in_the_span_at_a_large_rate_keep_the_basis_orthonormal(eta):
+    """Fixed share at a large rate on rows in the explicit span: main
+    appended their rounding (|r_B| ~ 8 eps |x|, the coupling eta |x| |r_B|
+    passing the tolerance) as new rows of B, each orthogonal to B only to
+    B's orthogonality times |x| / |r_B|; within a few such rows B was no
+    basis, W's trace reached 1.08 and the expected losses 300 times the
+    largest |x|^2 (OnlineAdaptivePCA's defaults: 2.9x the dense state's
+    loss).  The clustered state now follows the dense one and the eigh
+    reference to rounding, and B stays orthonormal."""
+    X = texture_then_upscaled()
+    fit = {state: opf.OnlineAdaptivePCA(5, eta=eta, state=state, random_state=0).fit(X)
+           for state in ("dense", "clustered")}
+    assert relative_error(fit["clustered"], fit["dense"], X) <= TOL
+    clustered = fit["clustered"]
+    assert np.all(clustered.expected_losses_ <= np.sum(X ** 2, axis=1) * (1 + 1e-12))
+    assert np.trace(clustered.density_) == pytest.approx(1.0, abs=1e-12)
+    state = clustered._state
+    m, nb = int(state.dims[0]), int(state.dims[1])
+    assert state.clustered and m < X.shape[1]
+    B = state.b[:nb]
+    np.testing.assert_allclose(B @ B.T, np.eye(nb), rtol=0, atol=1e-12)
+    if eta == 200.0:
+        slow = reference.OnlineAdaptivePCA(5, eta=eta, random_state=0).fit(X)
+        assert relative_error(clustered, slow, X) <= TOL
