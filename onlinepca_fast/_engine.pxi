@@ -62,6 +62,7 @@ cdef class Engine:
         self.s.with_matrices = config.matrix_input or (
             config.kind == OPF_KIND_MEG and config.share == OPF_SHARE_PAST)
         self.s.alpha_auto = config.alpha_auto
+        self.s.adaptive_d = config.adaptive_d
         self.s.alpha = config.alpha
         self.s.center_lr_inv = config.center_lr_inv
         self.s.t = &t_v[0]

@@ -188,6 +188,7 @@ cdef extern from "learner.h" nogil:
         double eta, alpha, center_lr_inv
         double *rate
         int alpha_auto
+        int adaptive_d
         double *lim
         double *limw
         int *limiw

@@ -175,14 +175,15 @@ static int trial_simplex(const opf_learner *s, opf_ws *w,
 }
 
 
-/* eta = "auto": the n of D = d log(n / d).  With the master (limit.h) and
+/* eta = "auto": the n of D = d log(n / d).  For the PCA learners
+ * (adaptive_d: eta "auto" under the master, limit.h, or "adahedge" alone)
  * mixing at a constant alpha > 0 (share fixed or uniform), n / alpha: every
  * eigenvalue of W is then at least alpha / n, so D = d log(n / (d alpha))
  * bounds d Delta(U, W) for every capped comparator U at every trial, the
  * constant of the adaptive-regret bound (docs/adaptive_rates.md). */
 static double rate_n(const opf_learner *s)
 {
-    if (s->lim && !s->alpha_auto && s->alpha > 0.0
+    if (s->adaptive_d && !s->alpha_auto && s->alpha > 0.0
         && (s->share == OPF_SHARE_FIXED || s->share == OPF_SHARE_UNIFORM))
         return (double)s->n / s->alpha;
     return (double)s->n;

@@ -73,6 +73,10 @@ typedef struct {
                                 OPF_RATE_LEN doubles (adaptive_rate.h) */
     int alpha_auto;          /* alpha = "auto": alpha_t = 1 / (t + 1)^2 at
                                 trial t (opf_rate_alpha) */
+    int adaptive_d;          /* eta = "auto" of the PCA learners (OnlinePCA,
+                                OnlineAdaptivePCA), with or without the
+                                master: D = d log(n / (d alpha)) when mixing
+                                at a constant alpha (rate_n, learner.c) */
     double *lim;             /* NULL, or (MEG, vector instances, eta =
                                 "auto") the master over the learner and its
                                 eta -> infinity limit: OPF_LIMIT_LEN(n, k)

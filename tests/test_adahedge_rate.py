@@ -55,14 +55,20 @@ def test_online_pca_is_the_rate_learner(state, shift):
 
 
 @pytest.mark.parametrize("share, alpha", [("fixed", 1e-2), ("uniform", 1e-2), ("fixed", "auto")])
-def test_mixing_keeps_the_static_constant(share, alpha):
-    """Alone, the rate learner keeps D = d log(n/d) (the master's learner
-    takes d log(n/(d alpha)) with a constant alpha)."""
+def test_mixing_keeps_the_adaptive_constant(share, alpha):
+    """With mixing at a constant alpha the rate learner alone is auto's: D =
+    d log(n/(d alpha)), the constant of the adaptive-regret bound (alpha =
+    "auto": d log(n/d))."""
     X = _stream(shift=True)
     pca = opf.OnlinePCA(3, eta="adahedge", share=share, alpha=alpha, random_state=0).fit(X)
-    h, Delta, _ = ref.auto_meg(X, 3, share=share, alpha=alpha)
+    h, Delta, eta = ref.auto_meg(X, 3, share=share, alpha=alpha, adaptive=True)
     _close(pca.expected_losses_, h)
     np.testing.assert_allclose(pca.mixability_gap_, Delta, rtol=RTOL_ORACLE)
+    n, d = 8, 5
+    D = d * np.log(n / d if alpha == "auto" else n / (d * alpha))
+    np.testing.assert_allclose(pca.eta_ * pca.mixability_gap_, D, rtol=1e-12)
+    auto = opf.OnlinePCA(3, share=share, alpha=alpha, random_state=0).fit(X)
+    assert auto.eta_ == pca.eta_ and auto.mixability_gap_ == pca.mixability_gap_
     adaptive = opf.OnlineAdaptivePCA(3, eta="adahedge", alpha=alpha, random_state=0).fit(X)
     if share == "fixed":
         np.testing.assert_array_equal(adaptive.expected_losses_, pca.expected_losses_)
@@ -88,6 +94,7 @@ def test_variance_minimizer_is_the_rate_learner(matrix):
     h, Delta, eta = ref.auto_meg(X, 5)
     _close(vm.expected_losses_, h)
     np.testing.assert_allclose(vm.mixability_gap_, Delta, rtol=RTOL_ORACLE)
+    np.testing.assert_allclose(vm.eta_, eta, rtol=RTOL_ORACLE)
     _no_master(vm)
     auto = opf.VarianceMinimizer(random_state=0).fit(X)
     assert auto.master_gap_ > 0.0
@@ -166,14 +173,15 @@ def test_scale_free(make):
 
 
 def test_kernel_pca_scale_free():
-    """A kernel c k (here: the linear kernel on sqrt(c) X) gives the same
-    weights and the losses times c."""
+    """A kernel c k (here: the linear kernel on sqrt(c) X) gives the losses
+    times c and the rate over c (the same step eta_t k)."""
     X = np.random.default_rng(2).standard_normal((120, 6))
     base = opf.OnlineKernelPCA(2, kernel="linear", eta="adahedge", random_state=0).fit(X)
     exact = opf.OnlineKernelPCA(2, kernel="linear", eta="adahedge",
                                 random_state=0).fit(2.0 ** -10 * X)
     np.testing.assert_allclose(exact.expected_losses_, 2.0 ** -20 * base.expected_losses_,
                                rtol=1e-12, atol=1e-12 * 2.0 ** -20 * base.expected_losses_.max())
+    np.testing.assert_allclose(exact.eta_, 2.0 ** 20 * base.eta_, rtol=1e-12)
 
 
 def test_switch_mid_stream():
@@ -190,8 +198,25 @@ def test_switch_mid_stream():
     np.testing.assert_allclose(pca.mixability_gap_, Delta, rtol=RTOL_ORACLE)
     _no_master(pca)
     pca.set_params(eta="auto").partial_fit(X[150:])
-    assert pca.master_gap_ >= 0.0 and pca.limit_weight_ + pca.leader_weight_ <= 1.0
+    assert pca.master_gap_ > 0.0  # a master again (0 without one)
     assert np.all(np.isfinite(pca.expected_losses_))
+    # fresh: over the rows since the switch, it weighs the rate learner's
+    # losses (those of the oracle, continuing) against its limit's and its
+    # leader's, both started at the switch
+    h = ref.auto_meg(X, 3, adaptive=True)[0][150:]
+    hb, hf = ref.limit_meg(X[150:], 3), ref.sketch_leader(X[150:], 3, ref.leader_ell(8, 3))
+    _close(pca.expected_losses_[150:], ref.master_losses(h, hb, hf)[0])
+
+
+def test_adaptive_switch_keeps_the_rate():
+    """OnlineAdaptivePCA: "auto" -> "adahedge" keeps its rate learner (the
+    same constant D = d log(n/(d alpha)): the rate goes on, no jump)."""
+    X = _stream(T=200, shift=True)
+    a = opf.OnlineAdaptivePCA(3, alpha=1e-2, random_state=0).fit(X[:100])
+    a.set_params(eta="adahedge").partial_fit(X[100:])
+    b = opf.OnlineAdaptivePCA(3, eta="adahedge", alpha=1e-2, random_state=0).fit(X)
+    np.testing.assert_array_equal(a.expected_losses_[100:], b.expected_losses_[100:])
+    assert a.eta_ == b.eta_ and a.mixability_gap_ == b.mixability_gap_
 
 
 @pytest.mark.parametrize("bad", ["AdaHedge", "adahedge ", "ada"])

@@ -104,7 +104,8 @@ class OnlineKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, OnlineL
         number (> 0) runs KW Alg. 6 at that rate (KW eq. (6) gives the
         tuned value).
         ``"adahedge"``: the rate learner alone, without the master and
-        Follow the Leader (the rate learner's bound only; scale-free as
+        Follow the Leader (the rate learner's bound only; the master costs
+        little here, so this is for comparing, not for speed; scale-free as
         ``"auto"``).
     degree : int, default=3
         Degree of the polynomial kernel (>= 1).

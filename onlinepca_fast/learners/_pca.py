@@ -422,9 +422,10 @@ class OnlinePCA(_PCALearner):
         sketches at the next batch.  A number: the fixed-rate algorithm
         (> 0); the tuned value of WK eq. (3) is
         :func:`onlinepca_fast.metrics.tuned_learning_rate`.
-        ``"adahedge"``: the rate learner alone, without the master and its
-        other learners: the rate learner's bound only, at 1.1-1.25x the cost
-        of a fixed rate where ``"auto"`` costs 2.1-2.3x (n = 400-4000, docs:
+        ``"adahedge"``: the rate learner above alone (the same ``D``),
+        without the master and its other learners: the rate learner's bound
+        only, at 1.1-1.2x the cost of a fixed rate at the same rate where
+        ``"auto"`` costs 2.1-2.4x (k = 10, n = 400-10,000, docs:
         adaptive_rates, *Cost*); scale-free as ``"auto"``.
     share : {None, "fixed", "uniform", "past"}, default=None
         Mixing step for shifting data:
@@ -481,15 +482,17 @@ class OnlinePCA(_PCALearner):
         The rate of the next trial (``eta`` if numeric; ``inf`` until the
         first nonzero row with ``"auto"``).
     mixability_gap_ : float
-        ``Delta_T`` of ``eta="auto"``'s rate learner (0 with a numeric eta).
+        ``Delta_T`` of the rate learner of ``eta="auto"`` or ``"adahedge"``
+        (0 with a numeric eta).
     master_gap_ : float
-        ``Delta^M`` of ``eta="auto"``'s master (0 with a numeric eta).
+        ``Delta^M`` of ``eta="auto"``'s master (0 with a numeric eta or
+        ``"adahedge"``).
     limit_weight_ : float
         ``eta="auto"``: the master's weight of the limit learner for the
-        next trial (0 with a numeric eta).
+        next trial (0 with a numeric eta or ``"adahedge"``).
     leader_weight_ : float
         ``eta="auto"``: the master's weight of Follow the Leader on the
-        sketch for the next trial (0 with a numeric eta).
+        sketch for the next trial (0 with a numeric eta or ``"adahedge"``).
     alpha_ : float
         The mixing rate of the next trial.
     n_features_in_ : int
@@ -543,9 +546,11 @@ class OnlinePCA(_PCALearner):
         return p["share"]
 
     def _engine_options(self, p, n):
-        return dict(kind=_kernels.KIND_MEG, d=n - p["n_components"], **Rate(p["eta"]).fields(),
-                    **Mixing(p["alpha"]).fields(), share=SHARES[self._share(p)],
-                    sampler=SAMPLERS[p["sampler"]])
+        rate = Rate(p["eta"])
+        # "auto" and "adahedge" run the same rate learner (src/learner.c, rate_n)
+        return dict(kind=_kernels.KIND_MEG, d=n - p["n_components"], **rate.fields(),
+                    adaptive_d=rate.auto, **Mixing(p["alpha"]).fields(),
+                    share=SHARES[self._share(p)], sampler=SAMPLERS[p["sampler"]])
 
     def _check_steps(self, X, amax, name, matrix, config, mean, rate):
         check_meg_steps(X, amax, name, rate)
@@ -593,12 +598,9 @@ class OnlineAdaptivePCA(OnlinePCA):
         log(n/(d alpha)))`` (``Delta = mixability_gap_``; docs:
         adaptive_rates).  A number: YL Theorem 3 tunes it with
         :func:`onlinepca_fast.metrics.adaptive_parameters`.
-        ``"adahedge"``: the rate learner alone, without the master and its
-        other learners, at :class:`OnlinePCA`'s constant ``D = d
-        log(n/d)`` (``d log(n/(d alpha))``, and with it the interval bound
-        above, is the master's rate learner's only), at 1.1-1.25x the cost
-        of a fixed rate where ``"auto"`` costs 2.1-2.3x (docs:
-        adaptive_rates, *Cost*); scale-free as ``"auto"``.
+        ``"adahedge"``: that rate learner alone (the same ``D = d log(n/(d
+        alpha))`` and interval bound), without the master and its other
+        learners; its cost: see :class:`OnlinePCA`.
     alpha : float or "auto", default=1e-5
         Fixed-share rate, ``0 <= alpha < 1`` (YL Sec. 6.1 uses 1e-5).
         ``"auto"``: ``alpha_t = 1/(t+1)^2``, with adaptive regret on every

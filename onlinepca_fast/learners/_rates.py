@@ -253,7 +253,7 @@ class RatesMixin:
     @reads_state
     def eta_(self) -> float:
         """The learning rate in use: ``eta`` if it is a number; with
-        ``eta="auto"``, the rate of the next trial, ``D / Delta`` (``inf``
+        ``eta="auto"`` or ``"adahedge"``, the rate of the next trial, ``D / Delta`` (``inf``
         while every mixability gap so far is 0: Follow the Leader on W^0)."""
         self._check_fitted()
         return Rate(self.eta).current(self._rate)
@@ -261,7 +261,7 @@ class RatesMixin:
     @property
     @reads_state
     def mixability_gap_(self) -> float:
-        """``eta="auto"``: the cumulative mixability gap ``Delta_T`` (in the
+        """``eta="auto"`` or ``"adahedge"``: the cumulative mixability gap ``Delta_T`` (in the
         learner's loss scale) that bounds the regret, ``R_T <= 2 Delta_T``
         (see the learner's Notes); 0 with a numeric eta."""
         self._check_fitted()
@@ -327,7 +327,7 @@ class MasterMixin:
     def master_gap_(self) -> float:
         """``eta="auto"``: the master's cumulative mixability gap ``Delta^M``:
         the loss is at most that of the better of its two learners plus ``2
-        Delta^M``; 0 with a numeric eta."""
+        Delta^M``; 0 with a numeric eta or ``"adahedge"``."""
         self._check_fitted()
         m = self._master_view()
         return 0.0 if m is None else m.gap

@@ -54,6 +54,9 @@ class EngineConfig:
     matrix_input: bool = False
     auto_rate: bool = False  # eta="auto": the rate is state (``_rate``)
     alpha_auto: bool = False  # alpha="auto": alpha_t = 1/(t+1)**2
+    # the PCA learners' AdaHedge rate ("auto" or "adahedge"): D = d log(n/(d alpha))
+    # when mixing at a constant alpha (src/learner.c, rate_n)
+    adaptive_d: bool = False
 
 
 class Plan(NamedTuple):

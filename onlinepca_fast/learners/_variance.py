@@ -94,8 +94,9 @@ class VarianceMinimizer(_Covariances, TrialLoopLearner):
         mid-stream drops the master; back to None starts a fresh one).  A
         number: the fixed rate (> 0).
         ``"adahedge"``: the rate learner alone, without the master and
-        Follow the Leader (the rate learner's bound only; scale-free as
-        ``"auto"``).
+        Follow the Leader (the rate learner's bound only; the master costs
+        little here, so this is for comparing, not for speed); with
+        ``share="fixed"`` it is ``"auto"`` bit for bit.
     share : {None, "fixed"}, default=None
         ``"fixed"``: the fixed share of YL eq. (22b) on the eigenvalues.
     alpha : float or "auto", default=0.0
@@ -114,7 +115,8 @@ class VarianceMinimizer(_Covariances, TrialLoopLearner):
         ``Y`` of the rate learner (with ``eta="auto"`` the trials play it
         with the master's weight ``1 - limit_weight_``).
     mixability_gap_, eta_ : float
-        ``eta="auto"``: the rate learner's ``Delta_T`` and rate.
+        ``eta="auto"`` or ``"adahedge"``: the rate learner's ``Delta_T`` and
+        rate.
     master_gap_, limit_weight_ : float
         ``eta="auto"`` without mixing: the master's ``Delta^M`` and its
         weight of Follow the Leader for the next trial (0 otherwise).
