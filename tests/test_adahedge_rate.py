@@ -12,17 +12,9 @@ from onlinepca_fast import reference
 from onlinepca_fast.reference import _auto_rate as ref
 
 from learner_cases import assert_split_learn_one_pickle_match
+from test_auto_rate import _stream  # the same streams as eta="auto"'s tests
 
 RTOL_ORACLE = 1e-9
-
-
-def _stream(T=160, n=8, seed=0, shift=False):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(T, n)) * np.linspace(0.2, 1.0, n)
-    if shift:  # the dominant subspace changes every 40 trials
-        for s in range(0, T, 40):
-            X[s:s + 40] = X[s:s + 40] @ np.linalg.qr(rng.normal(size=(n, n)))[0]
-    return X / np.linalg.norm(X, axis=1).max()
 
 
 def _close(got, want):

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _kernels
 from .._guard import reads_state
+from .._validation import ETA
 
 __all__ = ["Rate", "Mixing", "Master", "SketchMaster", "rate_options", "mixing_options",
            "RatesMixin", "MasterMixin"]
@@ -22,8 +23,8 @@ __all__ = ["Rate", "Mixing", "Master", "SketchMaster", "rate_options", "mixing_o
 
 #: The rates that are state (AdaHedge, src/adaptive_rate.h): "auto", with the
 #: master over the rate learner where the learner has one, and "adahedge",
-#: the rate learner alone.
-AUTO_RATES = ("auto", "adahedge")
+#: the rate learner alone -- the words the eta check accepts.
+AUTO_RATES = ETA.words
 
 
 class Rate:
