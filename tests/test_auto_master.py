@@ -407,3 +407,50 @@ def test_a_large_row_does_not_freeze_the_leader():
     # to the rounding of values beside 1e14 (eps 1e14 ~ 2e-2 on gaps of ~1)
     np.testing.assert_allclose(V[:, :k + 1] @ V[:, :k + 1].T, top @ top.T, atol=1e-3)
     np.testing.assert_allclose(sigma[1:k + 1], v[::-1][1:k + 1], rtol=1e-3)
+
+
+def _limit_basis(learner):
+    """B's basis rows in use, Bb[:nb] (nb x n; src/limit.h)."""
+    sk, n, k = learner._master_view().b_sketch, learner.n_features_in_, learner.n_components
+    cap = 2 * (k + 1)
+    start = 4 + k + (k + 1) * cap
+    return sk[start:start + cap * n].reshape(cap, n)[:int(sk[2])]
+
+
+def _in_span_stream(case):
+    """Rows that lie, after a few, in the span of those before: their part
+    outside B's basis is the rounding of the projections that find it."""
+    rng = np.random.default_rng(7)
+    if case == "rank 3":
+        X = rng.normal(size=(400, 3)) @ rng.normal(size=(3, 40))
+    else:  # five rows repeated, shuffled
+        X = np.repeat(rng.normal(size=(5, 30)), 80, axis=0)
+        rng.shuffle(X)
+    return X / np.linalg.norm(X, axis=1).max()
+
+
+@pytest.mark.parametrize("cls", [opf.OnlinePCA, opf.OnlineAdaptivePCA, opf.CenteredOnlinePCA])
+@pytest.mark.parametrize("case,k", [("rank 3", 5), ("repeated", 4)])
+def test_limit_basis_stays_orthonormal_on_rows_in_its_span(cls, case, k):
+    """B appends a row's part outside its basis only above the rounding of
+    the projections (``out2 > 1e-30 |x|^2``, a coupling ``rho2 > 1e-24
+    |x|^2``): appending that rounding, as a build without the two
+    thresholds does, turns B's basis and directions into non-orthonormal
+    rows within a few hundred trials on these streams (off-diagonal 1.0),
+    and B's losses with them.  Checked after every chunk of 25 rows: B's
+    basis and its r directions orthonormal, F's leading directions too."""
+    X = _in_span_stream(case)
+    learner = cls(k, random_state=0)
+    for s in range(0, len(X), 25):
+        learner.partial_fit(X[s:s + 25])
+        Bb = _limit_basis(learner)
+        np.testing.assert_allclose(Bb @ Bb.T, np.eye(len(Bb)), rtol=0, atol=1e-12)
+        _, U, tie = _limit_parts(learner)
+        if tie is not None:
+            U = np.hstack([U, tie])
+        np.testing.assert_allclose(U.T @ U, np.eye(U.shape[1]), rtol=0, atol=1e-12)
+        _, V = _leader_parts(learner)
+        V = V[:, :k + 1]
+        np.testing.assert_allclose(V.T @ V, np.eye(V.shape[1]), rtol=0, atol=1e-12)
+    if cls is not opf.CenteredOnlinePCA:
+        assert np.all(learner.expected_losses_ <= (X * X).sum(axis=1) * (1 + 1e-12))
