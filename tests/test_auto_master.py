@@ -473,3 +473,50 @@ def test_limit_basis_stays_orthonormal_on_rows_in_its_span(cls, case, k):
         losses = ref.auto_pca(X, k)[0]
     np.testing.assert_allclose(learner.expected_losses_, losses, rtol=0,
                                atol=1e-9 * energy.max())
+
+
+def _degenerate_stream(kind, rng):
+    """Random streams whose rows keep falling in the span of earlier ones."""
+    n = int(rng.integers(6, 48))
+    T = int(rng.integers(200, 700))
+    if kind == "low rank":
+        r = int(rng.integers(1, min(n, 12)))
+        X = rng.normal(size=(T, r)) @ rng.normal(size=(r, n))
+    elif kind == "multiples":  # each row a multiple of an earlier one, now and then a new one
+        X = rng.normal(size=(T, n))
+        for t in range(1, T):
+            if rng.random() < 0.9:
+                X[t] = rng.choice([-2.0, -1.0, 0.5, 1.0, 3.0]) * X[rng.integers(0, t)]
+    else:  # integer tiles of a few patterns, then of an upscaled smooth image
+        side = int(rng.choice([2, 3, 4]))
+        n = (2 * side) ** 2
+        base = rng.integers(0, 255, size=(int(rng.integers(2, 6)), n))
+        A = base[rng.integers(0, len(base), T // 2)] + rng.integers(-1, 2, size=(T // 2, n))
+        Z = np.cumsum(rng.integers(-3, 4, size=(T - T // 2, side * side)), axis=0) % 60
+        up = np.kron(Z.reshape(-1, side, side), np.ones((2, 2))).reshape(-1, n)
+        X = np.vstack([A, up]).astype(float)
+    return X / np.linalg.norm(X, axis=1).max(), n
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["low rank", "multiples", "tiles"])
+def test_defaults_keep_their_bound_on_degenerate_streams(kind):
+    """Forty random streams of each kind, a random k, the three PCA
+    learners at their defaults: every expected loss at most the instance's
+    energy (d tr(W x x^T) <= |x|^2 for any capped W), B's basis orthonormal
+    at the end, and the losses of 2^-20 X those of X times 2^-40 to 1e-9 of
+    the largest (a broken basis made them differ by the largest loss)."""
+    rng = np.random.default_rng(["low rank", "multiples", "tiles"].index(kind))
+    for _ in range(40):
+        X, n = _degenerate_stream(kind, rng)
+        k = int(rng.integers(1, n - 1))
+        for cls in (opf.OnlinePCA, opf.OnlineAdaptivePCA, opf.CenteredOnlinePCA):
+            learner = cls(k, random_state=0).fit(X)
+            Y = ref.centered_instances(X)[0] if cls is opf.CenteredOnlinePCA else X
+            energy = (Y * Y).sum(axis=1)
+            h = learner.expected_losses_
+            assert np.all(h <= energy * (1 + 1e-12) + 1e-300), (cls.__name__, n, k)
+            Bb = _limit_basis(learner)
+            np.testing.assert_allclose(Bb @ Bb.T, np.eye(len(Bb)), rtol=0, atol=1e-12)
+            scaled = cls(k, random_state=0).fit(X * 2.0 ** -20).expected_losses_
+            np.testing.assert_allclose(scaled * 2.0 ** 40, h, rtol=0, atol=1e-9 * h.max())
