@@ -301,10 +301,16 @@ static int trial_master(const opf_learner *s, const opf_state_ops *ops,
 }
 
 /* The leader's group [lo, n) of the ascending log-weights: the top one and
- * those within 1e-9 of their spread of it. */
+ * those within 1e-9 of their spread of it, or within 1e-12 of the largest
+ * |log-weight| (the rounding of the state: where C^{t-1} is a multiple of
+ * I, e.g. after one-hot rows that visited every axis equally, the
+ * log-weights tie to an ulp, and 1e-9 of that spread split them by their
+ * rounding, not C). */
 static ptrdiff_t leader_start(const double *lam, ptrdiff_t n)
 {
-    const double top = lam[n - 1], tol = 1e-9 * (top - lam[0]);
+    const double top = lam[n - 1],
+                 tol = fmax(1e-9 * (top - lam[0]),
+                            1e-12 * fmax(fabs(top), fabs(lam[0])));
     ptrdiff_t lo = n - 1;
     while (lo > 0 && lam[lo - 1] >= top - tol)
         lo--;

@@ -296,10 +296,12 @@ def leader_master_view(self):
 
 def leader_group(lam):
     """Follow the Leader's tie group in the log-weights ``lam`` (any order):
-    the top entry and those within 1e-9 of the spread of it, as the trials
-    take it (indices, ascending)."""
-    top = lam.max()
-    return np.flatnonzero(lam >= top - 1e-9 * (top - lam.min()))
+    the top entry and those within 1e-9 of the spread of it or 1e-12 of
+    the largest |entry| (rounding), as the trials take it (indices,
+    ascending)."""
+    top, low = lam.max(), lam.min()
+    tol = max(1e-9 * (top - low), 1e-12 * max(abs(top), abs(low)))
+    return np.flatnonzero(lam >= top - tol)
 
 
 def leader_draw(self, rng):
