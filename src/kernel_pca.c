@@ -68,6 +68,7 @@
 #include "cap.h"
 #include "interrupt.h"
 #include "limit.h"
+#include "state_clustered_draw.h"
 
 /* Workspace (doubles): z, p, mu, nu, omega, decompose (n each), cap 3n,
  * and the bordered update's own. */
@@ -141,9 +142,49 @@ static kpca_ws split(const opf_kpca *s)
  * phi(x) along the m eigenvectors of the state (eigenvalues s->evals,
  * ascending; p_i = 0 on the null space |lambda_i| <= tol) and kappa =
  * |phi(x)|^2 (see the header comment): the same in both forms. */
+/* Follow the Leader's losses with p (squared coordinates along the m
+ * eigenvectors, eigenvalues lam ascending): the r leading eigenvectors, or,
+ * when the r-th largest eigenvalue ties with others (within 1e-9 of the
+ * largest |lambda|: K's eigenvalues carry that rounding, and one-hot rows
+ * tie them exactly), the a = m - hi above the tie group [lo, hi) and the
+ * r - a remaining shared equally by its c = hi - lo members (the uniform
+ * mixture over the ways to complete the leading a; without the rule
+ * rounding chose the members, up to 0.9 k(x, x) of a loss apart between
+ * X and c X).  The realized loss keeps r - a directions drawn uniformly
+ * (Haar) in the tie group's span with u, as OnlinePCA's sketch leader
+ * (limit.c): its expectation is the shared one, and it does not depend on
+ * the basis rounding chose in the tie group. */
+static double leader_losses(const double *lam, const double *p, ptrdiff_t m,
+                            ptrdiff_t r, double kappa, double u, double *real)
+{
+    const ptrdiff_t kth = m - r;
+    const double b = lam[kth],
+                 tol = 1e-9 * fmax(fabs(lam[0]), fabs(lam[m - 1]));
+    ptrdiff_t lo = kth, hi = kth + 1, i, c, take;
+    double sum = 0.0, tied = 0.0;
+    while (lo > 0 && lam[lo - 1] >= b - tol)
+        lo--;
+    while (hi < m && lam[hi] <= b + tol)
+        hi++;
+    if (hi - lo == 1) { /* no tie: the r leading */
+        for (i = kth; i < m; i++)
+            sum += p[i];
+        *real = kappa - sum;
+        return *real;
+    }
+    for (i = hi; i < m; i++)
+        sum += p[i];
+    for (i = lo; i < hi; i++)
+        tied += p[i];
+    c = hi - lo;
+    take = r - (m - hi); /* 1 <= take <= c */
+    *real = fmax(0.0, kappa - sum - opf_haar_energy(take, c, u, tied));
+    return fmax(0.0, kappa - sum - (double)take / (double)c * tied);
+}
+
 static int play(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m, double tol,
                 double kappa, double u, double *el, double *rl,
-                double *delta, double *lead)
+                double *delta, double *lead, double *lead_real)
 {
     const double *lam = s->evals;
     const ptrdiff_t D = m - s->r;
@@ -152,7 +193,7 @@ static int play(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m, double tol,
     int st;
 
     if (m == 0) {
-        *el = *rl = *lead = kappa;
+        *el = *rl = *lead = *lead_real = kappa;
         *delta = kappa > 0.0 ? kappa : 0.0;
         return OPF_OK;
     }
@@ -160,15 +201,12 @@ static int play(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m, double tol,
         sum = 0.0;
         for (i = 0; i < m; i++)
             sum += w->p[i];
-        *el = *rl = *lead = kappa - sum;
+        *el = *rl = *lead = *lead_real = kappa - sum;
         *delta = *el > 0.0 ? *el : 0.0;
         return OPF_OK;
     }
     /* Follow the Leader: the r leading eigenvectors (null ones have p = 0) */
-    sum = 0.0;
-    for (i = m - s->r; i < m; i++)
-        sum += w->p[i];
-    *lead = kappa - sum;
+    *lead = leader_losses(lam, w->p, m, s->r, kappa, u, lead_real);
 
     if (s->rate != NULL) {
         const double a = fabs(lam[0]), b = fabs(lam[m - 1]);
@@ -206,11 +244,19 @@ static int play(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m, double tol,
     return OPF_OK;
 }
 
+/* The trial's uniform u rescaled for the learner the master draws with it:
+ * u / p_A for the rate learner (u < p_A), (u - p_A) / (1 - p_A) for Follow
+ * the Leader. */
+static double drawn_uniform(double u, double pa, int play_a)
+{
+    return play_a ? u / pa : (u - pa) / (1.0 - pa);
+}
+
 /* Losses of one trial with m stored instances (kernel form): p_i =
  * z_i^2 / lambda_i with z = U^T y. */
 static int losses(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m,
                   const double *y, double kappa, double u, double *el,
-                  double *rl, double *delta, double *lead)
+                  double *rl, double *delta, double *lead, double *lead_real)
 {
     const double *lam = s->evals;
     double tol = 0.0;
@@ -222,7 +268,7 @@ static int losses(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m,
         for (i = 0; i < m; i++)
             w->p[i] = fabs(lam[i]) > tol ? w->z[i] * w->z[i] / lam[i] : 0.0;
     }
-    return play(s, w, m, tol, kappa, u, el, rl, delta, lead);
+    return play(s, w, m, tol, kappa, u, el, rl, delta, lead, lead_real);
 }
 
 ptrdiff_t opf_kpca_trials(const opf_kpca *s, const double *G, ptrdiff_t ldg,
@@ -244,21 +290,21 @@ ptrdiff_t opf_kpca_trials(const opf_kpca *s, const double *G, ptrdiff_t ldg,
         const double *row = G + j * ldg;
         const double pa = s->master ? opf_master_weight(s->master) : 1.0;
         const int play_a = u[j] < pa;
-        double delta = 0.0, el, rl, lead;
+        double delta = 0.0, el, rl, lead, lead_real;
         int st;
         if (opf_interrupt_poll(s->poll, OPF_POLL_KPCA_TRIAL)
             || opf_interrupt_stopped(s->stop)) {
             *status = OPF_EINTR;
             return j;
         }
-        st = losses(s, &w, m, row, row[m], play_a ? u[j] / pa : u[j], &el,
-                    &rl, &delta, &lead);
+        st = losses(s, &w, m, row, row[m], drawn_uniform(u[j], pa, play_a),
+                    &el, &rl, &delta, &lead, &lead_real);
         if (st != OPF_OK) {
             *status = st;
             return j;
         }
         exp_loss[j] = el;
-        real_loss[j] = play_a ? rl : lead;
+        real_loss[j] = play_a ? rl : lead_real;
         st = opf_bordered_update(m, s->evals, s->q, s->capacity, row, row[m],
                                  w.buw, s->buiwork, s->fns,
                                  s->poll ? OPF_POLL_INTERRUPT : 0, &info);
@@ -362,7 +408,8 @@ ptrdiff_t opf_kpca_feature_trials(const opf_kpca *s, const double *Phi,
         const double *phi = Phi + j * m;
         const double pa = s->master ? opf_master_weight(s->master) : 1.0;
         const int play_a = u[j] < pa;
-        double delta = 0.0, el, rl, lead, khat = 0.0, tol = 0.0, res;
+        double delta = 0.0, el, rl, lead, lead_real, khat = 0.0, tol = 0.0,
+               res;
         int st;
         if (opf_interrupt_poll(s->poll, OPF_POLL_KPCA_TRIAL)) {
             *status = OPF_EINTR;
@@ -377,15 +424,15 @@ ptrdiff_t opf_kpca_feature_trials(const opf_kpca *s, const double *Phi,
             for (i = 0; i < m; i++)
                 w.p[i] = fabs(s->evals[i]) > tol ? w.z[i] * w.z[i] : 0.0;
         }
-        st = play(s, &w, m, tol, khat, play_a ? u[j] / pa : u[j], &el, &rl,
-                  &delta, &lead);
+        st = play(s, &w, m, tol, khat, drawn_uniform(u[j], pa, play_a), &el,
+                  &rl, &delta, &lead, &lead_real);
         if (st != OPF_OK) {
             *status = st;
             return j;
         }
         res = kappa[j] - khat;
         exp_loss[j] = el;
-        real_loss[j] = (play_a ? rl : lead) + res;
+        real_loss[j] = (play_a ? rl : lead_real) + res;
         st = m > 0 ? opf_rank_one_update(m, s->evals, s->q, s->capacity, 1.0,
                                          phi, w.buw, s->buiwork, s->fns, 0,
                                          &info)

@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.distance import cdist
+from scipy.special import betaincinv
 
 from .._docs import fill_doc
 from .._typing import ArrayLike, FloatArray, SeedLike
@@ -105,6 +106,39 @@ def gram(X: ArrayLike, Y: ArrayLike,
 
 
 @fill_doc
+def _leader(lam, p, kappa, r, u, U=None, inv=None, y=None):
+    """Follow the Leader's (expected, realized) losses: the r leading
+    eigenvectors of the eigenvalues ``lam`` (ascending), or, when the r-th
+    largest ties with others (within 1e-9 of the largest |lambda|), those
+    above the tie group fully and the rest of r shared equally by its
+    members, the realized loss keeping ``r - a`` directions drawn
+    uniformly in the tie group's span: a Beta((r - a)/2, (c - r + a)/2)
+    share of x's energy there, its quantile at ``u`` (``src/kernel_pca.c``,
+    leader_losses, draws it from u's bits instead).  ``p``: the squared coordinates along the
+    eigenvectors, or None to form them from ``U``, ``inv`` and ``y``."""
+    m = lam.shape[0]
+    kth = m - r
+    tol = 1e-9 * max(abs(lam[0]), abs(lam[-1]))
+    lo, hi = kth, kth + 1
+    while lo > 0 and lam[lo - 1] >= lam[kth] - tol:
+        lo -= 1
+    while hi < m and lam[hi] <= lam[kth] + tol:
+        hi += 1
+    if hi - lo == 1:  # no tie
+        if p is None:
+            Ut = U[:, kth:]
+            loss = kappa - y @ (Ut * inv[kth:]) @ Ut.T @ y
+        else:
+            loss = kappa - p[kth:].sum()
+        return loss, loss
+    if p is None:
+        p = (U.T @ y) ** 2 * inv
+    c, take = hi - lo, r - (m - hi)
+    above, tied = p[hi:].sum(), p[lo:hi].sum()
+    drawn = tied * float(betaincinv(take / 2, (c - take) / 2, u)) if take < c else tied
+    return (max(0.0, kappa - above - take / c * tied), max(0.0, kappa - above - drawn))
+
+
 class OnlineKernelPCA(_Learner):
     """KW Algorithm 6 with ``eigh`` of the full kernel matrix every trial.
 
@@ -179,7 +213,8 @@ class OnlineKernelPCA(_Learner):
         lam: NDArray[Any]  # (numpy's stubs type eigh's result by version)
         if m == 0:
             lam = np.empty(0)
-            expected = realized = leader = kappa
+            expected = realized = kappa
+            leader = (kappa, kappa)
         else:
             K = self._k(Xp, Xp)  # "compute kernel matrix on data so far"
             lam, U = np.linalg.eigh((K + K.T) / 2)
@@ -190,7 +225,8 @@ class OnlineKernelPCA(_Learner):
             D = m - r
             if D <= 0:  # all eigenvectors: P~ = W~ = K^+
                 Kplus = (U * inv) @ U.T
-                expected = realized = leader = kappa - y @ Kplus @ y
+                expected = realized = kappa - y @ Kplus @ y
+                leader = (expected, expected)
             else:
                 eta = self._step(lam)
                 mu = np.zeros(m)
@@ -203,8 +239,7 @@ class OnlineKernelPCA(_Learner):
                 W = (U * ((1.0 - D * lbar) * inv)) @ U.T  # W~
                 expected = kappa - y @ W @ y
                 realized = kappa - y @ P @ y
-                Ut = U[:, m - r:]  # Follow the Leader: the r leading eigenvectors
-                leader = kappa - y @ (Ut * inv[m - r:]) @ Ut.T @ y
+                leader = _leader(lam, None, kappa, r, u, U=U, inv=inv, y=y)
         self._past = np.vstack([Xp, x])
         return self._commit(expected, realized, leader, play, kappa, corner, lam)
 
@@ -212,12 +247,14 @@ class OnlineKernelPCA(_Learner):
 
     def _play(self):
         """The trial's uniform: with eta="auto" the master plays the learner
-        with its weight (and the learner draws with u / weight), else Follow
-        the Leader.  Returns (the learner's uniform, whether it plays)."""
+        with its weight w (and the learner draws with u / w), else Follow
+        the Leader (which draws with (u - w) / (1 - w)).  Returns (the
+        drawn learner's uniform, whether the learner plays)."""
         u = self._rng.random()
         play = self._master is None or u < self._master.weight
-        if self._master is not None and play:
-            u = u / self._master.weight
+        if self._master is not None:
+            w = self._master.weight
+            u = u / w if play else (u - w) / (1.0 - w)
         return u, play
 
     def _step(self, lam):
@@ -243,8 +280,9 @@ class OnlineKernelPCA(_Learner):
                          else np.inf)
         self.rate_learner_losses_.append(float(expected))
         if self._master is not None:
+            leader, leader_real = leader
             expected = self._master.step(expected, leader)
-            realized = realized if play else leader
+            realized = realized if play else leader_real
         self._expected.append(float(expected + residual))
         self._realized.append(float(realized + residual))
         self.corners_.append(corner)
@@ -281,7 +319,8 @@ class OnlineKernelPCA(_Learner):
         D = Dm - r
         corner = None
         if D <= 0:
-            expected = realized = leader = khat - p.sum()
+            expected = realized = khat - p.sum()
+            leader = (expected, expected)
         else:
             eta = self._step(mu)
             nu = np.zeros(Dm)
@@ -292,7 +331,7 @@ class OnlineKernelPCA(_Learner):
             keep = np.setdiff1d(np.arange(Dm), corner)
             expected = khat - np.sum((1.0 - D * lbar) * p)
             realized = khat - p[keep].sum()
-            leader = khat - p[Dm - r:].sum()
+            leader = _leader(mu, p, khat, r, u)
         res = kappa - khat
         self.approximation_error_ += res
         self._map = (M, C + np.outer(phi, phi))
