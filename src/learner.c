@@ -16,6 +16,7 @@
  * A trial either completes or changes nothing (so a failing trial leaves the
  * learner as it was).  No allocation: the caller provides the workspace.
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -128,16 +129,23 @@ static int trial_experts(const opf_learner *s, opf_ws *w,
 }
 
 /* Variance minimisation on the simplex (YL Alg. 6): deterministic, loss
- * y^T C y, exponentiated gradient (29a) and fixed share (29b). */
+ * y^T C y, exponentiated gradient (29a) and fixed share (29b).  With eta =
+ * "auto" an entry of the gradient g = C y within the rounding bound of its
+ * sum, n eps sum_j |C_ij| y_j, is 0: it carries no sign, and the first such
+ * residue would be the first gap delta and set eta = log n / delta, turning
+ * rounding into a full step (rows orthogonal to the uniform portfolio, e.g.
+ * demeaned across assets: loss 0.05 where every fixed eta keeps 1e-32, and
+ * a different one for c X).  A numeric eta takes g as computed (its step
+ * of a rounding residue is rounding). */
 OPF_MULTIVERSION
 static int trial_simplex(const opf_learner *s, opf_ws *w,
                          const double *x, double u, double *el, double *rl)
 {
     const opf_dense *ds = s->state;
     const ptrdiff_t n = s->n;
-    const double *y = ds->omega;
+    const double *y = ds->omega, ulp = (double)n * DBL_EPSILON;
     double loss = 0.0;
-    ptrdiff_t i;
+    ptrdiff_t i, j;
     (void)u;
     if (s->matrix_input) {
         int nn = (int)n, inc = 1;
@@ -145,10 +153,22 @@ static int trial_simplex(const opf_learner *s, opf_ws *w,
         char nt = 'N';
         s->fns->dgemv(&nt, &nn, &nn, &one, (double *)x, &nn, (double *)y,
                       &inc, &zero, w->y, &inc);
+        for (i = 0; s->rate && i < n; i++) { /* C symmetric: row i is column i */
+            const double *c = x + i * n;
+            double a = 0.0;
+            for (j = 0; j < n; j++)
+                a += fabs(c[j]) * y[j];
+            if (fabs(w->y[i]) <= ulp * a)
+                w->y[i] = 0.0;
+        }
     } else {
-        double xy = 0.0;
-        for (i = 0; i < n; i++)
+        double xy = 0.0, a = 0.0;
+        for (i = 0; i < n; i++) {
             xy += x[i] * y[i];
+            a += fabs(x[i]) * y[i];
+        }
+        if (s->rate && fabs(xy) <= ulp * a)
+            xy = 0.0;
         for (i = 0; i < n; i++)
             w->y[i] = x[i] * xy;
     }

@@ -233,6 +233,29 @@ def test_oracle_simplex(alpha):
     _check_oracle(learner, ref.auto_simplex(X, alpha))
 
 
+@pytest.mark.parametrize("matrices", [False, True])
+def test_simplex_rounding_is_no_gradient(matrices):
+    """Rows orthogonal to the uniform portfolio (demeaned across the
+    features): the uniform y has loss 0 on each, and g = C y is rounding.
+    The first such residue was the first gap, eta = log n / delta ~ 1e17
+    made it a full step, and the default lost 0.053 (0.056 for 0.7 X)
+    where eta = 1 loses 1.6e-32.  An entry within n eps (|C| y)_i is now
+    0: the default keeps y uniform, loses nothing, and agrees with the
+    oracle and with c X."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 10))
+    X -= X.mean(axis=1, keepdims=True)
+    X /= np.linalg.norm(X, axis=1).max()
+    if matrices:
+        X = np.einsum("ti,tj->tij", X, X)
+    fixed = opf.SimplexVarianceMinimizer(eta=1.0).fit(X).expected_losses_.sum()
+    for c in (1.0, 0.7, 1e-3):
+        learner = opf.SimplexVarianceMinimizer().fit(c * c * X if matrices else c * X)
+        assert learner.expected_losses_.sum() <= abs(fixed) * c ** 2
+        np.testing.assert_allclose(learner.weights_, np.full(10, 0.1), rtol=1e-12)
+    _check_oracle(opf.SimplexVarianceMinimizer().fit(X), ref.auto_simplex(X))
+
+
 def test_uncapped_hedge_is_adahedge():
     """Uncapped Hedge with eta="auto" is AdaHedge: w_t ~ exp(-eta_t L_{t-1})."""
     L = np.random.default_rng(8).random((100, 5))

@@ -463,7 +463,8 @@ def auto_experts(Lv, k, share=None, alpha=0.0):
 
 
 def auto_simplex(X, alpha=0.0):
-    """SimplexVarianceMinimizer with eta="auto": AdaHedge on g = C y."""
+    """SimplexVarianceMinimizer with eta="auto": AdaHedge on g = C y (an
+    entry within n eps (|C| y)_i, the rounding of its sum, is 0)."""
     X = np.asarray(X, dtype=float)
     n = X.shape[1]
     D = np.log(n)
@@ -474,6 +475,7 @@ def auto_simplex(X, alpha=0.0):
         C = np.outer(x, x) if x.ndim == 1 else x
         y = np.exp(lw)
         g = C @ y
+        g[np.abs(g) <= n * np.finfo(float).eps * (np.abs(C) @ y)] = 0.0
         h = y @ g
         out.append(h)
         if np.isfinite(eta):
