@@ -13,7 +13,9 @@
  *             Follow the Leader, whose parameter is still W^0);
  *   rate[2] = tr C^t for the cumulative learners (the state keeps
  *             A = eta_t (K - C^t) with an unknown level K, which the trace
- *             fixes: explained_variance_), 0 for the others.
+ *             fixes: explained_variance_) and VarianceMinimizer with
+ *             its master (tr C^{t-1} sets its leader's tie tolerance,
+ *             learner.c leader_start), 0 for the others.
  * D = d log(n / d) (log n for the uncapped learners, d = 1) is the largest
  * relative entropy from W^0 = I/n of a capped comparator, times d (the
  * learner's losses are d times those of the update's scale).

@@ -249,7 +249,8 @@ static int play(const opf_kpca *s, const kpca_ws *w, ptrdiff_t m, double tol,
  * the Leader. */
 static double drawn_uniform(double u, double pa, int play_a)
 {
-    return play_a ? u / pa : (u - pa) / (1.0 - pa);
+    return play_a ? u / pa
+                  : fmin((u - pa) / (1.0 - pa), nextafter(1.0, 0.0));
 }
 
 /* Losses of one trial with m stored instances (kernel form): p_i =

@@ -320,17 +320,22 @@ static int trial_master(const opf_learner *s, const opf_state_ops *ops,
     return OPF_OK;
 }
 
-/* The leader's group [lo, n) of the ascending log-weights: the top one and
- * those within 1e-9 of their spread of it, or within 1e-12 of the largest
- * |log-weight| (the rounding of the state: where C^{t-1} is a multiple of
- * I, e.g. after one-hot rows that visited every axis equally, the
- * log-weights tie to an ulp, and 1e-9 of that spread split them by their
- * rounding, not C). */
-static ptrdiff_t leader_start(const double *lam, ptrdiff_t n)
+/* The leader's group [lo, n) of the ascending log-weights lam = -eta_t
+ * C^{t-1} + const: the top one and those within 1e-9 of their spread of
+ * it, or within the state's rounding: 1e-12 eta_t tr C^{t-1} (rate[1]
+ * rate[2]; the updates' rounding accumulates in units of eta_t |x|^2) and
+ * 1e-12 of the largest |log-weight| (the normalisation's).  Where C^{t-1}
+ * is a multiple of I (one-hot rows that visited every axis equally) the
+ * log-weights tie only to that rounding, and the spread alone split them
+ * by it: 5-21% of the largest loss off the oracle and between X and c X,
+ * the more rows the larger the rounding. */
+static ptrdiff_t leader_start(const double *lam, ptrdiff_t n,
+                              const double *rate)
 {
-    const double top = lam[n - 1],
-                 tol = fmax(1e-9 * (top - lam[0]),
-                            1e-12 * fmax(fabs(top), fabs(lam[0])));
+    const double top = lam[n - 1], scale = rate[1] * rate[2],
+                 tol = fmax(fmax(1e-9 * (top - lam[0]),
+                                 1e-12 * fmax(fabs(top), fabs(lam[0]))),
+                            isfinite(scale) ? 1e-12 * scale : 0.0);
     ptrdiff_t lo = n - 1;
     while (lo > 0 && lam[lo - 1] >= top - tol)
         lo--;
@@ -409,7 +414,7 @@ static int trial_led(const opf_learner *s, const opf_state_ops *ops,
     const int play_a = u < pa;
     const double uf = play_a ? 0.0 : fmin((u - pa) / (1.0 - pa),
                                           nextafter(1.0, 0.0));
-    const ptrdiff_t lo = leader_start(ds->lam, n);
+    const ptrdiff_t lo = leader_start(ds->lam, n, s->rate);
     double hf, rf, ha, ra;
     int st;
     /* the group's energies into the workspace's y (n), the matrix product
@@ -421,6 +426,13 @@ static int trial_led(const opf_learner *s, const opf_state_ops *ops,
         return st;
     *el = opf_master_commit(s->lead, ha, hf);
     *rl = play_a ? ra : rf;
+    { /* tr C^t into rate[2] (the leader's tie tolerance) */
+        double tr = 0.0;
+        ptrdiff_t i;
+        for (i = 0; i < n; i++)
+            tr += s->matrix_input ? x[i * n + i] : x[i] * x[i];
+        s->rate[2] += tr;
+    }
     return OPF_OK;
 }
 

@@ -173,24 +173,30 @@ def test_oracle_variance_minimizer(data):
                                atol=1e-12)
 
 
+@pytest.mark.parametrize("block", [4, 300, 2000])
 @pytest.mark.parametrize("c", [1.0, 1e-3, 0.7])
-def test_variance_minimizer_leader_ties_a_multiple_of_the_identity(c):
-    """One-hot rows that visit every axis equally make C^{t-1} = 4 I before
-    trial 12: Follow the Leader's group is then every direction (loss
-    |x|^2 / 3).  The state's log-weights tie there only to an ulp, and 1e-9
-    of that spread split them by rounding: the group was one direction,
-    its loss 0 or |x|^2, and the learner's loss 5-21% of the largest off
-    the oracle and between X and c X.  The group also takes what lies
-    within 1e-12 of the largest |log-weight| (the oracle: of the largest
-    |eigenvalue| of C)."""
-    X = np.array([[1.0, 0, 0]] * 4 + [[0, 1.0, 0]] * 4 + [[0, 0, 1.0]] * 4) * 0.5
-    X = np.vstack([X, np.eye(3)[[0, 1, 2, 0, 1, 2]] * 0.5])
-    assert np.array_equal(X[:12].T @ X[:12], np.eye(3))
+def test_variance_minimizer_leader_ties_a_multiple_of_the_identity(c, block):
+    """One-hot rows in blocks, one axis after the other, make C^{t-1} =
+    (block / 4) I before trial 3 block: Follow the Leader's group is then
+    every direction (loss |x|^2 / 3).  The state's log-weights tie there
+    only to their rounding, which grows with the rows (1 ulp after 12,
+    2.5e-12 after 900, 6e-11 after 6000), and 1e-9 of that spread split
+    them by it: the group was one or two directions and the learner's
+    loss 5-21% of the largest off the oracle and between X and c X.  The
+    group also takes what lies within 1e-12 eta_t tr C^{t-1} or 1e-12 of
+    the largest |log-weight| (the oracle: within 1e-12 tr C)."""
+    X = np.vstack([np.repeat(np.eye(3)[[i]], block, axis=0) for i in range(3)]
+                  + [np.eye(3)[[0, 1, 2, 0, 1, 2]]]) * 0.5
+    t = 3 * block
+    assert np.array_equal(X[:t].T @ X[:t], block / 4 * np.eye(3))
     losses = ref.auto_variance(X)[0]
-    assert ref.leader_variance(X)[12] == pytest.approx(0.25 / 3, rel=1e-12)
+    assert ref.leader_variance(X)[t] == pytest.approx(0.25 / 3, rel=1e-12)
     learner = opf.VarianceMinimizer(random_state=0)
-    for x in c * X:
-        learner.learn_one(x)
+    if block == 4:
+        for x in c * X:
+            learner.learn_one(x)
+    else:
+        learner.fit(c * X)
     np.testing.assert_allclose(learner.expected_losses_ / c ** 2, losses, rtol=0,
                                atol=1e-12 * losses.max())
 

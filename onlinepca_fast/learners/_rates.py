@@ -294,13 +294,16 @@ def leader_master_view(self):
     return None if m is None else Master(m)
 
 
-def leader_group(lam):
+def leader_group(lam, rate):
     """Follow the Leader's tie group in the log-weights ``lam`` (any order):
-    the top entry and those within 1e-9 of the spread of it or 1e-12 of
-    the largest |entry| (rounding), as the trials take it (indices,
-    ascending)."""
+    the top entry and those within 1e-9 of the spread of it or within
+    rounding, 1e-12 of the largest |entry| or of ``eta_t tr C^{t-1}``
+    (``rate[1] rate[2]``), as the trials take it (``src/learner.c``,
+    leader_start; indices, ascending)."""
     top, low = lam.max(), lam.min()
-    tol = max(1e-9 * (top - low), 1e-12 * max(abs(top), abs(low)))
+    scale = float(rate[1]) * float(rate[2])
+    tol = max(1e-9 * (top - low), 1e-12 * max(abs(top), abs(low)),
+              1e-12 * scale if np.isfinite(scale) else 0.0)
     return np.flatnonzero(lam >= top - tol)
 
 
@@ -315,7 +318,7 @@ def leader_draw(self, rng):
     u, pa = float(rng.random()), float(master.lim[3])  # A's weight, as the trials read it
     if u < pa:
         return None
-    group = leader_group(self._state.lam)
+    group = leader_group(self._state.lam, self._rate)
     uf = min((u - pa) / (1.0 - pa), float(np.nextafter(1.0, 0.0)))
     return int(group[min(int(uf * group.size), group.size - 1)])
 

@@ -321,8 +321,8 @@ def leader_variance(X):
     its update without mixing): at trial t the eigenvectors of the smallest
     eigenvalue of ``C^{t-1}`` (the sum of the past instances, ``x x^T`` or
     matrices), those within 1e-9 of the spread of the eigenvalues of it
-    (or 1e-12 of the largest |eigenvalue|, the rounding of eigh: a
-    multiple of I ties whole) sharing equally; returns the expected
+    (or 1e-12 of tr C, the rounding of C and its eigh: a multiple of I
+    ties whole) sharing equally; returns the expected
     losses, the mean of ``q^T C_t q`` over the group (eigh every trial)."""
     X = np.asarray(X, dtype=float)
     n = X.shape[1]
@@ -330,7 +330,7 @@ def leader_variance(X):
     for x in X:
         S = np.outer(x, x) if x.ndim == 1 else x
         lam, Q = _sym_eigh(C)
-        group = lam <= lam[0] + max(1e-9 * (lam[-1] - lam[0]), 1e-12 * np.abs(lam).max())
+        group = lam <= lam[0] + max(1e-9 * (lam[-1] - lam[0]), 1e-12 * np.trace(C))
         energies = np.einsum("ij,ik,kj->j", Q, S, Q)  # q_j^T S q_j
         out.append(float(energies[group].mean()))
         C = C + S

@@ -254,7 +254,7 @@ class OnlineKernelPCA(_Learner):
         play = self._master is None or u < self._master.weight
         if self._master is not None:
             w = self._master.weight
-            u = u / w if play else (u - w) / (1.0 - w)
+            u = u / w if play else min((u - w) / (1.0 - w), float(np.nextafter(1.0, 0.0)))
         return u, play
 
     def _step(self, lam):
