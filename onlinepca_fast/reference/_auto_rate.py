@@ -125,7 +125,7 @@ def _cap_inf(v, d):
     largest b, the weights: 1/d strictly above b, the rest shared equally by
     the entries tied with b, 0 below)."""
     b = v[v.size - d]
-    tol = 1e-9 * max(np.abs(v).max(), 1e-300)
+    tol = 1e-12 * max(np.abs(v).max(), 1e-300)
     above, tie = v > b + tol, np.abs(v - b) <= tol
     w = np.where(above, 1.0 / d, 0.0)
     w[tie] = (d - above.sum()) / (d * tie.sum())
